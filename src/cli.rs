@@ -1,0 +1,53 @@
+//! Command-line interface: parses arguments and calls the library. No logic here.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(name = "sitegen", version, about = "Measure LLM inference servers and publish the results as a static site")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Render every run under the data folder into a static site.
+    Build(BuildArgs),
+    /// Import measurements made elsewhere into the data folder.
+    #[command(subcommand)]
+    Ingest(IngestCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct BuildArgs {
+    /// Folder holding the runs (`<run-id>/run.json`, `<run-id>/cells/*.json`).
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Folder the site is written to; replaced as a whole when the build succeeds.
+    #[arg(long, default_value = "site")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IngestCommand {
+    /// Import the text of published "Speed test matrix" pages, one run per file.
+    Page(IngestPageArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct IngestPageArgs {
+    /// Page text files.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Data folder to write the runs into.
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Run id (with a single file); default: the file name without extension.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Replace a run that already exists.
+    #[arg(long)]
+    pub force: bool,
+}

@@ -1,0 +1,339 @@
+//! Display formats of numbers and labels, and their inverses.
+//!
+//! The formats are those of the published "Speed test matrix" pages: the
+//! renderer uses `format_*`, the page ingester uses `parse_*` to read the same
+//! strings back. Pure functions, tested directly below.
+
+/// Shown where a cell has no value.
+pub const DASH: &str = "—";
+
+/// Tokens in "1K" of context: 8K = 8,192 tokens.
+pub const TOKENS_PER_K: u64 = 1024;
+
+/// Throughputs at or above this are written in thousands ("18.9K").
+const COMPACT_FROM: f64 = 10_000.0;
+
+/// Inserts a comma between groups of three digits of an unsigned integer string.
+fn group_digits(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `value` with `decimals` decimals and thousands separators: 1412.44 -> "1,412.4".
+pub fn grouped(value: f64, decimals: usize) -> String {
+    let text = format!("{:.*}", decimals, value.abs());
+    let (int_part, frac_part) = match text.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (text.as_str(), None),
+    };
+    // "-0.0" is not a useful thing to show.
+    let negative = value < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0');
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    out.push_str(&group_digits(int_part));
+    if let Some(f) = frac_part {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
+/// An integer count with separators: 5272 -> "5,272".
+pub fn count(n: u64) -> String {
+    group_digits(&n.to_string())
+}
+
+/// Thousands with one decimal, a trailing ".0" dropped: 18919 -> "18.9K", 35012 -> "35K".
+fn compact_thousands(value: f64) -> String {
+    let text = grouped(value / 1000.0, 1);
+    let text = text.strip_suffix(".0").unwrap_or(&text);
+    format!("{text}K")
+}
+
+/// Throughput in the measurement table: "175.8", "4,764.0", "18.9K".
+pub fn tok_per_s(value: f64) -> String {
+    // Decide on the rounded value, so 9,999.96 is "10K", not "10,000.0".
+    if round_to(value, 1).abs() >= COMPACT_FROM {
+        compact_thousands(value)
+    } else {
+        grouped(value, 1)
+    }
+}
+
+/// Throughput on a chart label: "4,764", "18.9K".
+pub fn tok_per_s_short(value: f64) -> String {
+    if value.round().abs() >= COMPACT_FROM {
+        compact_thousands(value)
+    } else {
+        grouped(value, 0)
+    }
+}
+
+/// A whole-millisecond latency: "13,540 ms".
+pub fn millis(ms: f64) -> String {
+    format!("{} ms", grouped(ms, 0))
+}
+
+/// A sub-millisecond-resolution latency: "5.6 ms".
+pub fn millis_tenths(ms: f64) -> String {
+    format!("{} ms", grouped(ms, 1))
+}
+
+/// A measured duration: "30.0 s".
+pub fn seconds(s: f64) -> String {
+    format!("{} s", grouped(s, 1))
+}
+
+/// A configured duration, decimals only when needed: "30 s", "2.5 s".
+pub fn seconds_setting(s: f64) -> String {
+    format!("{} s", trim_number(s))
+}
+
+/// A mean with one decimal: "56.4".
+pub fn tenths(v: f64) -> String {
+    grouped(v, 1)
+}
+
+/// A number without a trailing ".0": 141 -> "141", 79.5 -> "79.5".
+pub fn trim_number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        grouped(v, 0)
+    } else {
+        let t = grouped(v, 3);
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
+/// A length that is not a whole number of K is written in tokens: "3,000".
+pub fn context_label(tokens: u64) -> String {
+    if tokens >= TOKENS_PER_K && tokens % TOKENS_PER_K == 0 {
+        format!("{}K", tokens / TOKENS_PER_K)
+    } else {
+        count(tokens)
+    }
+}
+
+/// A list of labels with an en dash between the first and last: "8K–1019K".
+pub fn range_label(first: &str, last: &str) -> String {
+    if first == last {
+        first.to_string()
+    } else {
+        format!("{first}–{last}")
+    }
+}
+
+fn round_to(v: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    (v * f).round() / f
+}
+
+// ---------------------------------------------------------------- parsing
+
+/// Why a display string could not be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected {expected}, found {found:?}")]
+pub struct ParseError {
+    pub expected: &'static str,
+    pub found: String,
+}
+
+fn err(expected: &'static str, found: &str) -> ParseError {
+    ParseError {
+        expected,
+        found: found.to_string(),
+    }
+}
+
+/// Reads "1,412.4" or "5,272" (separators in groups of three) as a number.
+pub fn parse_grouped(text: &str) -> Result<f64, ParseError> {
+    const WHAT: &str = "a number like 1,412.4";
+    let (int_part, frac_part) = match text.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (text, None),
+    };
+    let groups: Vec<&str> = int_part.split(',').collect();
+    let well_grouped = !groups[0].is_empty()
+        && groups[0].len() <= 3
+        && groups[1..].iter().all(|g| g.len() == 3)
+        && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()));
+    let frac_ok = frac_part.is_none_or(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()));
+    if !well_grouped || !frac_ok {
+        return Err(err(WHAT, text));
+    }
+    let plain: String = text.chars().filter(|&c| c != ',').collect();
+    plain.parse::<f64>().map_err(|_| err(WHAT, text))
+}
+
+/// Reads an integer count such as "5,272".
+pub fn parse_count(text: &str) -> Result<u64, ParseError> {
+    if text.contains('.') {
+        return Err(err("a whole number like 5,272", text));
+    }
+    let plain: String = text.chars().filter(|&c| c != ',').collect();
+    parse_grouped(text)?;
+    plain
+        .parse::<u64>()
+        .map_err(|_| err("a whole number like 5,272", text))
+}
+
+/// Reads a throughput as [`tok_per_s`] or [`tok_per_s_short`] write it.
+pub fn parse_tok_per_s(text: &str) -> Result<f64, ParseError> {
+    match text.strip_suffix('K') {
+        // "18.9e3" parses to exactly 18900.0, unlike 18.9 * 1000.0.
+        Some(thousands) => {
+            parse_grouped(thousands).map_err(|_| err("a throughput like 18.9K or 4,764.0", text))?;
+            let plain: String = thousands.chars().filter(|&c| c != ',').collect();
+            format!("{plain}e3")
+                .parse::<f64>()
+                .map_err(|_| err("a throughput like 18.9K", text))
+        }
+        None => parse_grouped(text).map_err(|_| err("a throughput like 18.9K or 4,764.0", text)),
+    }
+}
+
+/// Reads "13,540 ms" or "5.6 ms".
+pub fn parse_millis(text: &str) -> Result<f64, ParseError> {
+    text.strip_suffix(" ms")
+        .ok_or_else(|| err("a latency like 433 ms", text))
+        .and_then(|n| parse_grouped(n).map_err(|_| err("a latency like 433 ms", text)))
+}
+
+/// Reads "30.0 s" or "30 s".
+pub fn parse_seconds(text: &str) -> Result<f64, ParseError> {
+    text.strip_suffix(" s")
+        .ok_or_else(|| err("a duration like 30.0 s", text))
+        .and_then(|n| parse_grouped(n).map_err(|_| err("a duration like 30.0 s", text)))
+}
+
+/// Reads a context label ("8K", "1019K", "3,000") back into tokens.
+pub fn parse_context_label(text: &str) -> Result<u64, ParseError> {
+    const WHAT: &str = "a context length like 8K";
+    match text.strip_suffix('K') {
+        Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => k
+            .parse::<u64>()
+            .ok()
+            .and_then(|k| k.checked_mul(TOKENS_PER_K))
+            .ok_or_else(|| err(WHAT, text)),
+        Some(_) => Err(err(WHAT, text)),
+        None => parse_count(text).map_err(|_| err(WHAT, text)),
+    }
+}
+
+/// `None` for the dash shown in place of a missing value, else `parse(text)`.
+pub fn parse_optional<T>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, ParseError>,
+) -> Result<Option<T>, ParseError> {
+    if text == DASH { Ok(None) } else { parse(text).map(Some) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_throughput_formats_of_the_reference_pages() {
+        assert_eq!(tok_per_s(175.8), "175.8");
+        assert_eq!(tok_per_s(1412.4), "1,412.4");
+        assert_eq!(tok_per_s(4764.0), "4,764.0");
+        assert_eq!(tok_per_s(18_919.0), "18.9K");
+        assert_eq!(tok_per_s(35_012.0), "35K");
+        assert_eq!(tok_per_s(20_000.0), "20K");
+        assert_eq!(tok_per_s(0.04), "0.0");
+    }
+
+    #[test]
+    fn throughput_switches_to_thousands_on_the_rounded_value() {
+        assert_eq!(tok_per_s(9_999.94), "9,999.9");
+        assert_eq!(tok_per_s(9_999.95), "10K");
+        assert_eq!(tok_per_s(10_000.0), "10K");
+        assert_eq!(tok_per_s(10_049.0), "10K");
+        assert_eq!(tok_per_s(10_050.0), "10.1K");
+        assert_eq!(tok_per_s(99_960.0), "100K");
+        assert_eq!(tok_per_s(1_234_567.0), "1,234.6K");
+        assert_eq!(tok_per_s_short(9_999.4), "9,999");
+        assert_eq!(tok_per_s_short(9_999.5), "10K");
+        assert_eq!(tok_per_s_short(4_764.0), "4,764");
+        assert_eq!(tok_per_s_short(18_900.0), "18.9K");
+    }
+
+    #[test]
+    fn latency_duration_and_count_formats() {
+        assert_eq!(millis(13_540.0), "13,540 ms");
+        assert_eq!(millis(433.0), "433 ms");
+        assert_eq!(millis(999.5), "1,000 ms");
+        assert_eq!(millis(44.4), "44 ms");
+        assert_eq!(millis_tenths(5.6), "5.6 ms");
+        assert_eq!(millis_tenths(5.65), "5.7 ms"); // 5.65 is 5.6500000000000004 in binary
+        assert_eq!(millis_tenths(1234.56), "1,234.6 ms");
+        assert_eq!(seconds(30.0), "30.0 s");
+        assert_eq!(seconds(29.94), "29.9 s");
+        assert_eq!(seconds_setting(30.0), "30 s");
+        assert_eq!(seconds_setting(2.5), "2.5 s");
+        assert_eq!(count(5_272), "5,272");
+        assert_eq!(count(140_160), "140,160");
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(tenths(56.4), "56.4");
+        assert_eq!(tenths(1.0), "1.0");
+        assert_eq!(trim_number(141.0), "141");
+        assert_eq!(trim_number(79.5), "79.5");
+        assert_eq!(grouped(-1234.5, 1), "-1,234.5");
+        assert_eq!(grouped(-0.01, 1), "0.0");
+    }
+
+    #[test]
+    fn context_labels() {
+        assert_eq!(context_label(8_192), "8K");
+        assert_eq!(context_label(1_043_456), "1019K");
+        assert_eq!(context_label(257_024), "251K");
+        assert_eq!(context_label(1_048_576), "1024K");
+        assert_eq!(context_label(3_000), "3,000");
+        assert_eq!(context_label(512), "512");
+        assert_eq!(parse_context_label("8K"), Ok(8_192));
+        assert_eq!(parse_context_label("1019K"), Ok(1_043_456));
+        assert_eq!(parse_context_label("251K"), Ok(257_024));
+        assert_eq!(parse_context_label("3,000"), Ok(3_000));
+        assert!(parse_context_label("8k").is_err());
+        assert!(parse_context_label("K").is_err());
+        assert_eq!(range_label("8K", "1019K"), "8K–1019K");
+        assert_eq!(range_label("8K", "8K"), "8K");
+    }
+
+    #[test]
+    fn parsing_reads_back_what_formatting_writes() {
+        for v in [175.8, 1412.4, 4764.0, 18_900.0, 35_000.0, 0.5, 999_900.0] {
+            assert_eq!(parse_tok_per_s(&tok_per_s(v)), Ok(v), "{v}");
+        }
+        assert_eq!(parse_tok_per_s("4,764"), Ok(4764.0));
+        assert_eq!(parse_millis("13,540 ms"), Ok(13_540.0));
+        assert_eq!(parse_millis("5.6 ms"), Ok(5.6));
+        assert_eq!(parse_seconds("29.9 s"), Ok(29.9));
+        assert_eq!(parse_count("140,160"), Ok(140_160));
+        assert_eq!(parse_optional(DASH, parse_count), Ok(None));
+        assert_eq!(parse_optional("7", parse_count), Ok(Some(7)));
+    }
+
+    #[test]
+    fn parsing_rejects_malformed_numbers() {
+        for bad in ["", "1,23", "12,3456", "1.", ".5", "1,2.3", "abc", "1 234", "+5"] {
+            assert!(parse_grouped(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(parse_count("5.0").is_err());
+        assert!(parse_millis("433").is_err());
+        assert!(parse_seconds("30.0").is_err());
+        assert!(parse_tok_per_s("18.9M").is_err());
+        let e = parse_millis("433ms").unwrap_err();
+        assert_eq!(e.to_string(), "expected a latency like 433 ms, found \"433ms\"");
+    }
+}

@@ -1,0 +1,258 @@
+//! Labels and sentences made from a run's data: titles, card values, status
+//! words, legends and the cells of the full measurement table.
+//!
+//! Pure functions over [`crate::model`] types, shared by the renderer (which
+//! shows them) and the page ingester (which checks a page against them).
+
+use crate::format::{self, DASH};
+use crate::model::{
+    BenchmarkTool, Cell, DecodeTest, Engine, Hardware, PrefillMode, Run, Status,
+};
+
+/// The words a page shows for a status.
+pub fn status_label(status: Status) -> &'static str {
+    match status {
+        Status::Valid => "Valid",
+        Status::RequestsQueued => "Requests queued",
+        Status::OverCapacity => "Over capacity",
+        Status::Looped => "Looped",
+        Status::Error => "Error",
+    }
+}
+
+pub fn parse_status_label(text: &str) -> Option<Status> {
+    Status::ALL.into_iter().find(|s| status_label(*s) == text)
+}
+
+/// The legend sentence for a status that is not Valid.
+pub fn status_legend(status: Status) -> Option<&'static str> {
+    match status {
+        Status::Valid => None,
+        Status::RequestsQueued => Some(
+            "Requests queued: the server could not run all requests at once, so some waited in a queue.",
+        ),
+        Status::OverCapacity => Some(
+            "Over capacity: not run because this many requests at this context would exceed the server's KV cache.",
+        ),
+        Status::Looped => Some(
+            "Looped: the model kept repeating the same text, so the benchmark discarded this measurement.",
+        ),
+        Status::Error => Some(
+            "Error: the measurement failed; the full measurement table and the cell's data give the reason.",
+        ),
+    }
+}
+
+/// The legend sentences for exactly the statuses present among `statuses`, in
+/// a fixed order.
+pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'static str> {
+    let present: Vec<Status> = statuses.into_iter().collect();
+    Status::ALL
+        .into_iter()
+        .filter(|s| present.contains(s))
+        .filter_map(status_legend)
+        .collect()
+}
+
+pub const TTFT_NOTE: &str =
+    "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
+pub const TABLE_NOTE: &str =
+    "Latencies are medians. Total tok/s is output across all simultaneous requests.";
+pub const PREFILL_CAPTION: &str = "prompt tok/s by context length";
+pub const DECODE_CAPTION: &str =
+    "total tok/s · rows are context length, columns are simultaneous requests";
+
+pub fn decode_test_label(t: DecodeTest) -> &'static str {
+    match t {
+        DecodeTest::FixedDuration => "Fixed duration",
+    }
+}
+
+pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
+    [DecodeTest::FixedDuration]
+        .into_iter()
+        .find(|t| decode_test_label(*t) == text)
+}
+
+pub fn prefill_mode_label(m: PrefillMode) -> &'static str {
+    match m {
+        PrefillMode::DecodeWarmup => "Measured during decode warm-up",
+    }
+}
+
+pub fn parse_prefill_mode_label(text: &str) -> Option<PrefillMode> {
+    [PrefillMode::DecodeWarmup]
+        .into_iter()
+        .find(|m| prefill_mode_label(*m) == text)
+}
+
+/// "llm-inference-bench v0.6.2".
+pub fn benchmark_tool_label(tool: &BenchmarkTool) -> String {
+    match &tool.version {
+        Some(v) => format!("{} v{}", tool.name, v),
+        None => tool.name.clone(),
+    }
+}
+
+/// "H200 SXM 141GB ×4": the hardware as the page title names it.
+pub fn hardware_label(hw: &Hardware) -> String {
+    match hw.vram_per_gpu_gb {
+        Some(gb) => format!("{} {}GB ×{}", hw.gpu, gb, hw.gpu_count),
+        None => format!("{} ×{}", hw.gpu, hw.gpu_count),
+    }
+}
+
+/// "564 GB (4 × 141 GB)".
+pub fn vram_label(hw: &Hardware) -> Option<String> {
+    hw.vram_per_gpu_gb.map(|gb| {
+        format!(
+            "{} GB ({} × {} GB)",
+            format::count(u64::from(gb) * u64::from(hw.gpu_count)),
+            hw.gpu_count,
+            gb
+        )
+    })
+}
+
+/// "GLM-5.3-Flash on H200 SXM 141GB ×4".
+pub fn run_title(run: &Run) -> String {
+    format!("{} on {}", run.meta.model, hardware_label(&run.meta.hardware))
+}
+
+/// The engine badges of the subtitle: ["vllm", "0.29.0", "BF16"].
+pub fn engine_badges(engine: &Engine) -> Vec<String> {
+    [Some(&engine.name), engine.version.as_ref(), engine.quantization.as_ref()]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+/// "8 contexts (8K–1019K) × 8 concurrency levels (1–128)", or `None` for a
+/// run without decode cells.
+pub fn matrix_summary(run: &Run) -> Option<String> {
+    let contexts = run.decode_contexts();
+    let levels = run.concurrency_levels();
+    let (first_ctx, last_ctx) = (contexts.first()?, contexts.last()?);
+    let (first_n, last_n) = (levels.first()?, levels.last()?);
+    Some(format!(
+        "{} context{} ({}) × {} concurrency level{} ({})",
+        contexts.len(),
+        plural(contexts.len()),
+        format::range_label(
+            &format::context_label(*first_ctx),
+            &format::context_label(*last_ctx)
+        ),
+        levels.len(),
+        plural(levels.len()),
+        format::range_label(&first_n.to_string(), &last_n.to_string()),
+    ))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// "prefill at 8K, 16K, 32K", or `None` without prefill cells.
+pub fn prefill_summary(run: &Run) -> Option<String> {
+    let labels: Vec<String> = run
+        .prefill_cells()
+        .map(|c| format::context_label(c.context_tokens))
+        .collect();
+    (!labels.is_empty()).then(|| format!("prefill at {}", labels.join(", ")))
+}
+
+/// The columns of the full measurement table, in the reference order.
+pub const TABLE_COLUMNS: [&str; 12] = [
+    "Phase",
+    "Context",
+    "Requests at once",
+    "Status",
+    "Total tok/s",
+    "Per request tok/s",
+    "TTFT",
+    "Time between tokens",
+    "Average active requests",
+    "Completed requests",
+    "Output tokens",
+    "Measured for",
+];
+
+fn or_dash<T>(value: Option<T>, f: impl Fn(T) -> String) -> String {
+    value.map_or_else(|| DASH.to_string(), f)
+}
+
+/// One row of the full measurement table as the page shows it.
+pub fn table_row(cell: &Cell) -> [String; 12] {
+    match cell {
+        Cell::Prefill(c) => [
+            "Prefill".to_string(),
+            format::context_label(c.context_tokens),
+            "1".to_string(),
+            status_label(c.status).to_string(),
+            or_dash(c.prompt_tok_per_s, format::tok_per_s),
+            DASH.to_string(),
+            or_dash(c.ttft_ms, format::millis),
+            DASH.to_string(),
+            DASH.to_string(),
+            // One cold prompt per context: it completed if the cell is valid.
+            if c.status == Status::Valid { "1" } else { "0" }.to_string(),
+            DASH.to_string(),
+            DASH.to_string(),
+        ],
+        Cell::Decode(c) => [
+            "Sustained decode".to_string(),
+            format::context_label(c.context_tokens),
+            c.concurrency.to_string(),
+            status_label(c.status).to_string(),
+            or_dash(c.total_tok_per_s, format::tok_per_s),
+            or_dash(c.per_request_tok_per_s, format::tok_per_s),
+            or_dash(c.ttft_median_ms, format::millis),
+            or_dash(c.tbt_median_ms, format::millis_tenths),
+            or_dash(c.avg_active_requests, format::tenths),
+            or_dash(c.completed_requests, format::count),
+            or_dash(c.output_tokens, format::count),
+            or_dash(c.measured_s, format::seconds),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legends_follow_the_statuses_present_in_a_fixed_order() {
+        let l = legend_sentences([Status::OverCapacity, Status::Valid, Status::RequestsQueued]);
+        assert_eq!(l.len(), 2);
+        assert!(l[0].starts_with("Requests queued:"));
+        assert!(l[1].starts_with("Over capacity:"));
+        assert!(legend_sentences([Status::Valid]).is_empty());
+        let l = legend_sentences([Status::OverCapacity, Status::Looped]);
+        assert!(l[0].starts_with("Looped:"));
+    }
+
+    #[test]
+    fn status_labels_read_back() {
+        for s in Status::ALL {
+            assert_eq!(parse_status_label(status_label(s)), Some(s));
+        }
+        assert_eq!(parse_status_label("valid"), None);
+    }
+
+    #[test]
+    fn hardware_labels() {
+        let hw = Hardware {
+            kind: None,
+            gpu: "H200 SXM".into(),
+            gpu_count: 4,
+            vram_per_gpu_gb: Some(141),
+            os: None,
+        };
+        assert_eq!(hardware_label(&hw), "H200 SXM 141GB ×4");
+        assert_eq!(vram_label(&hw).unwrap(), "564 GB (4 × 141 GB)");
+        let cpu = Hardware { vram_per_gpu_gb: None, gpu: "CPU".into(), gpu_count: 1, ..hw };
+        assert_eq!(hardware_label(&cpu), "CPU ×1");
+        assert_eq!(vram_label(&cpu), None);
+    }
+}

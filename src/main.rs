@@ -1,0 +1,35 @@
+use clap::Parser;
+use sitegen::cli::{Cli, Command, IngestCommand};
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Build(args) => {
+            let summary = sitegen::pipeline::build_site(&args.data, &args.out)?;
+            eprintln!(
+                "built {} run pages and {} files into {}",
+                summary.runs,
+                summary.files,
+                args.out.display()
+            );
+        }
+        Command::Ingest(IngestCommand::Page(args)) => {
+            let written =
+                sitegen::ingest::import_pages(&args.files, args.id.as_deref(), &args.data, args.force)?;
+            for dir in written {
+                eprintln!("wrote {}", dir.display());
+            }
+        }
+    }
+    Ok(())
+}

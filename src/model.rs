@@ -1,0 +1,323 @@
+//! The data of a benchmark run: pure types with serde and JSON Schema, no I/O.
+//!
+//! A run is `data/<run-id>/run.json` ([`RunMeta`]) plus one file per measured
+//! cell under `cells/` ([`Cell`]). Numbers are stored as numbers, with the
+//! unit in the field name (`_ms`, `_s`, `_tokens`, `_tok_per_s`); display
+//! strings are made by `format` at render time only.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Version of the on-disk format. Bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `run.json`: everything about a run except its measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunMeta {
+    /// Format version; must equal the version this sitegen reads (1).
+    pub schema_version: u32,
+    /// Display name of the model, e.g. "GLM-5.3-Flash".
+    pub model: String,
+    /// Name the server was asked for in API requests (`model` field).
+    pub served_model: String,
+    pub hardware: Hardware,
+    pub engine: Engine,
+    pub run: RunSettings,
+    /// The command that started the server, with secrets redacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_command: Option<String>,
+    /// Where the figures come from when they were not measured by `sitegen run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// The Hardware card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Hardware {
+    /// Kind of accelerator, e.g. "Discrete GPU".
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// GPU model, e.g. "H200 SXM".
+    pub gpu: String,
+    pub gpu_count: u32,
+    /// Memory of one GPU in GB (10^9 bytes), as the vendor names it (141 for H200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vram_per_gpu_gb: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+}
+
+/// The Engine card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Engine {
+    /// Inference engine, e.g. "vllm", "sglang", "llama.cpp".
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Weight format, e.g. "FP8", "BF16", "Q4_K_M".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantization: Option<String>,
+    /// Compute backend, e.g. "cuda", "rocm", "cpu".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
+    /// Source repository of the engine, without scheme.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// Build flavour, e.g. "cuda-13.2".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<String>,
+    /// Source commit of the engine build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// The Run card: how the measurements were taken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSettings {
+    /// Model revision (branch, tag or commit of the weights).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmark_tool: Option<BenchmarkTool>,
+    pub decode_test: DecodeTest,
+    pub prefill_mode: PrefillMode,
+    /// Length of one sustained-decode window in seconds.
+    pub seconds_per_measurement: f64,
+    /// `max_tokens` of each decode request.
+    pub max_output_tokens: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BenchmarkTool {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+/// How a sustained-decode cell is bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecodeTest {
+    /// N streams kept busy for a fixed window; finished requests are replaced at once.
+    FixedDuration,
+}
+
+/// How prefill was measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PrefillMode {
+    /// The first (cold) request of each context, sent while warming the prompt cache.
+    DecodeWarmup,
+}
+
+/// What a cell's figures may be read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Measured as planned.
+    Valid,
+    /// Measured, but the server could not run all requests at once.
+    RequestsQueued,
+    /// Not run: this many requests at this context exceed the server's KV cache.
+    OverCapacity,
+    /// The model kept repeating itself; the figures were discarded.
+    Looped,
+    /// The measurement failed; `reason` says why.
+    Error,
+}
+
+impl Status {
+    /// All statuses, in the order legends list them.
+    pub const ALL: [Status; 5] = [
+        Status::Valid,
+        Status::RequestsQueued,
+        Status::Looped,
+        Status::OverCapacity,
+        Status::Error,
+    ];
+
+    /// Whether the cell carries throughput figures that may be shown.
+    pub fn has_figures(self) -> bool {
+        matches!(self, Status::Valid | Status::RequestsQueued)
+    }
+}
+
+/// One measured cell: one file under `cells/`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "phase", rename_all = "snake_case")]
+pub enum Cell {
+    Prefill(PrefillCell),
+    Decode(DecodeCell),
+}
+
+impl Cell {
+    pub fn context_tokens(&self) -> u64 {
+        match self {
+            Cell::Prefill(c) => c.context_tokens,
+            Cell::Decode(c) => c.context_tokens,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            Cell::Prefill(c) => c.status,
+            Cell::Decode(c) => c.status,
+        }
+    }
+
+    /// Identity of the cell within its run: (phase, context, concurrency).
+    pub fn key(&self) -> CellKey {
+        match self {
+            Cell::Prefill(c) => CellKey {
+                phase: Phase::Prefill,
+                context_tokens: c.context_tokens,
+                concurrency: 1,
+            },
+            Cell::Decode(c) => CellKey {
+                phase: Phase::Decode,
+                context_tokens: c.context_tokens,
+                concurrency: c.concurrency,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    Prefill,
+    Decode,
+}
+
+/// Sort key and identity of a cell. Orders prefill before decode, then by
+/// context, then by concurrency: the order of the full measurement table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CellKey {
+    pub phase: Phase,
+    pub context_tokens: u64,
+    pub concurrency: u32,
+}
+
+impl CellKey {
+    /// The canonical file name of the cell under `cells/`.
+    pub fn file_name(&self) -> String {
+        match self.phase {
+            Phase::Prefill => format!("prefill-{:08}.json", self.context_tokens),
+            Phase::Decode => format!(
+                "decode-{:08}-x{:03}.json",
+                self.context_tokens, self.concurrency
+            ),
+        }
+    }
+}
+
+/// Prefill of one cold prompt of `context_tokens`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrefillCell {
+    /// Planned prompt length in tokens (8K = 8192).
+    pub context_tokens: u64,
+    pub status: Status,
+    /// Why the cell is not Valid (required for `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Prompt tokens the server reported (`usage.prompt_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Prompt tokens / TTFT.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tok_per_s: Option<f64>,
+    /// Time to first token of the cold prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+}
+
+/// Sustained decode: `concurrency` streams kept busy for a fixed window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecodeCell {
+    pub context_tokens: u64,
+    /// Requests kept in flight at once.
+    pub concurrency: u32,
+    pub status: Status,
+    /// Why the cell is not Valid (required for `error`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Output tokens that arrived inside the window / window length.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tok_per_s: Option<f64>,
+    /// Decode rate of one stream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request_tok_per_s: Option<f64>,
+    /// Median time to first token, measured with a warm prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_median_ms: Option<f64>,
+    /// Median time between tokens, per token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tbt_median_ms: Option<f64>,
+    /// Time-weighted mean of requests in flight during the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_active_requests: Option<f64>,
+    /// Requests that finished inside the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_requests: Option<u64>,
+    /// Output tokens that arrived inside the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Length of the window actually measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_s: Option<f64>,
+}
+
+/// A run as read from `data/<run-id>/`: its metadata, cells and notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The directory name; also the URL slug `runs/<id>/`.
+    pub id: String,
+    pub meta: RunMeta,
+    /// Sorted by [`Cell::key`], no two with the same key.
+    pub cells: Vec<Cell>,
+    /// `notes.md` beside `run.json`, if any.
+    pub notes_markdown: Option<String>,
+}
+
+impl Run {
+    pub fn prefill_cells(&self) -> impl Iterator<Item = &PrefillCell> {
+        self.cells.iter().filter_map(|c| match c {
+            Cell::Prefill(p) => Some(p),
+            Cell::Decode(_) => None,
+        })
+    }
+
+    pub fn decode_cells(&self) -> impl Iterator<Item = &DecodeCell> {
+        self.cells.iter().filter_map(|c| match c {
+            Cell::Decode(d) => Some(d),
+            Cell::Prefill(_) => None,
+        })
+    }
+
+    /// Distinct decode contexts, ascending.
+    pub fn decode_contexts(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.decode_cells().map(|c| c.context_tokens).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Distinct concurrency levels, ascending.
+    pub fn concurrency_levels(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.decode_cells().map(|c| c.concurrency).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    pub fn decode_cell(&self, context_tokens: u64, concurrency: u32) -> Option<&DecodeCell> {
+        self.decode_cells()
+            .find(|c| c.context_tokens == context_tokens && c.concurrency == concurrency)
+    }
+}

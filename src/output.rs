@@ -1,0 +1,57 @@
+//! The one writer into the output folder. A site is written into a hidden
+//! sibling folder and swapped in by renames, so a failed build leaves the
+//! previous site as it was.
+
+use std::fs;
+use std::path::Path;
+
+use anyhow::{Context, bail};
+
+use crate::render::Site;
+use crate::store::replace_dir;
+
+/// Marks a folder as sitegen output; only such a folder is ever replaced.
+pub const MARKER: &str = ".sitegen";
+
+pub fn write_site(site: &Site, out: &Path) -> anyhow::Result<()> {
+    if out.exists() && !out.join(MARKER).exists() {
+        let empty = fs::read_dir(out)
+            .with_context(|| format!("{}: cannot read the output folder", out.display()))?
+            .next()
+            .is_none();
+        if !empty {
+            bail!(
+                "{}: not replacing a non-empty folder that sitegen did not write (no {MARKER} file); choose another --out",
+                out.display()
+            );
+        }
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    fs::create_dir_all(parent)
+        .with_context(|| format!("{}: cannot create the folder", parent.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".sitegen-build-")
+        .tempdir_in(parent)
+        .with_context(|| format!("{}: cannot create a temporary folder", parent.display()))?;
+    for (rel, bytes) in &site.files {
+        let path = staging.path().join(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+        }
+        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    fs::write(
+        staging.path().join(MARKER),
+        "This folder is written by `sitegen build` and replaced by every build.\n",
+    )
+    .context("writing the output marker")?;
+    let staged = staging.keep();
+    replace_dir(&staged, out).map_err(|e| {
+        let _ = fs::remove_dir_all(&staged);
+        anyhow::Error::new(e)
+    })?;
+    Ok(())
+}

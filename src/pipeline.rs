@@ -1,0 +1,27 @@
+//! `sitegen build`: data folder -> validated runs -> rendered site -> output folder.
+
+use std::path::Path;
+
+use anyhow::Context;
+
+use crate::{output, render, store};
+
+/// What a build produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildSummary {
+    pub runs: usize,
+    pub files: usize,
+}
+
+/// Builds the site from `data_dir` into `out`. Everything is read, checked and
+/// rendered before the first byte is written.
+pub fn build_site(data_dir: &Path, out: &Path) -> anyhow::Result<BuildSummary> {
+    let runs = store::load_runs(data_dir)
+        .with_context(|| format!("reading runs from {}", data_dir.display()))?;
+    let site = render::render_site(&runs)?;
+    output::write_site(&site, out)?;
+    Ok(BuildSummary {
+        runs: runs.len(),
+        files: site.files.len(),
+    })
+}

@@ -1,0 +1,118 @@
+//! The site's front page: every run with its key figures.
+
+use askama::Template;
+
+use crate::format;
+use crate::labels;
+use crate::model::{Run, Status};
+
+#[derive(Template)]
+#[template(path = "index.html")]
+pub struct IndexPage {
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub runs: Vec<RunSummary>,
+}
+
+/// A figure with the value it sorts by (empty when absent).
+pub struct Figure {
+    pub sort: String,
+    pub text: String,
+}
+
+impl Figure {
+    fn none() -> Self {
+        Figure {
+            sort: String::new(),
+            text: format::DASH.to_string(),
+        }
+    }
+}
+
+pub struct RunSummary {
+    pub href: String,
+    pub model: String,
+    pub hardware: String,
+    pub engine: String,
+    /// Decode tok/s of one request at the smallest context, "175.8 (8K)".
+    pub single_stream: Figure,
+    /// Highest total tok/s of a Valid cell, "2,270.4 (8K × 32)".
+    pub peak_total: Figure,
+    /// Longest context with a Valid measurement.
+    pub largest_context: Figure,
+    /// Prompt tok/s at 8K.
+    pub prefill_8k: Figure,
+}
+
+impl RunSummary {
+    /// The figure columns, in table order.
+    pub fn figures(&self) -> [&Figure; 4] {
+        [&self.single_stream, &self.peak_total, &self.largest_context, &self.prefill_8k]
+    }
+}
+
+impl IndexPage {
+    pub fn new(runs: &[Run]) -> Self {
+        IndexPage {
+            root: "",
+            page_title: "Speed test matrices".to_string(),
+            generator: super::GENERATOR,
+            runs: runs.iter().map(summary).collect(),
+        }
+    }
+}
+
+fn summary(run: &Run) -> RunSummary {
+    let valid = |s: Status| s == Status::Valid;
+    let single_stream = run
+        .decode_cells()
+        .filter(|c| c.concurrency == 1 && valid(c.status))
+        .find_map(|c| Some((c.context_tokens, c.total_tok_per_s?)))
+        .map_or_else(Figure::none, |(ctx, v)| Figure {
+            sort: v.to_string(),
+            text: format!("{} ({})", format::tok_per_s(v), format::context_label(ctx)),
+        });
+    let peak_total = run
+        .decode_cells()
+        .filter(|c| valid(c.status))
+        .filter_map(|c| Some((c, c.total_tok_per_s?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or_else(Figure::none, |(c, v)| Figure {
+            sort: v.to_string(),
+            text: format!(
+                "{} ({} × {})",
+                format::tok_per_s(v),
+                format::context_label(c.context_tokens),
+                c.concurrency
+            ),
+        });
+    let largest_context = run
+        .cells
+        .iter()
+        .filter(|c| valid(c.status()))
+        .map(|c| c.context_tokens())
+        .max()
+        .map_or_else(Figure::none, |t| Figure {
+            sort: t.to_string(),
+            text: format::context_label(t),
+        });
+    let prefill_8k = run
+        .prefill_cells()
+        .find(|c| c.context_tokens == 8 * format::TOKENS_PER_K)
+        .and_then(|c| c.prompt_tok_per_s)
+        .map_or_else(Figure::none, |v| Figure {
+            sort: v.to_string(),
+            text: format::tok_per_s(v),
+        });
+    RunSummary {
+        href: super::run_href(run),
+        model: run.meta.model.clone(),
+        hardware: labels::hardware_label(&run.meta.hardware),
+        engine: labels::engine_badges(&run.meta.engine).join(" · "),
+        single_stream,
+        peak_total,
+        largest_context,
+        prefill_8k,
+    }
+}

@@ -1,0 +1,138 @@
+//! Turns runs into the files of the static site, in memory. Writing them to
+//! disk is [`crate::output`]'s job, so rendering stays pure and testable.
+
+pub mod charts;
+pub mod colour;
+pub mod index_page;
+pub mod markdown;
+pub mod run_page;
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use askama::Template;
+
+use crate::format;
+use crate::labels;
+use crate::model::{Run, RunMeta, Status};
+
+/// Named in each page's footer; a version, never a time, so builds repeat byte for byte.
+pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
+
+/// Assets embedded in the binary, so `sitegen build` works from any folder.
+pub const STATIC_FILES: [(&str, &str); 2] = [
+    ("static/style.css", include_str!("../../static/style.css")),
+    ("static/site.js", include_str!("../../static/site.js")),
+];
+
+/// The site as relative paths ('/'-separated) and their bytes, in sorted order.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Site {
+    pub files: BTreeMap<String, Vec<u8>>,
+}
+
+/// The stable URL of a run page, relative to the site root.
+pub fn run_path(run: &Run) -> String {
+    format!("runs/{}/", run.id)
+}
+
+/// A link to a run page that also works from `file://`, where a folder link
+/// would open a directory listing instead of the page.
+pub fn run_href(run: &Run) -> String {
+    format!("{}index.html", run_path(run))
+}
+
+/// Renders every page of the site.
+pub fn render_site(runs: &[Run]) -> anyhow::Result<Site> {
+    let mut site = Site::default();
+    for (path, text) in STATIC_FILES {
+        site.files.insert(path.to_string(), text.as_bytes().to_vec());
+    }
+    for run in runs {
+        let html = run_page::RunPage::new(run)
+            .render()
+            .with_context(|| format!("rendering the page of run {}", run.id))?;
+        site.files
+            .insert(format!("{}index.html", run_path(run)), html.into_bytes());
+    }
+    let index = index_page::IndexPage::new(runs)
+        .render()
+        .context("rendering index.html")?;
+    site.files.insert("index.html".into(), index.into_bytes());
+    Ok(site)
+}
+
+/// A card of label/value rows; rows a run lacks are left out.
+pub struct Card {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub rows: Vec<(&'static str, String)>,
+}
+
+fn card(id: &'static str, name: &'static str, rows: Vec<(&'static str, Option<String>)>) -> Card {
+    Card {
+        id,
+        name,
+        rows: rows
+            .into_iter()
+            .filter_map(|(label, value)| value.map(|v| (label, v)))
+            .collect(),
+    }
+}
+
+/// The Hardware, Engine and Run cards with the reference pages' labels.
+pub fn cards(meta: &RunMeta) -> Vec<Card> {
+    let hw = &meta.hardware;
+    let engine = &meta.engine;
+    let run = &meta.run;
+    vec![
+        card(
+            "hardware",
+            "Hardware",
+            vec![
+                ("Type", hw.kind.clone()),
+                ("GPU", Some(hw.gpu.clone())),
+                ("GPU count", Some(hw.gpu_count.to_string())),
+                ("VRAM", labels::vram_label(hw)),
+                ("OS", hw.os.clone()),
+            ],
+        ),
+        card(
+            "engine",
+            "Engine",
+            vec![
+                ("Engine", Some(engine.name.clone())),
+                ("Version", engine.version.clone()),
+                ("Quantization", engine.quantization.clone()),
+                ("Backend", engine.backend.clone()),
+                ("Repository", engine.repository.clone()),
+                ("Build", engine.build.clone()),
+                ("Commit", engine.commit.clone()),
+            ],
+        ),
+        card(
+            "run",
+            "Run",
+            vec![
+                ("Served model", Some(meta.served_model.clone())),
+                ("Revision", run.revision.clone()),
+                ("Benchmark tool", run.benchmark_tool.as_ref().map(labels::benchmark_tool_label)),
+                ("Decode test", Some(labels::decode_test_label(run.decode_test).into())),
+                ("Prefill mode", Some(labels::prefill_mode_label(run.prefill_mode).into())),
+                ("Time per measurement", Some(format::seconds_setting(run.seconds_per_measurement))),
+                ("Max output", Some(format!("{} tokens", format::count(run.max_output_tokens.into())))),
+            ],
+        ),
+    ]
+}
+
+/// CSS class of a status.
+pub fn status_class(status: Status) -> &'static str {
+    match status {
+        Status::Valid => "valid",
+        Status::RequestsQueued => "requests-queued",
+        Status::OverCapacity => "over-capacity",
+        Status::Looped => "looped",
+        Status::Error => "error",
+    }
+}

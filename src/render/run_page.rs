@@ -1,0 +1,246 @@
+//! The page of one run: cards, launch command, prefill chart, decode matrix
+//! and the full measurement table, as the reference pages show them.
+
+use askama::Template;
+
+use super::charts::prefill::{PrefillBar, prefill_chart};
+use super::colour::{LogScale, text_colour_on, viridis};
+use super::markdown::render_markdown;
+use super::{Card, status_class};
+use crate::format;
+use crate::labels::{self, TABLE_COLUMNS};
+use crate::model::{Cell, Run, Status};
+
+#[derive(Template)]
+#[template(path = "run.html")]
+pub struct RunPage {
+    /// Relative path from this page to the site root ("../../").
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub title: String,
+    /// "vllm", "0.29.0", "BF16".
+    pub badges: Vec<String>,
+    /// "8 contexts (...) × 8 concurrency levels (...)", "prefill at ...".
+    pub summary: Vec<String>,
+    pub cards: Vec<Card>,
+    pub launch_command: Option<String>,
+    pub notes_html: Option<String>,
+    pub prefill_svg: Option<String>,
+    pub prefill_caption: &'static str,
+    pub matrix: Option<Matrix>,
+    pub decode_caption: &'static str,
+    pub legend: Vec<&'static str>,
+    pub ttft_note: &'static str,
+    pub table_note: &'static str,
+    pub columns: [&'static str; 12],
+    pub rows: Vec<TableRow>,
+    pub source: Option<String>,
+}
+
+/// The sustained-decode matrix: rows are contexts, columns concurrency levels.
+pub struct Matrix {
+    pub levels: Vec<u32>,
+    pub rows: Vec<MatrixRow>,
+    /// Throughput at the two ends of the colour scale, for its legend.
+    pub scale_low: String,
+    pub scale_high: String,
+    /// CSS gradient of the scale, for its legend.
+    pub scale_gradient: String,
+}
+
+pub struct MatrixRow {
+    pub context: String,
+    pub cells: Vec<MatrixCell>,
+}
+
+pub struct MatrixCell {
+    /// CSS class of the status ("valid", "requests-queued", ...), or "missing".
+    pub class: &'static str,
+    /// Inline colours for cells with a throughput.
+    pub style: Option<String>,
+    pub tok_per_s: Option<String>,
+    /// Status words for cells that are not Valid.
+    pub flag: Option<&'static str>,
+    pub ttft: Option<String>,
+    /// Full description for assistive technology and tooltips.
+    pub describe: String,
+}
+
+/// A row of the full measurement table: (sort key, text) per column.
+pub struct TableRow {
+    pub class: &'static str,
+    pub cells: Vec<(String, String)>,
+}
+
+impl RunPage {
+    pub fn new(run: &Run) -> Self {
+        let title = labels::run_title(run);
+        let prefill_svg = prefill_bars(run).map(|bars| {
+            prefill_chart(&bars, &format!("Prefill: {} by context length", labels::PREFILL_CAPTION))
+        });
+        RunPage {
+            root: "../../",
+            page_title: format!("{title} · Speed test matrix"),
+            generator: super::GENERATOR,
+            badges: labels::engine_badges(&run.meta.engine),
+            summary: [labels::matrix_summary(run), labels::prefill_summary(run)]
+                .into_iter()
+                .flatten()
+                .collect(),
+            title,
+            cards: super::cards(&run.meta),
+            launch_command: run.meta.launch_command.clone(),
+            notes_html: run.notes_markdown.as_deref().map(render_markdown),
+            prefill_svg,
+            prefill_caption: labels::PREFILL_CAPTION,
+            matrix: matrix(run),
+            decode_caption: labels::DECODE_CAPTION,
+            legend: labels::legend_sentences(run.decode_cells().map(|c| c.status)),
+            ttft_note: labels::TTFT_NOTE,
+            table_note: labels::TABLE_NOTE,
+            columns: TABLE_COLUMNS,
+            rows: run.cells.iter().map(table_row).collect(),
+            source: run.meta.source.clone(),
+        }
+    }
+}
+
+fn prefill_bars(run: &Run) -> Option<Vec<PrefillBar>> {
+    let bars: Vec<PrefillBar> = run
+        .prefill_cells()
+        .filter_map(|c| {
+            Some(PrefillBar {
+                context_tokens: c.context_tokens,
+                tok_per_s: c.prompt_tok_per_s?,
+                ttft_ms: c.ttft_ms?,
+            })
+        })
+        .collect();
+    (!bars.is_empty()).then_some(bars)
+}
+
+fn matrix(run: &Run) -> Option<Matrix> {
+    let levels = run.concurrency_levels();
+    let contexts = run.decode_contexts();
+    if contexts.is_empty() {
+        return None;
+    }
+    let scale = LogScale::over(
+        run.decode_cells()
+            .filter(|c| c.status.has_figures())
+            .filter_map(|c| c.total_tok_per_s),
+    );
+    let rows = contexts
+        .iter()
+        .map(|&ctx| MatrixRow {
+            context: format::context_label(ctx),
+            cells: levels
+                .iter()
+                .map(|&n| matrix_cell(run, ctx, n, scale.as_ref()))
+                .collect(),
+        })
+        .collect();
+    let (scale_low, scale_high) = scale.map_or((String::new(), String::new()), |s| {
+        (format::tok_per_s(s.min), format::tok_per_s(s.max))
+    });
+    let stops: Vec<String> = (0..=10)
+        .map(|i| viridis(f64::from(i) / 10.0).hex())
+        .collect();
+    Some(Matrix {
+        levels,
+        rows,
+        scale_low,
+        scale_high,
+        scale_gradient: format!("linear-gradient(to right, {})", stops.join(", ")),
+    })
+}
+
+fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixCell {
+    let where_ = format!("{} context, {} at once", format::context_label(ctx), n);
+    let Some(cell) = run.decode_cell(ctx, n) else {
+        return MatrixCell {
+            class: "missing",
+            style: None,
+            tok_per_s: None,
+            flag: None,
+            ttft: None,
+            describe: format!("{where_}: not measured"),
+        };
+    };
+    let tok = cell.total_tok_per_s.filter(|_| cell.status.has_figures());
+    let style = match (tok, scale) {
+        (Some(v), Some(s)) => {
+            let bg = viridis(s.position(v));
+            Some(format!(
+                "background-color:{};color:{}",
+                bg.hex(),
+                text_colour_on(bg).hex()
+            ))
+        }
+        _ => None,
+    };
+    let flag = (cell.status != Status::Valid).then(|| labels::status_label(cell.status));
+    let ttft = cell
+        .ttft_median_ms
+        .filter(|_| cell.status.has_figures())
+        .map(|t| format!("{} TTFT", format::millis(t)));
+    let mut describe = format!("{where_}: {}", labels::status_label(cell.status));
+    if let Some(v) = tok {
+        describe.push_str(&format!(", {} tok/s total", format::tok_per_s(v)));
+    }
+    if let Some(t) = &ttft {
+        describe.push_str(&format!(", {t}"));
+    }
+    if let Some(reason) = &cell.reason {
+        describe.push_str(&format!(" ({reason})"));
+    }
+    MatrixCell {
+        class: status_class(cell.status),
+        style,
+        tok_per_s: tok.map(format::tok_per_s),
+        flag,
+        ttft,
+        describe,
+    }
+}
+
+/// Sort keys make the table sortable by value, not by its display text.
+fn table_row(cell: &Cell) -> TableRow {
+    let texts = labels::table_row(cell);
+    let num = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
+    let keys: [String; 12] = match cell {
+        Cell::Prefill(c) => [
+            "0".into(),
+            c.context_tokens.to_string(),
+            "1".into(),
+            texts[3].clone(),
+            num(c.prompt_tok_per_s),
+            String::new(),
+            num(c.ttft_ms),
+            String::new(),
+            String::new(),
+            texts[9].clone(),
+            String::new(),
+            String::new(),
+        ],
+        Cell::Decode(c) => [
+            "1".into(),
+            c.context_tokens.to_string(),
+            c.concurrency.to_string(),
+            texts[3].clone(),
+            num(c.total_tok_per_s),
+            num(c.per_request_tok_per_s),
+            num(c.ttft_median_ms),
+            num(c.tbt_median_ms),
+            num(c.avg_active_requests),
+            num(c.completed_requests.map(|v| v as f64)),
+            num(c.output_tokens.map(|v| v as f64)),
+            num(c.measured_s),
+        ],
+    };
+    TableRow {
+        class: status_class(cell.status()),
+        cells: keys.into_iter().zip(texts).collect(),
+    }
+}

@@ -1,0 +1,579 @@
+//! Reads, validates and writes the `data/` directory.
+//!
+//! Layout: `data/<run-id>/run.json`, `data/<run-id>/cells/*.json` (one file per
+//! cell), optional `data/<run-id>/notes.md`. Every error names the file, the
+//! field and what was expected. Every write goes to a temporary file or folder
+//! first and is renamed into place, so nothing already written is half-overwritten.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta, SCHEMA_VERSION, Status};
+
+pub const RUN_FILE: &str = "run.json";
+pub const CELLS_DIR: &str = "cells";
+pub const NOTES_FILE: &str = "notes.md";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: field `{field}`: {message}", path.display())]
+    Field {
+        path: PathBuf,
+        field: String,
+        message: String,
+    },
+    #[error("{}: cell {key} is also in {}", first.display(), second.display())]
+    DuplicateCell {
+        first: PathBuf,
+        second: PathBuf,
+        key: String,
+    },
+    #[error("{}: run already exists (pass --force to replace it)", path.display())]
+    RunExists { path: PathBuf },
+    #[error("{}: expected a run directory holding {RUN_FILE}", path.display())]
+    NotARun { path: PathBuf },
+    #[error("run id {id:?}: expected lowercase letters, digits, '.', '_' or '-', not starting with '.'")]
+    BadRunId { id: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn field_err(path: &Path, field: &str, message: impl Into<String>) -> StoreError {
+    StoreError::Field {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// A run id is a directory name and a URL segment: keep it to a safe alphabet.
+pub fn check_run_id(id: &str) -> Result<(), StoreError> {
+    let ok = !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b));
+    if ok {
+        Ok(())
+    } else {
+        Err(StoreError::BadRunId { id: id.to_string() })
+    }
+}
+
+// ------------------------------------------------------------------ reading
+
+/// Reads every run under `data_dir`, sorted by id. Directories whose name
+/// starts with '.' are skipped (temporary folders of an interrupted write).
+pub fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
+    let mut dirs = Vec::new();
+    for entry in fs::read_dir(data_dir).map_err(io_err(data_dir))? {
+        let entry = entry.map_err(io_err(data_dir))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || !entry.path().is_dir() {
+            continue;
+        }
+        dirs.push(entry.path());
+    }
+    dirs.sort();
+    dirs.iter().map(|d| load_run(d)).collect()
+}
+
+/// Reads and validates one run directory.
+pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    check_run_id(&id).map_err(|_| field_err(dir, "run id", format!("directory name {id:?} is not a valid run id (lowercase letters, digits, '.', '_', '-')")))?;
+    let meta_path = dir.join(RUN_FILE);
+    if !meta_path.is_file() {
+        return Err(StoreError::NotARun {
+            path: dir.to_path_buf(),
+        });
+    }
+    let meta: RunMeta = read_json(&meta_path)?;
+    validate_meta(&meta_path, &meta)?;
+
+    let cells_dir = dir.join(CELLS_DIR);
+    let mut cells: Vec<(PathBuf, Cell)> = Vec::new();
+    if cells_dir.is_dir() {
+        let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&cells_dir)
+            .min_depth(1)
+            .max_depth(1)
+            .into_iter()
+            .map(|e| e.map(|e| e.into_path()))
+            .collect::<Result<_, _>>()
+            .map_err(|e| StoreError::Io {
+                path: cells_dir.clone(),
+                source: e.into(),
+            })?;
+        paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
+        paths.sort();
+        for path in paths {
+            let cell = read_cell(&path)?;
+            cells.push((path, cell));
+        }
+    }
+    cells.sort_by_key(|(_, c)| c.key());
+    for pair in cells.windows(2) {
+        if pair[0].1.key() == pair[1].1.key() {
+            return Err(StoreError::DuplicateCell {
+                first: pair[0].0.clone(),
+                second: pair[1].0.clone(),
+                key: describe_key(&pair[0].1),
+            });
+        }
+    }
+
+    let notes_path = dir.join(NOTES_FILE);
+    let notes_markdown = if notes_path.is_file() {
+        Some(fs::read_to_string(&notes_path).map_err(io_err(&notes_path))?)
+    } else {
+        None
+    };
+
+    Ok(Run {
+        id,
+        meta,
+        cells: cells.into_iter().map(|(_, c)| c).collect(),
+        notes_markdown,
+    })
+}
+
+fn describe_key(cell: &Cell) -> String {
+    match cell {
+        Cell::Prefill(p) => format!("prefill at {} tokens", p.context_tokens),
+        Cell::Decode(d) => format!(
+            "decode at {} tokens x {} requests",
+            d.context_tokens, d.concurrency
+        ),
+    }
+}
+
+/// Parses a JSON file into `T`, naming the failing field by its path.
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    parse_json(path, &text)
+}
+
+fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let field = e.path().to_string();
+        let inner = e.into_inner();
+        field_err(
+            path,
+            if field == "." { "(document)" } else { &field },
+            inner.to_string(),
+        )
+    })
+}
+
+/// Reads one cell file. The `phase` tag is read first, so that errors inside
+/// the cell name their field (serde loses the path inside tagged enums).
+pub fn read_cell(path: &Path) -> Result<Cell, StoreError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    let value: serde_json::Value = parse_json(path, &text)?;
+    let mut object = match value {
+        serde_json::Value::Object(o) => o,
+        _ => return Err(field_err(path, "(document)", "expected a JSON object")),
+    };
+    let phase = object.remove("phase");
+    let cell = match phase.as_ref().and_then(|p| p.as_str()) {
+        Some("prefill") => Cell::Prefill(from_value::<PrefillCell>(path, object)?),
+        Some("decode") => Cell::Decode(from_value::<DecodeCell>(path, object)?),
+        _ => {
+            return Err(field_err(
+                path,
+                "phase",
+                format!(
+                    "expected \"prefill\" or \"decode\", found {}",
+                    phase.map_or("nothing".to_string(), |p| p.to_string())
+                ),
+            ));
+        }
+    };
+    validate_cell(path, &cell)?;
+    Ok(cell)
+}
+
+fn from_value<T: DeserializeOwned>(
+    path: &Path,
+    object: serde_json::Map<String, serde_json::Value>,
+) -> Result<T, StoreError> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(object)).map_err(|e| {
+        let field = e.path().to_string();
+        field_err(path, &field, e.into_inner().to_string())
+    })
+}
+
+// --------------------------------------------------------------- validation
+
+fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
+    if meta.schema_version != SCHEMA_VERSION {
+        return Err(field_err(
+            path,
+            "schema_version",
+            format!(
+                "expected {SCHEMA_VERSION}, found {} (written by another sitegen version)",
+                meta.schema_version
+            ),
+        ));
+    }
+    for (field, value) in [
+        ("model", &meta.model),
+        ("served_model", &meta.served_model),
+        ("hardware.gpu", &meta.hardware.gpu),
+        ("engine.name", &meta.engine.name),
+    ] {
+        if value.trim().is_empty() {
+            return Err(field_err(path, field, "expected a non-empty string"));
+        }
+    }
+    if meta.hardware.gpu_count == 0 {
+        return Err(field_err(path, "hardware.gpu_count", "expected at least 1"));
+    }
+    let secs = meta.run.seconds_per_measurement;
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(field_err(
+            path,
+            "run.seconds_per_measurement",
+            format!("expected a positive number of seconds, found {secs}"),
+        ));
+    }
+    if meta.run.max_output_tokens == 0 {
+        return Err(field_err(path, "run.max_output_tokens", "expected at least 1"));
+    }
+    Ok(())
+}
+
+fn check_number(path: &Path, field: &str, value: Option<f64>) -> Result<(), StoreError> {
+    match value {
+        Some(v) if !(v.is_finite() && v >= 0.0) => Err(field_err(
+            path,
+            field,
+            format!("expected a finite number >= 0, found {v}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn require<T>(path: &Path, field: &str, status: Status, value: &Option<T>) -> Result<(), StoreError> {
+    if value.is_none() {
+        return Err(field_err(
+            path,
+            field,
+            format!("expected a value: a cell with status {status:?} carries it"),
+        ));
+    }
+    Ok(())
+}
+
+fn forbid<T>(path: &Path, field: &str, status: Status, value: &Option<T>) -> Result<(), StoreError> {
+    if value.is_some() {
+        return Err(field_err(
+            path,
+            field,
+            format!("expected no value: a cell with status {status:?} has no figures to show"),
+        ));
+    }
+    Ok(())
+}
+
+/// Checks what serde cannot: figures that a status requires or forbids.
+pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
+    let status = cell.status();
+    if cell.context_tokens() == 0 {
+        return Err(field_err(path, "context_tokens", "expected at least 1"));
+    }
+    let reason = match cell {
+        Cell::Prefill(c) => &c.reason,
+        Cell::Decode(c) => &c.reason,
+    };
+    if status == Status::Error && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        return Err(field_err(path, "reason", "expected why the cell failed (status is error)"));
+    }
+    match cell {
+        Cell::Prefill(c) => {
+            check_number(path, "prompt_tok_per_s", c.prompt_tok_per_s)?;
+            check_number(path, "ttft_ms", c.ttft_ms)?;
+            if status == Status::Valid {
+                require(path, "prompt_tok_per_s", status, &c.prompt_tok_per_s)?;
+                require(path, "ttft_ms", status, &c.ttft_ms)?;
+            } else if status != Status::Error {
+                return Err(field_err(
+                    path,
+                    "status",
+                    format!("expected \"valid\" or \"error\" for a prefill cell, found {status:?}"),
+                ));
+            }
+        }
+        Cell::Decode(c) => {
+            if c.concurrency == 0 {
+                return Err(field_err(path, "concurrency", "expected at least 1"));
+            }
+            for (field, v) in [
+                ("total_tok_per_s", c.total_tok_per_s),
+                ("per_request_tok_per_s", c.per_request_tok_per_s),
+                ("ttft_median_ms", c.ttft_median_ms),
+                ("tbt_median_ms", c.tbt_median_ms),
+                ("avg_active_requests", c.avg_active_requests),
+                ("measured_s", c.measured_s),
+            ] {
+                check_number(path, field, v)?;
+            }
+            if status.has_figures() {
+                require(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
+            } else {
+                forbid(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
+                forbid(path, "per_request_tok_per_s", status, &c.per_request_tok_per_s)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ writing
+
+/// Pretty JSON with a trailing newline: the one form every data file has.
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("data types serialize");
+    text.push('\n');
+    text
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder,
+/// so a reader sees the old file or the new one, never half of one.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .map_err(io_err(dir))?;
+    tmp.write_all(contents).map_err(io_err(path))?;
+    tmp.as_file().sync_all().map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| StoreError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+/// Writes one cell into `run_dir/cells/` under its canonical name.
+pub fn write_cell(run_dir: &Path, cell: &Cell) -> Result<PathBuf, StoreError> {
+    let path = run_dir.join(CELLS_DIR).join(cell.key().file_name());
+    validate_cell(&path, cell)?;
+    write_atomically(&path, to_json(cell).as_bytes())?;
+    Ok(path)
+}
+
+/// Writes `run.json` of a run directory.
+pub fn write_meta(run_dir: &Path, meta: &RunMeta) -> Result<(), StoreError> {
+    let path = run_dir.join(RUN_FILE);
+    validate_meta(&path, meta)?;
+    write_atomically(&path, to_json(meta).as_bytes())
+}
+
+/// Writes a whole run as `data_dir/<id>/`. The run is assembled in a hidden
+/// folder and renamed into place; an existing run is replaced only with `force`.
+pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, StoreError> {
+    check_run_id(&run.id)?;
+    let target = data_dir.join(&run.id);
+    if target.exists() && !force {
+        return Err(StoreError::RunExists { path: target });
+    }
+    fs::create_dir_all(data_dir).map_err(io_err(data_dir))?;
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".tmp-{}-", run.id))
+        .tempdir_in(data_dir)
+        .map_err(io_err(data_dir))?;
+    write_meta(staging.path(), &run.meta)?;
+    let mut seen: HashMap<_, ()> = HashMap::new();
+    for cell in &run.cells {
+        if seen.insert(cell.key(), ()).is_some() {
+            let path = target.join(CELLS_DIR).join(cell.key().file_name());
+            return Err(StoreError::DuplicateCell {
+                first: path.clone(),
+                second: path,
+                key: describe_key(cell),
+            });
+        }
+        write_cell(staging.path(), cell)?;
+    }
+    if let Some(notes) = &run.notes_markdown {
+        write_atomically(&staging.path().join(NOTES_FILE), notes.as_bytes())?;
+    }
+    let staged = staging.keep();
+    replace_dir(&staged, &target)?;
+    Ok(target)
+}
+
+/// Moves `new` to `target`, replacing any existing `target` with as short a
+/// gap as two renames allow. On failure the old folder is put back.
+pub fn replace_dir(new: &Path, target: &Path) -> Result<(), StoreError> {
+    if !target.exists() {
+        return fs::rename(new, target).map_err(io_err(target));
+    }
+    let parent = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let old = tempfile::Builder::new()
+        .prefix(&format!(".old-{name}-"))
+        .tempdir_in(parent)
+        .map_err(io_err(parent))?
+        .keep();
+    // `old` exists as an empty folder; rename needs it gone on some systems.
+    fs::remove_dir(&old).map_err(io_err(&old))?;
+    fs::rename(target, &old).map_err(io_err(target))?;
+    if let Err(e) = fs::rename(new, target) {
+        let _ = fs::rename(&old, target);
+        return Err(io_err(target)(e));
+    }
+    fs::remove_dir_all(&old).map_err(io_err(&old))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
+        let p = dir.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, text).unwrap();
+        p
+    }
+
+    const META: &str = r#"{"schema_version":1,"model":"M","served_model":"m",
+        "hardware":{"gpu":"H200 SXM","gpu_count":4},
+        "engine":{"name":"vllm"},
+        "run":{"decode_test":"fixed_duration","prefill_mode":"decode_warmup",
+               "seconds_per_measurement":30,"max_output_tokens":4096}}"#;
+
+    #[test]
+    fn a_bad_field_is_named_with_its_file_and_expectation() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        write(&run, RUN_FILE, META);
+        let cell = write(
+            &run,
+            "cells/decode-1.json",
+            r#"{"phase":"decode","context_tokens":8192,"concurrency":"four","status":"valid"}"#,
+        );
+        let err = load_run(&run).unwrap_err().to_string();
+        assert!(err.starts_with(&cell.display().to_string()), "{err}");
+        assert!(err.contains("`concurrency`"), "{err}");
+        assert!(err.contains("expected u32"), "{err}");
+    }
+
+    #[test]
+    fn a_valid_decode_cell_without_throughput_is_rejected() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        write(&run, RUN_FILE, META);
+        write(
+            &run,
+            "cells/d.json",
+            r#"{"phase":"decode","context_tokens":8192,"concurrency":4,"status":"valid"}"#,
+        );
+        let err = load_run(&run).unwrap_err().to_string();
+        assert!(err.contains("`total_tok_per_s`: expected a value"), "{err}");
+    }
+
+    #[test]
+    fn an_error_cell_needs_a_reason_and_over_capacity_no_figures() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        write(&run, RUN_FILE, META);
+        let p = write(
+            &run,
+            "cells/d.json",
+            r#"{"phase":"decode","context_tokens":8192,"concurrency":4,"status":"error"}"#,
+        );
+        assert!(load_run(&run).unwrap_err().to_string().contains("`reason`"));
+        fs::write(
+            &p,
+            r#"{"phase":"decode","context_tokens":8192,"concurrency":4,"status":"over_capacity","total_tok_per_s":5}"#,
+        )
+        .unwrap();
+        assert!(load_run(&run).unwrap_err().to_string().contains("expected no value"));
+    }
+
+    #[test]
+    fn unknown_phase_unknown_field_and_wrong_schema_version_are_errors() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        write(&run, RUN_FILE, META);
+        let p = write(&run, "cells/x.json", r#"{"phase":"warmup","context_tokens":1}"#);
+        let e = load_run(&run).unwrap_err().to_string();
+        assert!(e.contains("`phase`: expected \"prefill\" or \"decode\", found \"warmup\""), "{e}");
+        fs::write(&p, r#"{"phase":"prefill","context_tokens":1,"status":"valid","prompt_tok_per_s":1,"ttft_ms":1,"ttft":3}"#).unwrap();
+        let e = load_run(&run).unwrap_err().to_string();
+        assert!(e.contains("unknown field `ttft`"), "{e}");
+        fs::remove_file(&p).unwrap();
+        write(&run, RUN_FILE, &META.replace("\"schema_version\":1", "\"schema_version\":9"));
+        let e = load_run(&run).unwrap_err().to_string();
+        assert!(e.contains("run.json: field `schema_version`: expected 1, found 9"), "{e}");
+    }
+
+    #[test]
+    fn two_files_for_one_cell_are_an_error_naming_both() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        write(&run, RUN_FILE, META);
+        let body = r#"{"phase":"prefill","context_tokens":8192,"status":"valid","prompt_tok_per_s":1,"ttft_ms":1}"#;
+        write(&run, "cells/a.json", body);
+        write(&run, "cells/b.json", body);
+        let e = load_run(&run).unwrap_err().to_string();
+        assert!(e.contains("a.json") && e.contains("b.json"), "{e}");
+    }
+
+    #[test]
+    fn write_run_refuses_to_overwrite_without_force_and_replaces_with_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let meta: RunMeta = serde_json::from_str(META).unwrap();
+        let mut run = Run {
+            id: "r1".into(),
+            meta,
+            cells: vec![],
+            notes_markdown: Some("hello".into()),
+        };
+        write_run(tmp.path(), &run, false).unwrap();
+        assert!(matches!(
+            write_run(tmp.path(), &run, false),
+            Err(StoreError::RunExists { .. })
+        ));
+        run.notes_markdown = None;
+        write_run(tmp.path(), &run, true).unwrap();
+        let back = load_run(&tmp.path().join("r1")).unwrap();
+        assert_eq!(back, run);
+        // No temporary folders are left behind.
+        let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("r1")]);
+    }
+
+    #[test]
+    fn run_ids_are_url_safe() {
+        assert!(check_run_id("glm-5.3-flash-h200x4-vllm").is_ok());
+        for bad in ["", ".hidden", "A", "a/b", "a b", "..", "é"] {
+            assert!(check_run_id(bad).is_err(), "{bad:?}");
+        }
+    }
+}

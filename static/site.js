@@ -1,0 +1,80 @@
+// sitegen: progressive enhancement only. Every page is complete without this script.
+"use strict";
+
+// Sortable tables: a button in each header; cells sort by data-sort (numbers)
+// or by their text. Empty cells ("—") always go last.
+function makeSortable(table) {
+  const headers = Array.from(table.tHead.rows[0].cells);
+  headers.forEach((th, column) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "sort";
+    button.textContent = th.textContent;
+    th.textContent = "";
+    th.appendChild(button);
+    th.setAttribute("aria-sort", "none");
+    button.addEventListener("click", () => {
+      const ascending = th.getAttribute("aria-sort") !== "ascending";
+      headers.forEach((h) => h.setAttribute("aria-sort", "none"));
+      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+      sortRows(table.tBodies[0], column, ascending);
+    });
+  });
+}
+
+function sortKey(cell) {
+  const raw = cell.dataset.sort !== undefined ? cell.dataset.sort : cell.textContent.trim();
+  if (raw === "" || raw === "—") return null;
+  const number = Number(raw);
+  return Number.isFinite(number) ? number : raw.toLowerCase();
+}
+
+function sortRows(tbody, column, ascending) {
+  const rows = Array.from(tbody.rows).map((row, index) => ({ row, index, key: sortKey(row.cells[column]) }));
+  rows.sort((a, b) => {
+    if (a.key === null || b.key === null) {
+      if (a.key === b.key) return a.index - b.index;
+      return a.key === null ? 1 : -1;
+    }
+    let order;
+    if (typeof a.key === "number" && typeof b.key === "number") order = a.key - b.key;
+    else order = String(a.key).localeCompare(String(b.key));
+    if (order === 0) return a.index - b.index; // stable
+    return ascending ? order : -order;
+  });
+  rows.forEach(({ row }) => tbody.appendChild(row));
+}
+
+// Copy buttons: copy the text of the element named by data-copy.
+function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    return navigator.clipboard.writeText(text);
+  }
+  // file:// and plain-HTTP hosts: fall back to a selection and execCommand.
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.style.position = "fixed";
+  area.style.opacity = "0";
+  document.body.appendChild(area);
+  area.select();
+  const ok = document.execCommand("copy");
+  area.remove();
+  return ok ? Promise.resolve() : Promise.reject(new Error("copy refused"));
+}
+
+function setUpCopy(button) {
+  const target = document.getElementById(button.dataset.copy);
+  if (!target) return;
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    copyText(target.textContent).then(
+      () => { button.textContent = "Copied"; },
+      () => { button.textContent = "Select and copy"; }
+    );
+    setTimeout(() => { button.textContent = "Copy"; }, 2000);
+  });
+}
+
+document.querySelectorAll("table.sortable").forEach(makeSortable);
+document.querySelectorAll("button[data-copy]").forEach(setUpCopy);
