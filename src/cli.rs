@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "sitegen", version, about = "Measure LLM inference servers and publish the results as a static site")]
+#[command(
+    name = "sitegen",
+    version,
+    about = "Measure LLM inference servers and publish the results as a static site"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -18,6 +22,15 @@ pub enum Command {
     /// Import measurements made elsewhere into the data folder.
     #[command(subcommand)]
     Ingest(IngestCommand),
+    /// Write the JSON Schemas of run.json and of cell files.
+    Schema(SchemaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Folder to write run.schema.json and cell.schema.json into.
+    #[arg(long, default_value = "docs/schema")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

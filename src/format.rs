@@ -17,7 +17,7 @@ const COMPACT_FROM: f64 = 10_000.0;
 fn group_digits(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -115,7 +115,7 @@ pub fn trim_number(v: f64) -> String {
 /// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
 /// A length that is not a whole number of K is written in tokens: "3,000".
 pub fn context_label(tokens: u64) -> String {
-    if tokens >= TOKENS_PER_K && tokens % TOKENS_PER_K == 0 {
+    if tokens >= TOKENS_PER_K && tokens.is_multiple_of(TOKENS_PER_K) {
         format!("{}K", tokens / TOKENS_PER_K)
     } else {
         count(tokens)
@@ -190,7 +190,8 @@ pub fn parse_tok_per_s(text: &str) -> Result<f64, ParseError> {
     match text.strip_suffix('K') {
         // "18.9e3" parses to exactly 18900.0, unlike 18.9 * 1000.0.
         Some(thousands) => {
-            parse_grouped(thousands).map_err(|_| err("a throughput like 18.9K or 4,764.0", text))?;
+            parse_grouped(thousands)
+                .map_err(|_| err("a throughput like 18.9K or 4,764.0", text))?;
             let plain: String = thousands.chars().filter(|&c| c != ',').collect();
             format!("{plain}e3")
                 .parse::<f64>()
@@ -233,7 +234,11 @@ pub fn parse_optional<T>(
     text: &str,
     parse: impl Fn(&str) -> Result<T, ParseError>,
 ) -> Result<Option<T>, ParseError> {
-    if text == DASH { Ok(None) } else { parse(text).map(Some) }
+    if text == DASH {
+        Ok(None)
+    } else {
+        parse(text).map(Some)
+    }
 }
 
 #[cfg(test)]
@@ -326,7 +331,9 @@ mod tests {
 
     #[test]
     fn parsing_rejects_malformed_numbers() {
-        for bad in ["", "1,23", "12,3456", "1.", ".5", "1,2.3", "abc", "1 234", "+5"] {
+        for bad in [
+            "", "1,23", "12,3456", "1.", ".5", "1,2.3", "abc", "1 234", "+5",
+        ] {
             assert!(parse_grouped(bad).is_err(), "{bad:?} was accepted");
         }
         assert!(parse_count("5.0").is_err());
@@ -334,6 +341,9 @@ mod tests {
         assert!(parse_seconds("30.0").is_err());
         assert!(parse_tok_per_s("18.9M").is_err());
         let e = parse_millis("433ms").unwrap_err();
-        assert_eq!(e.to_string(), "expected a latency like 433 ms, found \"433ms\"");
+        assert_eq!(
+            e.to_string(),
+            "expected a latency like 433 ms, found \"433ms\""
+        );
     }
 }

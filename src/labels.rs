@@ -5,9 +5,7 @@
 //! shows them) and the page ingester (which checks a page against them).
 
 use crate::format::{self, DASH};
-use crate::model::{
-    BenchmarkTool, Cell, DecodeTest, Engine, Hardware, PrefillMode, Run, Status,
-};
+use crate::model::{BenchmarkTool, Cell, DecodeTest, Engine, Hardware, PrefillMode, Run, Status};
 
 /// The words a page shows for a status.
 pub fn status_label(status: Status) -> &'static str {
@@ -54,8 +52,7 @@ pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'sta
         .collect()
 }
 
-pub const TTFT_NOTE: &str =
-    "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
+pub const TTFT_NOTE: &str = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
 pub const TABLE_NOTE: &str =
     "Latencies are medians. Total tok/s is output across all simultaneous requests.";
 pub const PREFILL_CAPTION: &str = "prompt tok/s by context length";
@@ -116,16 +113,24 @@ pub fn vram_label(hw: &Hardware) -> Option<String> {
 
 /// "GLM-5.3-Flash on H200 SXM 141GB ×4".
 pub fn run_title(run: &Run) -> String {
-    format!("{} on {}", run.meta.model, hardware_label(&run.meta.hardware))
+    format!(
+        "{} on {}",
+        run.meta.model,
+        hardware_label(&run.meta.hardware)
+    )
 }
 
 /// The engine badges of the subtitle: ["vllm", "0.29.0", "BF16"].
 pub fn engine_badges(engine: &Engine) -> Vec<String> {
-    [Some(&engine.name), engine.version.as_ref(), engine.quantization.as_ref()]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect()
+    [
+        Some(&engine.name),
+        engine.version.as_ref(),
+        engine.quantization.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .cloned()
+    .collect()
 }
 
 /// "8 contexts (8K–1019K) × 8 concurrency levels (1–128)", or `None` for a
@@ -251,7 +256,12 @@ mod tests {
         };
         assert_eq!(hardware_label(&hw), "H200 SXM 141GB ×4");
         assert_eq!(vram_label(&hw).unwrap(), "564 GB (4 × 141 GB)");
-        let cpu = Hardware { vram_per_gpu_gb: None, gpu: "CPU".into(), gpu_count: 1, ..hw };
+        let cpu = Hardware {
+            vram_per_gpu_gb: None,
+            gpu: "CPU".into(),
+            gpu_count: 1,
+            ..hw
+        };
         assert_eq!(hardware_label(&cpu), "CPU ×1");
         assert_eq!(vram_label(&cpu), None);
     }

@@ -4,12 +4,13 @@
 //! -> [`store`] (reads, validates and atomically writes `data/`) -> [`render`]
 //! (pages, charts) -> [`output`] (the one writer into `site/`).
 
+pub mod cli;
 pub mod format;
-pub mod model;
-pub mod store;
 pub mod ingest;
 pub mod labels;
-pub mod cli;
+pub mod model;
 pub mod output;
 pub mod pipeline;
 pub mod render;
+pub mod schema;
+pub mod store;

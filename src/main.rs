@@ -24,10 +24,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             );
         }
         Command::Ingest(IngestCommand::Page(args)) => {
-            let written =
-                sitegen::ingest::import_pages(&args.files, args.id.as_deref(), &args.data, args.force)?;
+            let written = sitegen::ingest::import_pages(
+                &args.files,
+                args.id.as_deref(),
+                &args.data,
+                args.force,
+            )?;
             for dir in written {
                 eprintln!("wrote {}", dir.display());
+            }
+        }
+        Command::Schema(args) => {
+            for (name, text) in sitegen::schema::data_schemas() {
+                let path = args.out.join(name);
+                sitegen::store::write_atomically(&path, text.as_bytes())?;
+                eprintln!("wrote {}", path.display());
             }
         }
     }

@@ -42,7 +42,9 @@ pub enum StoreError {
     RunExists { path: PathBuf },
     #[error("{}: expected a run directory holding {RUN_FILE}", path.display())]
     NotARun { path: PathBuf },
-    #[error("run id {id:?}: expected lowercase letters, digits, '.', '_' or '-', not starting with '.'")]
+    #[error(
+        "run id {id:?}: expected lowercase letters, digits, '.', '_' or '-', not starting with '.'"
+    )]
     BadRunId { id: String },
 }
 
@@ -257,7 +259,11 @@ fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
         ));
     }
     if meta.run.max_output_tokens == 0 {
-        return Err(field_err(path, "run.max_output_tokens", "expected at least 1"));
+        return Err(field_err(
+            path,
+            "run.max_output_tokens",
+            "expected at least 1",
+        ));
     }
     Ok(())
 }
@@ -273,7 +279,12 @@ fn check_number(path: &Path, field: &str, value: Option<f64>) -> Result<(), Stor
     }
 }
 
-fn require<T>(path: &Path, field: &str, status: Status, value: &Option<T>) -> Result<(), StoreError> {
+fn require<T>(
+    path: &Path,
+    field: &str,
+    status: Status,
+    value: &Option<T>,
+) -> Result<(), StoreError> {
     if value.is_none() {
         return Err(field_err(
             path,
@@ -284,7 +295,12 @@ fn require<T>(path: &Path, field: &str, status: Status, value: &Option<T>) -> Re
     Ok(())
 }
 
-fn forbid<T>(path: &Path, field: &str, status: Status, value: &Option<T>) -> Result<(), StoreError> {
+fn forbid<T>(
+    path: &Path,
+    field: &str,
+    status: Status,
+    value: &Option<T>,
+) -> Result<(), StoreError> {
     if value.is_some() {
         return Err(field_err(
             path,
@@ -306,7 +322,11 @@ pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
         Cell::Decode(c) => &c.reason,
     };
     if status == Status::Error && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
-        return Err(field_err(path, "reason", "expected why the cell failed (status is error)"));
+        return Err(field_err(
+            path,
+            "reason",
+            "expected why the cell failed (status is error)",
+        ));
     }
     match cell {
         Cell::Prefill(c) => {
@@ -341,7 +361,12 @@ pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
                 require(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
             } else {
                 forbid(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
-                forbid(path, "per_request_tok_per_s", status, &c.per_request_tok_per_s)?;
+                forbid(
+                    path,
+                    "per_request_tok_per_s",
+                    status,
+                    &c.per_request_tok_per_s,
+                )?;
             }
         }
     }
@@ -513,7 +538,12 @@ mod tests {
             r#"{"phase":"decode","context_tokens":8192,"concurrency":4,"status":"over_capacity","total_tok_per_s":5}"#,
         )
         .unwrap();
-        assert!(load_run(&run).unwrap_err().to_string().contains("expected no value"));
+        assert!(
+            load_run(&run)
+                .unwrap_err()
+                .to_string()
+                .contains("expected no value")
+        );
     }
 
     #[test]
@@ -521,16 +551,30 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("r1");
         write(&run, RUN_FILE, META);
-        let p = write(&run, "cells/x.json", r#"{"phase":"warmup","context_tokens":1}"#);
+        let p = write(
+            &run,
+            "cells/x.json",
+            r#"{"phase":"warmup","context_tokens":1}"#,
+        );
         let e = load_run(&run).unwrap_err().to_string();
-        assert!(e.contains("`phase`: expected \"prefill\" or \"decode\", found \"warmup\""), "{e}");
+        assert!(
+            e.contains("`phase`: expected \"prefill\" or \"decode\", found \"warmup\""),
+            "{e}"
+        );
         fs::write(&p, r#"{"phase":"prefill","context_tokens":1,"status":"valid","prompt_tok_per_s":1,"ttft_ms":1,"ttft":3}"#).unwrap();
         let e = load_run(&run).unwrap_err().to_string();
         assert!(e.contains("unknown field `ttft`"), "{e}");
         fs::remove_file(&p).unwrap();
-        write(&run, RUN_FILE, &META.replace("\"schema_version\":1", "\"schema_version\":9"));
+        write(
+            &run,
+            RUN_FILE,
+            &META.replace("\"schema_version\":1", "\"schema_version\":9"),
+        );
         let e = load_run(&run).unwrap_err().to_string();
-        assert!(e.contains("run.json: field `schema_version`: expected 1, found 9"), "{e}");
+        assert!(
+            e.contains("run.json: field `schema_version`: expected 1, found 9"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -565,7 +609,10 @@ mod tests {
         let back = load_run(&tmp.path().join("r1")).unwrap();
         assert_eq!(back, run);
         // No temporary folders are left behind.
-        let names: Vec<_> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("r1")]);
     }
 

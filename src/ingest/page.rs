@@ -71,7 +71,12 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn error(&self, line: usize, expected: impl Into<String>, found: impl Into<String>) -> PageError {
+    fn error(
+        &self,
+        line: usize,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> PageError {
         PageError {
             file: self.file.to_path_buf(),
             line,
@@ -183,7 +188,14 @@ impl<'a> Parser<'a> {
             }
         }
 
-        let meta = self.meta(&hardware_card, &engine_card, &run_card, launch_command, title_line, title)?;
+        let meta = self.meta(
+            &hardware_card,
+            &engine_card,
+            &run_card,
+            launch_command,
+            title_line,
+            title,
+        )?;
         let mut run = Run {
             id: id.to_string(),
             meta,
@@ -193,7 +205,11 @@ impl<'a> Parser<'a> {
         let mut seen = std::collections::HashMap::new();
         for (n, cell) in cells {
             if let Some(first) = seen.insert(cell.key(), n) {
-                return Err(self.error(n, format!("one row per cell (line {first} has this one)"), self.lines[n - 1]));
+                return Err(self.error(
+                    n,
+                    format!("one row per cell (line {first} has this one)"),
+                    self.lines[n - 1],
+                ));
             }
             run.cells.push(cell);
         }
@@ -235,11 +251,19 @@ impl<'a> Parser<'a> {
         title_line: usize,
         title: &str,
     ) -> Result<RunMeta, PageError> {
-        let get = |card: &Card<'a>, label: &str| card.iter().find(|(_, l, _)| *l == label).map(|(n, _, v)| (*n, *v));
+        let get = |card: &Card<'a>, label: &str| {
+            card.iter()
+                .find(|(_, l, _)| *l == label)
+                .map(|(n, _, v)| (*n, *v))
+        };
         let owned = |card: &Card<'a>, label: &str| get(card, label).map(|(_, v)| v.to_string());
         let required = |card: &Card<'a>, name: &str, label: &str| {
             get(card, label).ok_or_else(|| {
-                self.error(title_line, format!("a {label} field in the {name} card"), "none")
+                self.error(
+                    title_line,
+                    format!("a {label} field in the {name} card"),
+                    "none",
+                )
             })
         };
 
@@ -271,14 +295,29 @@ impl<'a> Parser<'a> {
 
         let (n, text) = required(run, "Run", "Decode test")?;
         let decode_test = labels::parse_decode_test_label(text).ok_or_else(|| {
-            self.error(n, format!("a decode test ({:?})", labels::decode_test_label(crate::model::DecodeTest::FixedDuration)), text)
+            self.error(
+                n,
+                format!(
+                    "a decode test ({:?})",
+                    labels::decode_test_label(crate::model::DecodeTest::FixedDuration)
+                ),
+                text,
+            )
         })?;
         let (n, text) = required(run, "Run", "Prefill mode")?;
         let prefill_mode = labels::parse_prefill_mode_label(text).ok_or_else(|| {
-            self.error(n, format!("a prefill mode ({:?})", labels::prefill_mode_label(crate::model::PrefillMode::DecodeWarmup)), text)
+            self.error(
+                n,
+                format!(
+                    "a prefill mode ({:?})",
+                    labels::prefill_mode_label(crate::model::PrefillMode::DecodeWarmup)
+                ),
+                text,
+            )
         })?;
         let (n, text) = required(run, "Run", "Time per measurement")?;
-        let seconds_per_measurement = format::parse_seconds(text).map_err(|e| self.parse_error(n, e))?;
+        let seconds_per_measurement =
+            format::parse_seconds(text).map_err(|e| self.parse_error(n, e))?;
         let (n, text) = required(run, "Run", "Max output")?;
         let max_output_tokens = text
             .strip_suffix(" tokens")
@@ -298,7 +337,13 @@ impl<'a> Parser<'a> {
         let model = title
             .strip_suffix(&format!(" on {hardware_label}"))
             .filter(|m| !m.trim().is_empty())
-            .ok_or_else(|| self.error(title_line, format!("a title \"<model> on {hardware_label}\""), title))?;
+            .ok_or_else(|| {
+                self.error(
+                    title_line,
+                    format!("a title \"<model> on {hardware_label}\""),
+                    title,
+                )
+            })?;
 
         Ok(RunMeta {
             schema_version: SCHEMA_VERSION,
@@ -310,7 +355,10 @@ impl<'a> Parser<'a> {
             launch_command,
             source: Some(format!(
                 "Imported from the published page {}; figures are as the page displays them (rounded).",
-                self.file.file_name().map(|f| f.to_string_lossy()).unwrap_or_default()
+                self.file
+                    .file_name()
+                    .map(|f| f.to_string_lossy())
+                    .unwrap_or_default()
             )),
         })
     }
@@ -332,7 +380,11 @@ impl<'a> Parser<'a> {
         };
         let canonical = labels::vram_label(&hw).unwrap_or_default();
         if canonical != text {
-            return Err(self.error(n, format!("{canonical:?} (the total is GPU count × per-GPU)"), text));
+            return Err(self.error(
+                n,
+                format!("{canonical:?} (the total is GPU count × per-GPU)"),
+                text,
+            ));
         }
         Ok(per_gpu)
     }
@@ -345,42 +397,68 @@ impl<'a> Parser<'a> {
     fn table_row(&self, n: usize, line: &str) -> Result<Cell, PageError> {
         let cols = split_markdown_row(line)
             .filter(|c| c.len() == TABLE_COLUMNS.len())
-            .ok_or_else(|| self.error(n, format!("a table row of {} columns", TABLE_COLUMNS.len()), line))?;
+            .ok_or_else(|| {
+                self.error(
+                    n,
+                    format!("a table row of {} columns", TABLE_COLUMNS.len()),
+                    line,
+                )
+            })?;
         let col_err = |i: usize, e: ParseError| {
-            self.error(n, format!("{} in column {:?}", e.expected, TABLE_COLUMNS[i]), e.found)
+            self.error(
+                n,
+                format!("{} in column {:?}", e.expected, TABLE_COLUMNS[i]),
+                e.found,
+            )
         };
         let context_tokens = format::parse_context_label(cols[1]).map_err(|e| col_err(1, e))?;
         let status = labels::parse_status_label(cols[3]).ok_or_else(|| {
             self.error(n, "a status (Valid, Requests queued, Over capacity, Looped, Error) in column \"Status\"", cols[3])
         })?;
-        let reason = (status == Status::Error)
-            .then(|| "the published page gives no reason".to_string());
+        let reason =
+            (status == Status::Error).then(|| "the published page gives no reason".to_string());
         let cell = match cols[0] {
             "Prefill" => Cell::Prefill(PrefillCell {
                 context_tokens,
                 status,
                 reason,
                 prompt_tokens: None,
-                prompt_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s).map_err(|e| col_err(4, e))?,
-                ttft_ms: parse_optional(cols[6], format::parse_millis).map_err(|e| col_err(6, e))?,
+                prompt_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s)
+                    .map_err(|e| col_err(4, e))?,
+                ttft_ms: parse_optional(cols[6], format::parse_millis)
+                    .map_err(|e| col_err(6, e))?,
             }),
             "Sustained decode" => Cell::Decode(DecodeCell {
                 context_tokens,
-                concurrency: cols[2]
-                    .parse()
-                    .map_err(|_| self.error(n, "a whole number in column \"Requests at once\"", cols[2]))?,
+                concurrency: cols[2].parse().map_err(|_| {
+                    self.error(n, "a whole number in column \"Requests at once\"", cols[2])
+                })?,
                 status,
                 reason,
-                total_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s).map_err(|e| col_err(4, e))?,
-                per_request_tok_per_s: parse_optional(cols[5], format::parse_tok_per_s).map_err(|e| col_err(5, e))?,
-                ttft_median_ms: parse_optional(cols[6], format::parse_millis).map_err(|e| col_err(6, e))?,
-                tbt_median_ms: parse_optional(cols[7], format::parse_millis).map_err(|e| col_err(7, e))?,
-                avg_active_requests: parse_optional(cols[8], format::parse_grouped).map_err(|e| col_err(8, e))?,
-                completed_requests: parse_optional(cols[9], format::parse_count).map_err(|e| col_err(9, e))?,
-                output_tokens: parse_optional(cols[10], format::parse_count).map_err(|e| col_err(10, e))?,
-                measured_s: parse_optional(cols[11], format::parse_seconds).map_err(|e| col_err(11, e))?,
+                total_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s)
+                    .map_err(|e| col_err(4, e))?,
+                per_request_tok_per_s: parse_optional(cols[5], format::parse_tok_per_s)
+                    .map_err(|e| col_err(5, e))?,
+                ttft_median_ms: parse_optional(cols[6], format::parse_millis)
+                    .map_err(|e| col_err(6, e))?,
+                tbt_median_ms: parse_optional(cols[7], format::parse_millis)
+                    .map_err(|e| col_err(7, e))?,
+                avg_active_requests: parse_optional(cols[8], format::parse_grouped)
+                    .map_err(|e| col_err(8, e))?,
+                completed_requests: parse_optional(cols[9], format::parse_count)
+                    .map_err(|e| col_err(9, e))?,
+                output_tokens: parse_optional(cols[10], format::parse_count)
+                    .map_err(|e| col_err(10, e))?,
+                measured_s: parse_optional(cols[11], format::parse_seconds)
+                    .map_err(|e| col_err(11, e))?,
             }),
-            other => return Err(self.error(n, "a phase (Prefill or Sustained decode) in column \"Phase\"", other)),
+            other => {
+                return Err(self.error(
+                    n,
+                    "a phase (Prefill or Sustained decode) in column \"Phase\"",
+                    other,
+                ));
+            }
         };
         crate::store::validate_cell(self.file, &cell)
             .map_err(|e| self.error(n, "a row whose figures fit its status", e.to_string()))?;
@@ -411,37 +489,67 @@ impl<'a> Parser<'a> {
         let prefill: Vec<&PrefillCell> = run.prefill_cells().collect();
         for (i, (n, line)) in rows.iter().enumerate() {
             let Some(cell) = prefill.get(i) else {
-                return Err(self.error(*n, "no more prefill chart labels than prefill rows in the table", *line));
+                return Err(self.error(
+                    *n,
+                    "no more prefill chart labels than prefill rows in the table",
+                    *line,
+                ));
             };
             let expected = format!(
                 "{} context{}{}",
                 format::context_label(cell.context_tokens),
-                cell.prompt_tok_per_s.map(format::tok_per_s_short).unwrap_or_default(),
-                cell.ttft_ms.map(|t| format!("{} TTFT", format::millis(t))).unwrap_or_default(),
+                cell.prompt_tok_per_s
+                    .map(format::tok_per_s_short)
+                    .unwrap_or_default(),
+                cell.ttft_ms
+                    .map(|t| format!("{} TTFT", format::millis(t)))
+                    .unwrap_or_default(),
             );
             if *line != expected {
-                return Err(self.error(*n, format!("{expected:?} (from the measurement table)"), *line));
+                return Err(self.error(
+                    *n,
+                    format!("{expected:?} (from the measurement table)"),
+                    *line,
+                ));
             }
         }
         if rows.len() < prefill.len() {
             let (n, _) = rows[rows.len() - 1];
-            return Err(self.error(n, format!("{} prefill chart labels", prefill.len()), format!("{}", rows.len())));
+            return Err(self.error(
+                n,
+                format!("{} prefill chart labels", prefill.len()),
+                format!("{}", rows.len()),
+            ));
         }
         Ok(())
     }
 
-    fn check_matrix(&self, run: &Run, header_line: usize, header: &str, rows: &[(usize, &str)]) -> Result<(), PageError> {
+    fn check_matrix(
+        &self,
+        run: &Run,
+        header_line: usize,
+        header: &str,
+        rows: &[(usize, &str)],
+    ) -> Result<(), PageError> {
         let levels = run.concurrency_levels();
         let mut head = vec!["Context".to_string()];
         head.extend(levels.iter().map(u32::to_string));
         let expected = markdown_row(&head);
         if header != expected {
-            return Err(self.error(header_line, format!("{expected:?} (from the measurement table)"), header));
+            return Err(self.error(
+                header_line,
+                format!("{expected:?} (from the measurement table)"),
+                header,
+            ));
         }
         let contexts = run.decode_contexts();
         if rows.len() != contexts.len() {
             let n = rows.last().map_or(header_line, |r| r.0);
-            return Err(self.error(n, format!("{} matrix rows, one per decode context", contexts.len()), rows.len().to_string()));
+            return Err(self.error(
+                n,
+                format!("{} matrix rows, one per decode context", contexts.len()),
+                rows.len().to_string(),
+            ));
         }
         for ((n, line), ctx) in rows.iter().zip(contexts) {
             let mut cols = vec![format::context_label(ctx)];
@@ -451,7 +559,11 @@ impl<'a> Parser<'a> {
             }));
             let expected = markdown_row(&cols);
             if *line != expected {
-                return Err(self.error(*n, format!("{expected:?} (from the measurement table)"), *line));
+                return Err(self.error(
+                    *n,
+                    format!("{expected:?} (from the measurement table)"),
+                    *line,
+                ));
             }
         }
         Ok(())
@@ -461,10 +573,12 @@ impl<'a> Parser<'a> {
 /// "llm-inference-bench v0.6.2" -> name and version.
 fn benchmark_tool(text: &str) -> BenchmarkTool {
     match text.rsplit_once(" v") {
-        Some((name, version)) if version.starts_with(|c: char| c.is_ascii_digit()) => BenchmarkTool {
-            name: name.to_string(),
-            version: Some(version.to_string()),
-        },
+        Some((name, version)) if version.starts_with(|c: char| c.is_ascii_digit()) => {
+            BenchmarkTool {
+                name: name.to_string(),
+                version: Some(version.to_string()),
+            }
+        }
         _ => BenchmarkTool {
             name: text.to_string(),
             version: None,
@@ -521,9 +635,17 @@ mod tests {
         assert_eq!(m.engine.commit.as_deref(), Some("374e367e2b87"));
         assert_eq!(m.engine.version, None);
         let tool = m.run.benchmark_tool.as_ref().unwrap();
-        assert_eq!((tool.name.as_str(), tool.version.as_deref()), ("llm-inference-bench", Some("0.6.2")));
+        assert_eq!(
+            (tool.name.as_str(), tool.version.as_deref()),
+            ("llm-inference-bench", Some("0.6.2"))
+        );
         assert_eq!(m.run.max_output_tokens, 4096);
-        assert!(m.launch_command.as_deref().unwrap().ends_with("\"disable_eagle_block_drop\":true}'"));
+        assert!(
+            m.launch_command
+                .as_deref()
+                .unwrap()
+                .ends_with("\"disable_eagle_block_drop\":true}'")
+        );
         assert_eq!(run.cells.len(), 73);
     }
 
@@ -540,7 +662,11 @@ mod tests {
     #[test]
     fn a_table_figure_that_disagrees_with_the_matrix_names_the_matrix_line() {
         let n = line_of(GLM, "| Sustained decode | 8K | 1 | Valid | 175.8");
-        let changed = with_line(GLM, n, &GLM.lines().nth(n - 1).unwrap().replace("175.8", "175.9"));
+        let changed = with_line(
+            GLM,
+            n,
+            &GLM.lines().nth(n - 1).unwrap().replace("175.8", "175.9"),
+        );
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, line_of(GLM, "| 8K | 175.8109 ms TTFT"));
         assert!(e.expected.contains("175.9109 ms TTFT"), "{e}");
@@ -549,12 +675,19 @@ mod tests {
     #[test]
     fn a_malformed_number_names_line_column_and_form() {
         let n = line_of(GLM, "| Sustained decode | 8K | 2 |");
-        let changed = with_line(GLM, n, &GLM.lines().nth(n - 1).unwrap().replace("126 ms", "126ms"));
+        let changed = with_line(
+            GLM,
+            n,
+            &GLM.lines().nth(n - 1).unwrap().replace("126 ms", "126ms"),
+        );
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, n);
         assert_eq!(e.expected, "a latency like 433 ms in column \"TTFT\"");
         assert_eq!(e.found, "126ms");
-        assert!(e.to_string().starts_with(&format!("page.txt:{n}: expected")));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("page.txt:{n}: expected"))
+        );
     }
 
     #[test]
@@ -581,7 +714,11 @@ mod tests {
     fn a_legend_for_a_status_not_present_is_an_error() {
         let n = GLM.lines().count();
         let last = GLM.lines().last().unwrap();
-        let changed = with_line(GLM, n, &format!("{last} {}", labels::status_legend(Status::Looped).unwrap()));
+        let changed = with_line(
+            GLM,
+            n,
+            &format!("{last} {}", labels::status_legend(Status::Looped).unwrap()),
+        );
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, n);
     }

@@ -63,7 +63,11 @@ const VIRIDIS: [Rgb; 11] = [
 
 /// Viridis at `t` in [0, 1] (clamped): dark purple for low, yellow for high.
 pub fn viridis(t: f64) -> Rgb {
-    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 };
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     let x = t * (VIRIDIS.len() - 1) as f64;
     let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
     let f = x - i as f64;

@@ -48,7 +48,12 @@ pub struct RunSummary {
 impl RunSummary {
     /// The figure columns, in table order.
     pub fn figures(&self) -> [&Figure; 4] {
-        [&self.single_stream, &self.peak_total, &self.largest_context, &self.prefill_8k]
+        [
+            &self.single_stream,
+            &self.peak_total,
+            &self.largest_context,
+            &self.prefill_8k,
+        ]
     }
 }
 

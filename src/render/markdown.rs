@@ -26,22 +26,50 @@ fn local_resource(url: &str) -> bool {
 
 pub fn render_markdown(text: &str) -> String {
     let mut in_remote_image = 0usize;
-    let events = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH)
-        .map(|event| match event {
+    let events = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+        |event| match event {
             Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-            Event::Start(Tag::Link { link_type, dest_url, title, id }) => Event::Start(Tag::Link {
+            Event::Start(Tag::Link {
                 link_type,
-                dest_url: if safe_link(&dest_url) { dest_url } else { CowStr::Borrowed("#") },
+                dest_url,
+                title,
+                id,
+            }) => Event::Start(Tag::Link {
+                link_type,
+                dest_url: if safe_link(&dest_url) {
+                    dest_url
+                } else {
+                    CowStr::Borrowed("#")
+                },
                 title,
                 id,
             }),
-            Event::Start(Tag::Image { link_type, dest_url, title, id }) => {
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) => {
                 if local_resource(&dest_url) {
-                    Event::Start(Tag::Image { link_type, dest_url, title, id })
+                    Event::Start(Tag::Image {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    })
                 } else {
                     in_remote_image += 1;
-                    let dest_url = if safe_link(&dest_url) { dest_url } else { CowStr::Borrowed("#") };
-                    Event::Start(Tag::Link { link_type, dest_url, title, id })
+                    let dest_url = if safe_link(&dest_url) {
+                        dest_url
+                    } else {
+                        CowStr::Borrowed("#")
+                    };
+                    Event::Start(Tag::Link {
+                        link_type,
+                        dest_url,
+                        title,
+                        id,
+                    })
                 }
             }
             Event::End(TagEnd::Image) if in_remote_image > 0 => {
@@ -49,7 +77,8 @@ pub fn render_markdown(text: &str) -> String {
                 Event::End(TagEnd::Link)
             }
             other => other,
-        });
+        },
+    );
     let mut out = String::new();
     html::push_html(&mut out, events);
     out
@@ -75,13 +104,19 @@ mod tests {
         assert!(out.contains(r#"href="../other/""#));
         let out = render_markdown("![plot](https://cdn.example.com/p.png) ![local](p.png)");
         assert!(!out.contains("cdn.example.com/p.png\" alt"), "{out}");
-        assert!(out.contains(r#"<a href="https://cdn.example.com/p.png">plot</a>"#), "{out}");
+        assert!(
+            out.contains(r#"<a href="https://cdn.example.com/p.png">plot</a>"#),
+            "{out}"
+        );
         assert!(out.contains(r#"<img src="p.png" alt="local""#), "{out}");
     }
 
     #[test]
     fn markdown_formatting_is_rendered() {
         let out = render_markdown("**Speculative decoding** with `dflash`.");
-        assert_eq!(out, "<p><strong>Speculative decoding</strong> with <code>dflash</code>.</p>\n");
+        assert_eq!(
+            out,
+            "<p><strong>Speculative decoding</strong> with <code>dflash</code>.</p>\n"
+        );
     }
 }

@@ -46,7 +46,8 @@ pub fn run_href(run: &Run) -> String {
 pub fn render_site(runs: &[Run]) -> anyhow::Result<Site> {
     let mut site = Site::default();
     for (path, text) in STATIC_FILES {
-        site.files.insert(path.to_string(), text.as_bytes().to_vec());
+        site.files
+            .insert(path.to_string(), text.as_bytes().to_vec());
     }
     for run in runs {
         let html = run_page::RunPage::new(run)
@@ -116,11 +117,31 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
             vec![
                 ("Served model", Some(meta.served_model.clone())),
                 ("Revision", run.revision.clone()),
-                ("Benchmark tool", run.benchmark_tool.as_ref().map(labels::benchmark_tool_label)),
-                ("Decode test", Some(labels::decode_test_label(run.decode_test).into())),
-                ("Prefill mode", Some(labels::prefill_mode_label(run.prefill_mode).into())),
-                ("Time per measurement", Some(format::seconds_setting(run.seconds_per_measurement))),
-                ("Max output", Some(format!("{} tokens", format::count(run.max_output_tokens.into())))),
+                (
+                    "Benchmark tool",
+                    run.benchmark_tool
+                        .as_ref()
+                        .map(labels::benchmark_tool_label),
+                ),
+                (
+                    "Decode test",
+                    Some(labels::decode_test_label(run.decode_test).into()),
+                ),
+                (
+                    "Prefill mode",
+                    Some(labels::prefill_mode_label(run.prefill_mode).into()),
+                ),
+                (
+                    "Time per measurement",
+                    Some(format::seconds_setting(run.seconds_per_measurement)),
+                ),
+                (
+                    "Max output",
+                    Some(format!(
+                        "{} tokens",
+                        format::count(run.max_output_tokens.into())
+                    )),
+                ),
             ],
         ),
     ]

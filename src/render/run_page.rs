@@ -77,7 +77,10 @@ impl RunPage {
     pub fn new(run: &Run) -> Self {
         let title = labels::run_title(run);
         let prefill_svg = prefill_bars(run).map(|bars| {
-            prefill_chart(&bars, &format!("Prefill: {} by context length", labels::PREFILL_CAPTION))
+            prefill_chart(
+                &bars,
+                &format!("Prefill: {} by context length", labels::PREFILL_CAPTION),
+            )
         });
         RunPage {
             root: "../../",

@@ -19,24 +19,26 @@ pub struct PrefillBar {
 const BAR: RGBColor = RGBColor(0x00, 0x72, 0xb2);
 
 pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
-    const SIZE: (u32, u32) = (760, 340);
+    const SIZE: (u32, u32) = (900, 360);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         let top = bars.iter().map(|b| b.tok_per_s).fold(0.0, f64::max);
         // Room above the tallest bar for its two-line label.
         let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
-        let n = bars.len().max(1) as u32;
+        // A segmented 0..k range has k + 1 segments: one per bar.
+        let last = bars.len().saturating_sub(1) as u32;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(34)
             .y_label_area_size(64)
-            .build_cartesian_2d((0..n).into_segmented(), 0.0..y_max)
+            .build_cartesian_2d((0..last).into_segmented(), 0.0..y_max)
             .expect("chart ranges are valid");
         let label_style = TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK);
         chart
             .configure_mesh()
             .disable_x_mesh()
+            .light_line_style(TRANSPARENT)
             .y_labels(6)
             .y_desc("prompt tok/s")
             .x_desc("context length")
@@ -56,20 +58,36 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
                 let i = i as u32;
                 let mut r = Rectangle::new(
-                    [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), b.tok_per_s)],
+                    [
+                        (SegmentValue::Exact(i), 0.0),
+                        (SegmentValue::Exact(i + 1), b.tok_per_s),
+                    ],
                     BAR.filled(),
                 );
                 r.set_margin(0, 0, 8, 8);
                 r
             }))
             .expect("drawing into a string cannot fail");
-        let value_style = label_style.clone().pos(Pos::new(HPos::Center, VPos::Bottom));
+        let value_style = label_style
+            .clone()
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
+        let ttft_style = TextStyle::from((FONT, FONT_SIZE - 2.0).into_font())
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Bottom));
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
                 let at = (SegmentValue::CenterOf(i as u32), b.tok_per_s);
                 EmptyElement::at(at)
-                    + Text::new(format::tok_per_s_short(b.tok_per_s), (0, -18), value_style.clone())
-                    + Text::new(format!("{} TTFT", format::millis(b.ttft_ms)), (0, -4), value_style.clone())
+                    + Text::new(
+                        format::tok_per_s_short(b.tok_per_s),
+                        (0, -18),
+                        value_style.clone(),
+                    )
+                    + Text::new(
+                        format!("{} TTFT", format::millis(b.ttft_ms)),
+                        (0, -4),
+                        ttft_style.clone(),
+                    )
             }))
             .expect("drawing into a string cannot fail");
         root.present().expect("drawing into a string cannot fail");
@@ -84,21 +102,44 @@ mod tests {
     #[test]
     fn every_bar_is_labelled_with_throughput_and_ttft() {
         let bars = [
-            PrefillBar { context_tokens: 8192, tok_per_s: 18_900.0, ttft_ms: 433.0 },
-            PrefillBar { context_tokens: 65_536, tok_per_s: 4_764.0, ttft_ms: 13_540.0 },
+            PrefillBar {
+                context_tokens: 8192,
+                tok_per_s: 18_900.0,
+                ttft_ms: 433.0,
+            },
+            PrefillBar {
+                context_tokens: 65_536,
+                tok_per_s: 4_764.0,
+                ttft_ms: 13_540.0,
+            },
         ];
         let svg = prefill_chart(&bars, "Prefill <test>");
-        assert!(svg.starts_with("<svg class=\"chart\" viewBox=\"0 0 760 340\""));
-        assert!(svg.contains("<title>Prefill &#60;test&#62;</title>") || svg.contains("<title>Prefill &lt;test&gt;</title>"), "{svg}");
-        for text in ["18.9K", "433 ms TTFT", "4,764", "13,540 ms TTFT", "8K", "64K"] {
+        assert!(svg.starts_with("<svg class=\"chart\" viewBox=\"0 0 900 360\""));
+        assert!(
+            svg.contains("<title>Prefill &#60;test&#62;</title>")
+                || svg.contains("<title>Prefill &lt;test&gt;</title>"),
+            "{svg}"
+        );
+        for text in [
+            "18.9K",
+            "433 ms TTFT",
+            "4,764",
+            "13,540 ms TTFT",
+            "8K",
+            "64K",
+        ] {
             assert!(svg.contains(&format!(">\n{text}\n<")), "missing {text}");
         }
-        assert!(!svg.contains("width=\"760\""), "fixed size would not scale");
+        assert!(!svg.contains("width=\"900\""), "fixed size would not scale");
     }
 
     #[test]
     fn a_single_bar_or_none_still_draws() {
-        let one = [PrefillBar { context_tokens: 2048, tok_per_s: 500.0, ttft_ms: 4.0 }];
+        let one = [PrefillBar {
+            context_tokens: 2048,
+            tok_per_s: 500.0,
+            ttft_ms: 4.0,
+        }];
         assert!(prefill_chart(&one, "t").contains("500"));
         assert!(prefill_chart(&[], "t").ends_with("</svg>\n"));
     }

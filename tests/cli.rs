@@ -1,0 +1,152 @@
+//! The `sitegen` binary as a user runs it.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{data_dir, files_under, fixture_pages};
+
+fn sitegen(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn reimporting_the_reference_pages_reproduces_data_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut args = vec![
+        "ingest".to_string(),
+        "page".into(),
+        "--data".into(),
+        data.display().to_string(),
+    ];
+    args.extend(fixture_pages().iter().map(|p| p.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = sitegen(&args, tmp.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(files_under(&data), files_under(&data_dir()));
+}
+
+#[test]
+fn an_existing_run_is_not_overwritten_without_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = fixture_pages()[1].display().to_string();
+    let ok = sitegen(&["ingest", "page", &page, "--data", "d"], tmp.path());
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let run_json = tmp
+        .path()
+        .join("d/step-3.5-flash-h200x4-vllm-0.29.0/run.json");
+    std::fs::write(&run_json, "{\"edited\": true}").unwrap();
+    let again = sitegen(&["ingest", "page", &page, "--data", "d"], tmp.path());
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("already exists (pass --force"),
+        "{}",
+        stderr(&again)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&run_json).unwrap(),
+        "{\"edited\": true}"
+    );
+    let forced = sitegen(
+        &["ingest", "page", &page, "--data", "d", "--force"],
+        tmp.path(),
+    );
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    assert!(
+        std::fs::read_to_string(&run_json)
+            .unwrap()
+            .contains("Step-3.5-Flash")
+    );
+}
+
+#[test]
+fn a_bad_page_is_an_error_naming_file_and_line_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(&fixture_pages()[0]).unwrap();
+    let bad = good.replace(
+        "| Sustained decode | 8K | 4 | Valid | 511.7 |",
+        "| Sustained decode | 8K | 4 | Valid | 511,7 |",
+    );
+    let bad_path = tmp.path().join("bad.txt");
+    std::fs::write(&bad_path, bad).unwrap();
+    let good_path = fixture_pages()[1].display().to_string();
+    let out = sitegen(
+        &["ingest", "page", &good_path, "bad.txt", "--data", "d"],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    let line = good
+        .lines()
+        .position(|l| l.contains("| 8K | 4 | Valid | 511.7"))
+        .unwrap()
+        + 1;
+    let err = stderr(&out);
+    assert!(err.contains(&format!("bad.txt:{line}: expected a throughput like 18.9K or 4,764.0 in column \"Total tok/s\", found \"511,7\"")), "{err}");
+    assert!(
+        !tmp.path().join("d").exists(),
+        "the good page was written although the batch failed"
+    );
+}
+
+#[test]
+fn build_works_from_any_folder_and_a_failed_build_keeps_the_previous_site() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let out = tmp.path().join("public");
+    let page = fixture_pages()[0].display().to_string();
+    assert!(
+        sitegen(&["ingest", "page", &page, "--data", "data"], tmp.path())
+            .status
+            .success()
+    );
+    let ok = sitegen(&["build", "--data", "data", "--out", "public"], tmp.path());
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let before = files_under(&out);
+    assert!(
+        before.iter().any(|(p, _)| p == "static/style.css"),
+        "assets are embedded in the binary"
+    );
+
+    let cell = data.join("glm-5.3-flash-h200x4-vllm/cells/decode-00008192-x002.json");
+    std::fs::write(&cell, r#"{"phase":"decode","context_tokens":8192,"concurrency":2,"status":"valid","total_tok_per_s":"fast"}"#).unwrap();
+    let failed = sitegen(&["build", "--data", "data", "--out", "public"], tmp.path());
+    assert!(!failed.status.success());
+    let err = stderr(&failed);
+    assert!(err.contains("decode-00008192-x002.json: field `total_tok_per_s`: invalid type: string \"fast\", expected f64"), "{err}");
+    assert_eq!(files_under(&out), before);
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn build_refuses_to_replace_a_folder_it_did_not_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("docs")).unwrap();
+    std::fs::write(tmp.path().join("docs/keep.md"), "mine").unwrap();
+    let data = data_dir().display().to_string();
+    let out = sitegen(&["build", "--data", &data, "--out", "docs"], tmp.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not replacing a non-empty folder"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("docs/keep.md")).unwrap(),
+        "mine"
+    );
+}

@@ -1,0 +1,145 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn data_dir() -> PathBuf {
+    repo().join("data")
+}
+
+pub fn fixture_pages() -> Vec<PathBuf> {
+    let mut pages: Vec<PathBuf> = std::fs::read_dir(repo().join("tests/fixtures/pages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    pages.sort();
+    pages
+}
+
+/// Builds the bundled data into a fresh temporary folder.
+pub fn build_bundled_site() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data_dir(), &out).unwrap();
+    (tmp, out)
+}
+
+/// Every file under `dir` as (relative path, bytes), sorted.
+pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A reference page read naively, independently of sitegen's own parser:
+/// the lines of its markdown tables and its "- Label" / "- value" card pairs.
+pub struct ReferencePage {
+    pub lines: Vec<String>,
+}
+
+impl ReferencePage {
+    pub fn load(path: &Path) -> Self {
+        let text = std::fs::read_to_string(path).unwrap();
+        ReferencePage {
+            lines: text.lines().map(str::to_string).collect(),
+        }
+    }
+
+    fn cells(line: &str) -> Vec<String> {
+        line.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    }
+
+    /// Rows of the "All measurements" table.
+    pub fn measurement_rows(&self) -> Vec<Vec<String>> {
+        self.lines
+            .iter()
+            .filter(|l| l.starts_with("| Prefill |") || l.starts_with("| Sustained decode |"))
+            .map(|l| Self::cells(l))
+            .collect()
+    }
+
+    /// Rows of the decode matrix (context label first).
+    pub fn matrix_rows(&self) -> Vec<Vec<String>> {
+        let start = self
+            .lines
+            .iter()
+            .position(|l| l == "Sustained decode")
+            .unwrap();
+        self.lines[start + 3..]
+            .iter()
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| Self::cells(l))
+            .collect()
+    }
+
+    /// (label, value) pairs of the Hardware, Engine and Run cards.
+    pub fn card_fields(&self) -> Vec<(String, String)> {
+        let start = self.lines.iter().position(|l| l == "Hardware").unwrap();
+        let end = self
+            .lines
+            .iter()
+            .position(|l| l == "Launch command")
+            .unwrap();
+        let body: Vec<&String> = self.lines[start..end]
+            .iter()
+            .filter(|l| !["Hardware", "Engine", "Run"].contains(&l.as_str()))
+            .collect();
+        body.chunks(2)
+            .map(|pair| {
+                let strip = |s: &str| s.strip_prefix("- ").unwrap_or(s).to_string();
+                (strip(pair[0]), strip(pair[1]))
+            })
+            .collect()
+    }
+
+    pub fn launch_command(&self) -> String {
+        let i = self
+            .lines
+            .iter()
+            .position(|l| l == "Launch command")
+            .unwrap();
+        let line = &self.lines[i + 1];
+        line.strip_suffix("Prefill").unwrap_or(line).to_string()
+    }
+
+    /// (context label, chart value, "N ms TTFT") of each prefill bar.
+    pub fn prefill_labels(&self) -> Vec<String> {
+        let start = self
+            .lines
+            .iter()
+            .position(|l| l.starts_with("prompt tok/s by context length"))
+            .unwrap();
+        let end = self
+            .lines
+            .iter()
+            .position(|l| l == "Sustained decode")
+            .unwrap();
+        self.lines[start..end]
+            .iter()
+            .map(|l| {
+                l.trim_start_matches("prompt tok/s by context length")
+                    .to_string()
+            })
+            .collect()
+    }
+}
