@@ -22,8 +22,22 @@ pub enum Command {
     /// Import measurements made elsewhere into the data folder.
     #[command(subcommand)]
     Ingest(IngestCommand),
+    /// Build the site in memory and serve it on 127.0.0.1, rebuilding when the data changes.
+    Serve(ServeArgs),
     /// Write the JSON Schemas of run.json and of cell files.
     Schema(SchemaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    #[arg(long, default_value_t = 8000)]
+    pub port: u16,
+    /// Serve the site under this path, as a static host serving it from a sub-path would.
+    #[arg(long, default_value = "/")]
+    pub base_path: String,
 }
 
 #[derive(Debug, Args)]

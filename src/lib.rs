@@ -13,4 +13,5 @@ pub mod output;
 pub mod pipeline;
 pub mod render;
 pub mod schema;
+pub mod serve;
 pub mod store;

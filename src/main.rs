@@ -34,6 +34,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("wrote {}", dir.display());
             }
         }
+        Command::Serve(args) => sitegen::serve::serve(sitegen::serve::ServeOptions {
+            data: args.data,
+            port: args.port,
+            base_path: args.base_path,
+        })?,
         Command::Schema(args) => {
             for (name, text) in sitegen::schema::data_schemas() {
                 let path = args.out.join(name);

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::render::Site;
 use crate::{output, render, store};
 
 /// What a build produced.
@@ -13,15 +14,22 @@ pub struct BuildSummary {
     pub files: usize,
 }
 
-/// Builds the site from `data_dir` into `out`. Everything is read, checked and
-/// rendered before the first byte is written.
-pub fn build_site(data_dir: &Path, out: &Path) -> anyhow::Result<BuildSummary> {
+/// Reads and checks every run under `data_dir` and renders the site in memory.
+pub fn render_data(data_dir: &Path) -> anyhow::Result<(Site, BuildSummary)> {
     let runs = store::load_runs(data_dir)
         .with_context(|| format!("reading runs from {}", data_dir.display()))?;
     let site = render::render_site(&runs)?;
-    output::write_site(&site, out)?;
-    Ok(BuildSummary {
+    let summary = BuildSummary {
         runs: runs.len(),
         files: site.files.len(),
-    })
+    };
+    Ok((site, summary))
+}
+
+/// Builds the site from `data_dir` into `out`. Everything is read, checked and
+/// rendered before the first byte is written.
+pub fn build_site(data_dir: &Path, out: &Path) -> anyhow::Result<BuildSummary> {
+    let (site, summary) = render_data(data_dir)?;
+    output::write_site(&site, out)?;
+    Ok(summary)
 }

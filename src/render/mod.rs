@@ -20,7 +20,11 @@ use crate::model::{Run, RunMeta, Status};
 pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
 
 /// Assets embedded in the binary, so `sitegen build` works from any folder.
-pub const STATIC_FILES: [(&str, &str); 2] = [
+pub const STATIC_FILES: [(&str, &str); 3] = [
+    (
+        "static/favicon.svg",
+        include_str!("../../static/favicon.svg"),
+    ),
     ("static/style.css", include_str!("../../static/style.css")),
     ("static/site.js", include_str!("../../static/site.js")),
 ];

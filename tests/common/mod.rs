@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod site_check;
+
 use std::path::{Path, PathBuf};
 
 pub fn repo() -> PathBuf {

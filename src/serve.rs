@@ -1,0 +1,229 @@
+//! `sitegen serve`: a local preview, like `zola serve` or `mdbook serve`.
+//!
+//! The site is rendered in memory and served on 127.0.0.1 under a base path,
+//! as a static host would serve it from a sub-path. When anything under the
+//! data folder changes the site is rebuilt; a rebuild that fails is reported
+//! and the last good site stays up.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use notify::Watcher;
+
+use crate::pipeline;
+use crate::render::Site;
+
+pub struct ServeOptions {
+    pub data: PathBuf,
+    pub port: u16,
+    pub base_path: String,
+}
+
+/// What a request path resolves to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Resolved<'a> {
+    File {
+        bytes: &'a [u8],
+        content_type: &'static str,
+    },
+    Redirect(String),
+    NotFound,
+}
+
+/// "/some/prefix" or "some/prefix/" -> "/some/prefix/"; "" -> "/".
+pub fn normalize_base_path(base: &str) -> anyhow::Result<String> {
+    let trimmed = base.trim_matches('/');
+    if trimmed.split('/').any(|s| s == ".." || s == ".") {
+        bail!("--base-path {base:?}: '.' and '..' are not allowed");
+    }
+    Ok(if trimmed.is_empty() {
+        "/".to_string()
+    } else {
+        format!("/{trimmed}/")
+    })
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit_once('.').map(|(_, ext)| ext) {
+        Some("html") => "text/html; charset=utf-8",
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("json") => "application/json",
+        Some("csv") => "text/csv; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Maps a request URL onto a file of the site served under `base` ("/x/").
+pub fn resolve<'a>(site: &'a Site, base: &str, url: &str) -> Resolved<'a> {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let Ok(path) = percent_encoding::percent_decode_str(path).decode_utf8() else {
+        return Resolved::NotFound;
+    };
+    if format!("{path}/") == base {
+        return Resolved::Redirect(base.to_string());
+    }
+    let Some(rel) = path.strip_prefix(base) else {
+        return Resolved::NotFound;
+    };
+    if rel.split('/').any(|s| s == ".." || s == ".") {
+        return Resolved::NotFound;
+    }
+    let file = if rel.is_empty() || rel.ends_with('/') {
+        format!("{rel}index.html")
+    } else {
+        rel.to_string()
+    };
+    match site.files.get(&file) {
+        Some(bytes) => Resolved::File {
+            bytes,
+            content_type: content_type(&file),
+        },
+        None if site.files.contains_key(&format!("{file}/index.html")) => {
+            Resolved::Redirect(format!("{path}/"))
+        }
+        None => Resolved::NotFound,
+    }
+}
+
+pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
+    let base = normalize_base_path(&opts.base_path)?;
+    let (site, summary) = pipeline::render_data(&opts.data)?;
+    let site = Arc::new(RwLock::new(site));
+    let server = tiny_http::Server::http(("127.0.0.1", opts.port))
+        .map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{}: {e}", opts.port))?;
+    let port = server
+        .server_addr()
+        .to_ip()
+        .map(|a| a.port())
+        .context("the server has no IP address")?;
+    // The first line on stdout is the address: scripts and tests read it.
+    println!("serving http://127.0.0.1:{port}{base}");
+    eprintln!(
+        "{} runs; watching {} for changes (Ctrl-C stops)",
+        summary.runs,
+        opts.data.display()
+    );
+
+    let _watcher = watch(&opts.data, Arc::clone(&site))?;
+    for request in server.incoming_requests() {
+        let guard = site.read().unwrap_or_else(|e| e.into_inner());
+        let response = match resolve(&guard, &base, request.url()) {
+            Resolved::File {
+                bytes,
+                content_type,
+            } => tiny_http::Response::from_data(bytes.to_vec())
+                .with_header(header("Content-Type", content_type))
+                .with_header(header("Cache-Control", "no-cache")),
+            Resolved::Redirect(to) => tiny_http::Response::from_data(Vec::new())
+                .with_status_code(302)
+                .with_header(header("Location", &to)),
+            Resolved::NotFound => tiny_http::Response::from_data(b"not found\n".to_vec())
+                .with_status_code(404)
+                .with_header(header("Content-Type", "text/plain; charset=utf-8")),
+        };
+        drop(guard);
+        // A client that hung up is not the server's problem.
+        let _ = request.respond(response);
+    }
+    Ok(())
+}
+
+fn header(name: &str, value: &str) -> tiny_http::Header {
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
+}
+
+/// Rebuilds `site` whenever something under `data` changes. Events are
+/// gathered for a moment first, so one save does not cause several builds.
+fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::RecommendedWatcher> {
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if event.is_ok() {
+            let _ = tx.send(());
+        }
+    })
+    .context("cannot watch the data folder")?;
+    watcher
+        .watch(data, notify::RecursiveMode::Recursive)
+        .with_context(|| format!("cannot watch {}", data.display()))?;
+    let data = data.to_path_buf();
+    std::thread::spawn(move || {
+        while rx.recv().is_ok() {
+            while rx.recv_timeout(Duration::from_millis(200)).is_ok() {}
+            match pipeline::render_data(&data) {
+                Ok((new_site, summary)) => {
+                    *site.write().unwrap_or_else(|e| e.into_inner()) = new_site;
+                    eprintln!("rebuilt: {} runs", summary.runs);
+                }
+                Err(e) => eprintln!("rebuild failed, still serving the last good site: {e:#}"),
+            }
+        }
+    });
+    Ok(watcher)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site() -> Site {
+        let mut s = Site::default();
+        s.files.insert("index.html".into(), b"home".to_vec());
+        s.files
+            .insert("runs/a/index.html".into(), b"run a".to_vec());
+        s.files.insert("static/style.css".into(), b"css".to_vec());
+        s
+    }
+
+    #[test]
+    fn base_paths_are_normalised() {
+        assert_eq!(normalize_base_path("").unwrap(), "/");
+        assert_eq!(normalize_base_path("/").unwrap(), "/");
+        assert_eq!(normalize_base_path("some/prefix").unwrap(), "/some/prefix/");
+        assert_eq!(
+            normalize_base_path("/some/prefix/").unwrap(),
+            "/some/prefix/"
+        );
+        assert!(normalize_base_path("/a/../b").is_err());
+    }
+
+    #[test]
+    fn requests_resolve_under_the_base_path_only() {
+        let s = site();
+        let b = "/p/";
+        assert!(matches!(
+            resolve(&s, b, "/p/"),
+            Resolved::File { bytes: b"home", .. }
+        ));
+        assert!(matches!(
+            resolve(&s, b, "/p/index.html?x=1"),
+            Resolved::File { bytes: b"home", .. }
+        ));
+        assert!(matches!(
+            resolve(&s, b, "/p/runs/a/"),
+            Resolved::File {
+                bytes: b"run a",
+                ..
+            }
+        ));
+        assert_eq!(
+            resolve(&s, b, "/p/runs/a"),
+            Resolved::Redirect("/p/runs/a/".into())
+        );
+        assert_eq!(resolve(&s, b, "/p"), Resolved::Redirect("/p/".into()));
+        assert_eq!(resolve(&s, b, "/index.html"), Resolved::NotFound);
+        assert_eq!(resolve(&s, b, "/p/../p/index.html"), Resolved::NotFound);
+        assert_eq!(resolve(&s, b, "/p/nope.html"), Resolved::NotFound);
+        match resolve(&s, b, "/p/static/style.css") {
+            Resolved::File { content_type, .. } => {
+                assert_eq!(content_type, "text/css; charset=utf-8")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

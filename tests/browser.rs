@@ -1,0 +1,378 @@
+//! The site checked by real tools: headless Chromium (console, requests, axe,
+//! phone width, sorting, copying) and the Nu HTML checker, over HTTP from a
+//! sub-path served by `sitegen serve` and from `file://`.
+//!
+//! Locally, without the tools, these tests say why they skipped; with
+//! `CI` set a missing tool fails them. `.ci/run` installs the tools.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{build_bundled_site, data_dir, files_under, repo};
+
+struct Tools {
+    chromium: PathBuf,
+    vnu_jar: PathBuf,
+}
+
+fn find_tools() -> Result<Tools, String> {
+    let chromium = std::env::var_os("SITEGEN_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    if !chromium.is_file() {
+        return Err(format!(
+            "no Chromium at {} (apt-get install chromium, or set SITEGEN_CHROMIUM)",
+            chromium.display()
+        ));
+    }
+    let runs = |cmd: &str, arg: &str| {
+        Command::new(cmd)
+            .arg(arg)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !runs("node", "--version") {
+        return Err("no node on PATH".into());
+    }
+    let modules = repo().join("tests/browser/node_modules");
+    if !modules.join("playwright-core").is_dir() || !modules.join("axe-core").is_dir() {
+        return Err("tests/browser/node_modules is missing (npm ci --prefix tests/browser)".into());
+    }
+    if !runs("java", "-version") {
+        return Err("no java on PATH (apt-get install default-jre-headless)".into());
+    }
+    let vnu_jar = modules.join("vnu-jar/build/dist/vnu.jar");
+    if !vnu_jar.is_file() {
+        return Err(format!("no Nu HTML checker at {}", vnu_jar.display()));
+    }
+    Ok(Tools { chromium, vnu_jar })
+}
+
+/// The tools, or `None` after saying why the tier is skipped. In CI a missing
+/// tool is a failure, never a skip.
+fn tools() -> Option<Tools> {
+    match find_tools() {
+        Ok(t) => Some(t),
+        Err(why) if std::env::var_os("CI").is_some() => {
+            panic!("browser tier cannot run in CI: {why}")
+        }
+        Err(why) => {
+            eprintln!("browser tier skipped: {why}. .ci/run installs what it needs.");
+            None
+        }
+    }
+}
+
+/// `sitegen serve` in the background, killed when dropped.
+struct Server {
+    child: Child,
+    base_url: String,
+}
+
+impl Server {
+    fn start(data: &Path, base_path: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sitegen"))
+            .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
+            .arg(data)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base_url = line
+            .trim()
+            .strip_prefix("serving ")
+            .unwrap_or_else(|| panic!("unexpected first line from sitegen serve: {line:?}"))
+            .to_string();
+        Server { child, base_url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct PageReport {
+    url: String,
+    problems: Vec<String>,
+    checked: Vec<String>,
+}
+
+/// A page to check: its URL and the name its screenshots get.
+struct PageUrl {
+    url: String,
+    name: String,
+}
+
+fn run_browser_checks(
+    tools: &Tools,
+    pages: &[PageUrl],
+    checks: &[&str],
+    screenshots: Option<&Path>,
+) -> Vec<PageReport> {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.json");
+    let mut value = serde_json::json!({
+        "chromium": tools.chromium,
+        "pages": pages.iter().map(|p| serde_json::json!({"url": p.url, "name": p.name})).collect::<Vec<_>>(),
+        "checks": checks,
+    });
+    if let Some(dir) = screenshots {
+        value["screenshots"] = serde_json::json!(dir);
+    }
+    std::fs::write(&config, value.to_string()).unwrap();
+    let out = Command::new("node")
+        .arg(repo().join("tests/browser/check.mjs"))
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "check.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    #[derive(serde::Deserialize)]
+    struct Report {
+        pages: Vec<PageReport>,
+    }
+    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
+    report.pages
+}
+
+/// The HTML pages of a built site, relative to its root.
+fn html_pages(site: &Path) -> Vec<String> {
+    files_under(site)
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .filter(|rel| rel.ends_with(".html"))
+        .collect()
+}
+
+/// "runs/<id>/index.html" -> "<id>", "index.html" -> "index".
+fn page_name(rel: &str) -> String {
+    rel.trim_end_matches("index.html")
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("index")
+        .to_string()
+}
+
+fn screenshot_dir() -> PathBuf {
+    repo().join("test-artifacts/screenshots")
+}
+
+#[test]
+fn site_served_from_a_sub_path_passes_every_browser_check() {
+    let Some(tools) = tools() else { return };
+    let (_tmp, site) = build_bundled_site();
+    let server = Server::start(&data_dir(), "/some/prefix/");
+    assert!(
+        server.base_url.ends_with("/some/prefix/"),
+        "{}",
+        server.base_url
+    );
+    let pages: Vec<PageUrl> = html_pages(&site)
+        .iter()
+        // Folder URLs, as a static host serves them: runs/<id>/ for runs/<id>/index.html.
+        .map(|rel| PageUrl {
+            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
+            name: page_name(rel),
+        })
+        .collect();
+    assert_eq!(pages.len(), 3);
+    let reports = run_browser_checks(
+        &tools,
+        &pages,
+        &["load", "axe", "phone", "sort", "copy"],
+        Some(&screenshot_dir()),
+    );
+    for r in &reports {
+        assert_eq!(
+            r.checked,
+            ["load", "axe", "sort", "phone", "copy"],
+            "{}",
+            r.url
+        );
+        assert!(
+            r.problems.is_empty(),
+            "{}:\n{}",
+            r.url,
+            r.problems.join("\n")
+        );
+    }
+}
+
+#[test]
+fn site_opened_from_file_urls_loads_without_errors() {
+    let Some(tools) = tools() else { return };
+    let (_tmp, site) = build_bundled_site();
+    let pages: Vec<PageUrl> = html_pages(&site)
+        .iter()
+        .map(|rel| PageUrl {
+            url: format!("file://{}", site.join(rel).display()),
+            name: format!("file-{}", page_name(rel)),
+        })
+        .collect();
+    let reports = run_browser_checks(&tools, &pages, &["load", "sort"], None);
+    for r in &reports {
+        assert!(
+            r.problems.is_empty(),
+            "{}:\n{}",
+            r.url,
+            r.problems.join("\n")
+        );
+    }
+}
+
+fn nu_check(tools: &Tools, files: &[PathBuf]) -> Vec<String> {
+    let out = Command::new("java")
+        .arg("-jar")
+        .arg(&tools.vnu_jar)
+        .args(["--errors-only", "--format", "json"])
+        .args(files)
+        .output()
+        .unwrap();
+    // vnu prints its JSON report on stderr and exits 1 when it finds errors.
+    let report: serde_json::Value = serde_json::from_slice(&out.stderr)
+        .unwrap_or_else(|_| panic!("vnu output: {}", String::from_utf8_lossy(&out.stderr)));
+    report["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| format!("{}:{}: {}", m["url"], m["lastLine"], m["message"]))
+        .collect()
+}
+
+#[test]
+fn every_page_is_valid_html_for_the_nu_checker() {
+    let Some(tools) = tools() else { return };
+    let (_tmp, site) = build_bundled_site();
+    let files: Vec<PathBuf> = html_pages(&site).iter().map(|rel| site.join(rel)).collect();
+    let errors = nu_check(&tools, &files);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+const GOOD_HEAD: &str =
+    "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title></head>";
+
+#[test]
+fn each_check_catches_a_deliberately_broken_page() {
+    let Some(tools) = tools() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, body: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(
+            &path,
+            format!("{GOOD_HEAD}<body><main>{body}</main></body></html>"),
+        )
+        .unwrap();
+        path
+    };
+    let unclosed = write("unclosed.html", "<p>text <span>never closed</p></div>");
+    let external = write(
+        "external.html",
+        "<p>x</p><script src=\"https://cdn.example.com/lib.js\"></script>",
+    );
+    let contrast = write(
+        "contrast.html",
+        "<p style=\"color:#777;background:#888\">hard to read</p>",
+    );
+    let wide = write(
+        "wide.html",
+        "<div style=\"width:1200px\">too wide for a phone</div>",
+    );
+    let unsorted = write(
+        "unsorted.html",
+        "<table class=\"sortable\"><thead><tr><th>A</th></tr></thead><tbody><tr><td data-sort=\"2\">2</td></tr></tbody></table>",
+    );
+    let broken_js = write("broken-js.html", "<script>undefinedFunction();</script>");
+
+    let nu = nu_check(&tools, std::slice::from_ref(&unclosed));
+    assert!(!nu.is_empty(), "the Nu checker missed an unclosed tag");
+
+    let url = |p: &PathBuf| PageUrl {
+        url: format!("file://{}", p.display()),
+        name: "bad".into(),
+    };
+    let pages = [&external, &contrast, &wide, &unsorted, &broken_js].map(url);
+    let reports = run_browser_checks(&tools, &pages, &["load", "axe", "phone", "sort"], None);
+    let problems = |i: usize| reports[i].problems.join("\n");
+    assert!(
+        problems(0)
+            .contains("load: request leaves the page's origin: https://cdn.example.com/lib.js"),
+        "{}",
+        problems(0)
+    );
+    assert!(
+        problems(1).contains("axe: light: serious color-contrast"),
+        "{}",
+        problems(1)
+    );
+    assert!(
+        problems(1).contains("axe: dark: serious color-contrast"),
+        "{}",
+        problems(1)
+    );
+    assert!(
+        problems(2).contains("phone: the page scrolls sideways"),
+        "{}",
+        problems(2)
+    );
+    assert!(
+        problems(3).contains("sort: table 0 has 1 headers but 0 sort buttons"),
+        "{}",
+        problems(3)
+    );
+    assert!(
+        problems(4).contains("load: uncaught exception"),
+        "{}",
+        problems(4)
+    );
+    // The checks only report what is wrong: the wide page has nothing else.
+    assert!(!problems(2).contains("load:"), "{}", problems(2));
+}
+
+#[test]
+fn serve_rebuilds_when_the_data_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let page = common::fixture_pages()[1].clone();
+    sitegen::ingest::import_pages(&[page], Some("step"), &data, false).unwrap();
+    let server = Server::start(&data, "/");
+    let get = |path: &str| {
+        reqwest::blocking::get(format!("{}{path}", server.base_url))
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    assert!(get("runs/step/").contains("<h1>Step-3.5-Flash on H200 SXM 141GB ×4</h1>"));
+    let run_json = data.join("step/run.json");
+    let text = std::fs::read_to_string(&run_json)
+        .unwrap()
+        .replace("\"Step-3.5-Flash\"", "\"Step-Renamed\"");
+    std::fs::write(&run_json, text).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !get("runs/step/").contains("Step-Renamed on H200") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the page was not rebuilt"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // A broken edit keeps the last good site up.
+    std::fs::write(&run_json, "{ not json").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert!(get("runs/step/").contains("Step-Renamed on H200"));
+}

@@ -1,0 +1,213 @@
+// Checks pages in a real headless Chromium, driven by playwright-core.
+//
+//   node check.mjs CONFIG.json
+//
+// CONFIG: {
+//   "chromium": "/usr/bin/chromium",
+//   "pages": [{"url": "http://127.0.0.1:PORT/prefix/", "name": "index"}, ...],
+//   "checks": ["load", "axe", "phone", "sort", "copy"],
+//   "screenshots": "/path/to/folder" (optional)
+// }
+// Prints one JSON object: { "pages": [{ "url", "problems": [..], "checked": [..] }] }.
+// A problem is a string starting with its check's name ("load: ...", "axe: ...").
+// The Rust test (tests/browser.rs) runs this and asserts on the report.
+
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const require = createRequire(import.meta.url);
+const AXE_PATH = require.resolve("axe-core/axe.min.js");
+
+const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const checks = new Set(config.checks);
+
+// The flags this machine needs: no background traffic to hosts it cannot reach.
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  args: [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ],
+});
+
+function sameOrigin(pageUrl, requestUrl) {
+  const page = new URL(pageUrl);
+  const req = new URL(requestUrl);
+  if (req.protocol === "data:" || req.protocol === "about:" || req.protocol === "blob:") return true;
+  if (page.protocol === "file:") return req.protocol === "file:";
+  return req.origin === page.origin;
+}
+
+function screenshotName(name, variant) {
+  return `${name.replace(/[^a-z0-9._-]/gi, "_")}-${variant}.png`;
+}
+
+// Opens `url` in a fresh context and records everything that went wrong while loading.
+async function openPage(url, contextOptions, problems) {
+  const context = await browser.newContext(contextOptions);
+  const page = await context.newPage();
+  page.on("console", (msg) => {
+    if (msg.type() === "error") problems.push(`load: console error: ${msg.text()}`);
+  });
+  page.on("pageerror", (err) => problems.push(`load: uncaught exception: ${err.message}`));
+  page.on("request", (req) => {
+    if (!sameOrigin(url, req.url())) problems.push(`load: request leaves the page's origin: ${req.url()}`);
+  });
+  page.on("requestfailed", (req) => problems.push(`load: failed request: ${req.url()} (${req.failure()?.errorText})`));
+  page.on("response", (res) => {
+    if (res.status() >= 400) problems.push(`load: HTTP ${res.status()} for ${res.url()}`);
+  });
+  const response = await page.goto(url, { waitUntil: "load" });
+  if (response && !response.ok()) problems.push(`load: HTTP ${response.status()} for the page itself`);
+  // Let deferred scripts run and late requests show up.
+  await page.waitForLoadState("networkidle").catch(() => {});
+  return { context, page };
+}
+
+async function runAxe(page, scheme, problems) {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.addScriptTag({ path: AXE_PATH });
+  const result = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")),
+    }));
+  });
+  for (const v of result) {
+    if (v.impact === "serious" || v.impact === "critical") {
+      problems.push(`axe: ${scheme}: ${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`);
+    }
+  }
+}
+
+async function checkSort(page, problems) {
+  const tables = await page.$$("table.sortable");
+  for (const [t, table] of tables.entries()) {
+    const buttons = await table.$$("thead th button.sort");
+    const headers = await table.$$("thead th");
+    if (buttons.length !== headers.length) {
+      problems.push(`sort: table ${t} has ${headers.length} headers but ${buttons.length} sort buttons`);
+      continue;
+    }
+    // Sort by every numeric column (all data-sort values numbers), both ways.
+    const numericColumns = await table.evaluate((el) => {
+      const rows = Array.from(el.tBodies[0].rows);
+      const width = rows.length ? rows[0].cells.length : 0;
+      return Array.from({ length: width }, (_, i) => {
+        const keys = rows.map((r) => r.cells[i].dataset.sort).filter((k) => k !== undefined && k !== "");
+        return [i, keys.length > 0 && keys.every((k) => Number.isFinite(Number(k)))];
+      });
+    });
+    for (const [column, numeric] of numericColumns) {
+      if (!numeric) continue;
+      for (const direction of ["ascending", "descending"]) {
+        await buttons[column].click();
+        const state = await table.evaluate(
+          (el, column) => ({
+            aria: el.tHead.rows[0].cells[column].getAttribute("aria-sort"),
+            keys: Array.from(el.tBodies[0].rows).map((r) => {
+              const v = r.cells[column].dataset.sort;
+              return v === undefined || v === "" ? null : Number(v);
+            }),
+          }),
+          column,
+        );
+        if (state.aria !== direction) {
+          problems.push(`sort: table ${t} column ${column}: aria-sort is ${state.aria} after a ${direction} click`);
+        }
+        const values = state.keys.filter((k) => k !== null);
+        const blanksLast = state.keys.slice(values.length).every((k) => k === null);
+        const ordered = values.every((v, i) => i === 0 || (direction === "ascending" ? values[i - 1] <= v : values[i - 1] >= v));
+        if (!ordered || !blanksLast) {
+          problems.push(`sort: table ${t} column ${column} is not ${direction} after clicking its header`);
+        }
+      }
+    }
+  }
+}
+
+async function checkCopy(url, problems) {
+  const context = await browser.newContext();
+  const origin = new URL(url).origin;
+  if (origin !== "null") await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
+  const page = await context.newPage();
+  await page.goto(url, { waitUntil: "load" });
+  for (const button of await page.$$("button[data-copy]")) {
+    if (!(await button.isVisible())) {
+      problems.push("copy: the copy button is hidden (site.js did not run)");
+      continue;
+    }
+    const expected = await button.evaluate((b) => document.getElementById(b.dataset.copy).textContent);
+    await button.click();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    if (copied !== expected) problems.push(`copy: clipboard holds ${JSON.stringify(copied.slice(0, 60))}, expected the launch command`);
+    const label = await button.textContent();
+    if (label !== "Copied") problems.push(`copy: the button says ${JSON.stringify(label)} after copying`);
+  }
+  await context.close();
+}
+
+async function checkPage({ url, name }) {
+  const problems = [];
+  const checked = [];
+  if (checks.has("load") || checks.has("axe") || checks.has("sort")) {
+    const { context, page } = await openPage(url, { viewport: { width: 1280, height: 900 } }, problems);
+    checked.push("load");
+    if (config.screenshots) {
+      await page.emulateMedia({ colorScheme: "light" });
+      await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, "light")), fullPage: true });
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, "dark")), fullPage: true });
+    }
+    if (checks.has("axe")) {
+      await runAxe(page, "light", problems);
+      await runAxe(page, "dark", problems);
+      checked.push("axe");
+    }
+    if (checks.has("sort")) {
+      await checkSort(page, problems);
+      checked.push("sort");
+    }
+    await context.close();
+  }
+  if (checks.has("phone")) {
+    const { context, page } = await openPage(url, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true }, []);
+    const overflow = await page.evaluate(() => {
+      const doc = document.scrollingElement;
+      return { scroll: doc.scrollWidth, client: doc.clientWidth };
+    });
+    if (overflow.scroll > overflow.client) {
+      problems.push(`phone: the page scrolls sideways at 390 px (${overflow.scroll} px wide)`);
+    }
+    if (config.screenshots) {
+      await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, "phone")), fullPage: true });
+    }
+    checked.push("phone");
+    await context.close();
+  }
+  if (checks.has("copy")) {
+    await checkCopy(url, problems);
+    checked.push("copy");
+  }
+  return { url, problems, checked };
+}
+
+if (config.screenshots) mkdirSync(config.screenshots, { recursive: true });
+const report = { pages: [] };
+try {
+  for (const page of config.pages) report.pages.push(await checkPage(page));
+} finally {
+  await browser.close();
+}
+process.stdout.write(JSON.stringify(report, null, 2) + "\n");

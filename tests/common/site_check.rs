@@ -1,0 +1,122 @@
+//! Checks over a built site's files: internal links and anchors, page weight.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Component, Path, PathBuf};
+
+use scraper::{Html, Selector};
+
+/// Every page's HTML, keyed by its path relative to the site root.
+fn pages(site: &Path) -> HashMap<String, Html> {
+    super::files_under(site)
+        .into_iter()
+        .filter(|(rel, _)| rel.ends_with(".html"))
+        .map(|(rel, bytes)| {
+            (
+                rel,
+                Html::parse_document(&String::from_utf8(bytes).unwrap()),
+            )
+        })
+        .collect()
+}
+
+/// Joins a relative URL path onto a page's folder, resolving "." and "..".
+fn resolve(page: &str, target: &str) -> Option<String> {
+    let mut parts: Vec<String> = Path::new(page)
+        .parent()
+        .map(|p| {
+            p.components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    for c in PathBuf::from(target).components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    let mut path = parts.join("/");
+    if target.ends_with('/') || target.is_empty() {
+        if !path.is_empty() {
+            path.push('/');
+        }
+        path.push_str("index.html");
+    }
+    Some(path)
+}
+
+/// Problems with links: a target file that does not exist, an anchor with no
+/// element of that id, a resource loaded from another host.
+pub fn link_problems(site: &Path) -> Vec<String> {
+    let pages = pages(site);
+    let ids: HashMap<&String, HashSet<String>> = pages
+        .iter()
+        .map(|(rel, html)| {
+            let set = html
+                .select(&Selector::parse("[id]").unwrap())
+                .filter_map(|e| e.value().attr("id").map(str::to_string))
+                .collect();
+            (rel, set)
+        })
+        .collect();
+    let mut problems = Vec::new();
+    let links = Selector::parse("a[href], link[href], script[src], img[src]").unwrap();
+    let mut rels: Vec<&String> = pages.keys().collect();
+    rels.sort();
+    for rel in rels {
+        for el in pages[rel].select(&links) {
+            let url = el.value().attr("href").or(el.value().attr("src")).unwrap();
+            let is_anchor_tag = el.value().name() == "a";
+            if url.starts_with("data:") {
+                continue;
+            }
+            if url.contains("://") || url.starts_with("//") || url.starts_with("mailto:") {
+                if !is_anchor_tag {
+                    problems.push(format!("{rel}: loads {url} from another host"));
+                }
+                continue;
+            }
+            let (path, fragment) = match url.split_once('#') {
+                Some((p, f)) => (p, Some(f)),
+                None => (url, None),
+            };
+            let target = if path.is_empty() {
+                Some(rel.clone())
+            } else {
+                resolve(rel, path)
+            };
+            let Some(target) = target else {
+                problems.push(format!("{rel}: {url} points outside the site"));
+                continue;
+            };
+            if !site.join(&target).is_file() {
+                problems.push(format!(
+                    "{rel}: {url} does not resolve ({target} is missing)"
+                ));
+                continue;
+            }
+            if let Some(fragment) = fragment.filter(|f| !f.is_empty()) {
+                let has = ids.get(&target).is_some_and(|set| set.contains(fragment));
+                if !has {
+                    problems.push(format!(
+                        "{rel}: {url}: no element with id {fragment:?} in {target}"
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// Pages heavier than `limit` bytes, with what they weigh.
+pub fn heavy_pages(site: &Path, limit: usize) -> Vec<String> {
+    super::files_under(site)
+        .into_iter()
+        .filter(|(rel, bytes)| rel.ends_with(".html") && bytes.len() > limit)
+        .map(|(rel, bytes)| format!("{rel}: {} bytes (limit {limit})", bytes.len()))
+        .collect()
+}

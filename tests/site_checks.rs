@@ -1,0 +1,48 @@
+//! Checks over the built files that need no browser: links, anchors, page weight.
+
+mod common;
+
+use common::build_bundled_site;
+use common::site_check::{heavy_pages, link_problems};
+
+/// Each run page, charts included, stays under this many bytes uncompressed.
+const PAGE_WEIGHT_LIMIT: usize = 150_000;
+
+#[test]
+fn every_internal_link_and_anchor_resolves() {
+    let (_tmp, site) = build_bundled_site();
+    let problems = link_problems(&site);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_dead_link_a_missing_anchor_and_a_remote_script_are_caught() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(tmp.path().join("runs/a")).unwrap();
+    std::fs::write(tmp.path().join("index.html"), r##"<a href="runs/a/index.html#there">ok</a> <a href="runs/b/">dead</a> <a href="#nowhere">x</a> <script src="https://cdn.example.com/x.js"></script>"##).unwrap();
+    std::fs::write(tmp.path().join("runs/a/index.html"), r#"<p id="there"><a href="../../index.html">home</a> <a href="../../index.html#top">top</a></p>"#).unwrap();
+    let problems = link_problems(tmp.path());
+    assert_eq!(
+        problems,
+        [
+            "index.html: runs/b/ does not resolve (runs/b/index.html is missing)",
+            "index.html: #nowhere: no element with id \"nowhere\" in index.html",
+            "index.html: loads https://cdn.example.com/x.js from another host",
+            "runs/a/index.html: ../../index.html#top: no element with id \"top\" in index.html",
+        ]
+    );
+}
+
+#[test]
+fn run_pages_stay_under_the_weight_limit() {
+    let (_tmp, site) = build_bundled_site();
+    let heavy = heavy_pages(&site, PAGE_WEIGHT_LIMIT);
+    assert!(heavy.is_empty(), "{}", heavy.join("\n"));
+    let big = tempfile::tempdir().unwrap();
+    std::fs::write(
+        big.path().join("index.html"),
+        "x".repeat(PAGE_WEIGHT_LIMIT + 1),
+    )
+    .unwrap();
+    assert_eq!(heavy_pages(big.path(), PAGE_WEIGHT_LIMIT).len(), 1);
+}
