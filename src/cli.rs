@@ -22,6 +22,8 @@ pub enum Command {
     /// Import measurements made elsewhere into the data folder.
     #[command(subcommand)]
     Ingest(IngestCommand),
+    /// Measure an OpenAI-compatible server into data/<run-id>/, one file per cell.
+    Run(Box<RunArgs>),
     /// Build the site in memory and serve it on 127.0.0.1, rebuilding when the data changes.
     Serve(ServeArgs),
     /// Write the JSON Schemas of run.json and of cell files.
@@ -77,4 +79,94 @@ pub struct IngestPageArgs {
     /// Replace a run that already exists.
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Server root, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted).
+    #[arg(long)]
+    pub url: String,
+    /// Model to request; default: the first one /v1/models lists.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Run id: the folder under --data and the page URL runs/<run-id>/.
+    #[arg(long)]
+    pub run_id: String,
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Context lengths, e.g. 2K,8K,32K (8K = 8,192 tokens); default 8K, 16K ... up to what fits.
+    #[arg(long)]
+    pub contexts: Option<String>,
+    /// Simultaneous requests.
+    #[arg(long, default_value = "1,2,4,8,16,32,64,128")]
+    pub concurrency: String,
+    /// Length of each sustained-decode window, e.g. 30s, 2m.
+    #[arg(long, default_value = "30s")]
+    pub duration: humantime::Duration,
+    /// max_tokens of each decode request.
+    #[arg(long, default_value_t = 4096)]
+    pub max_output: u32,
+    /// KV cache capacity in tokens, overriding what the server reports.
+    #[arg(long)]
+    pub kv_capacity: Option<u64>,
+    /// Longest prompt + output per request, overriding what the server reports.
+    #[arg(long)]
+    pub max_model_len: Option<u64>,
+    /// Sampling temperature of every request (0 = greedy).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f64,
+    /// Print the plan (cells, skipped cells, estimated time) and stop.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Measure again cells that are already in the run folder.
+    #[arg(long)]
+    pub force: bool,
+    /// Environment variable holding the API key (the key itself is never stored).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    pub api_key_env: String,
+    /// Give up on a request that sends nothing for this long.
+    #[arg(long, default_value = "10m")]
+    pub request_timeout: humantime::Duration,
+    /// Sample the server's /metrics this often during a window; 0s turns it off.
+    #[arg(long, default_value = "1s")]
+    pub metrics_interval: humantime::Duration,
+    /// JSON merged over run.json's cards (same field names as run.json).
+    #[arg(long)]
+    pub meta: Option<PathBuf>,
+    /// Display name of the model (default: the served model name).
+    #[arg(long)]
+    pub model_name: Option<String>,
+    #[arg(long)]
+    pub hardware_type: Option<String>,
+    /// GPU model, e.g. "H200 SXM" (default: from nvidia-smi when the server is on this host).
+    #[arg(long)]
+    pub gpu: Option<String>,
+    #[arg(long)]
+    pub gpu_count: Option<u32>,
+    /// Memory of one GPU in GB.
+    #[arg(long)]
+    pub vram_gb: Option<u32>,
+    #[arg(long)]
+    pub os: Option<String>,
+    /// Engine name (default: recognised from the server).
+    #[arg(long)]
+    pub engine: Option<String>,
+    #[arg(long)]
+    pub engine_version: Option<String>,
+    #[arg(long)]
+    pub quantization: Option<String>,
+    #[arg(long)]
+    pub backend: Option<String>,
+    #[arg(long)]
+    pub repository: Option<String>,
+    #[arg(long)]
+    pub build: Option<String>,
+    #[arg(long)]
+    pub commit: Option<String>,
+    /// Model revision.
+    #[arg(long)]
+    pub revision: Option<String>,
+    /// The server's launch command; secrets in it are redacted before it is stored.
+    #[arg(long)]
+    pub launch_command: Option<String>,
 }

@@ -12,6 +12,7 @@ pub mod model;
 pub mod output;
 pub mod pipeline;
 pub mod render;
+pub mod runner;
 pub mod schema;
 pub mod serve;
 pub mod store;

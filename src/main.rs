@@ -1,5 +1,6 @@
 use clap::Parser;
-use sitegen::cli::{Cli, Command, IngestCommand};
+use sitegen::cli::{Cli, Command, IngestCommand, RunArgs};
+use sitegen::runner::{RunOptions, meta::MetaFlags, plan};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -34,6 +35,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("wrote {}", dir.display());
             }
         }
+        Command::Run(args) => {
+            let opts = run_options(*args)?;
+            tokio::runtime::Runtime::new()?.block_on(sitegen::runner::run(opts))?;
+        }
         Command::Serve(args) => sitegen::serve::serve(sitegen::serve::ServeOptions {
             data: args.data,
             port: args.port,
@@ -48,4 +53,56 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+fn run_options(a: RunArgs) -> anyhow::Result<RunOptions> {
+    let contexts = a
+        .contexts
+        .as_deref()
+        .map(plan::parse_contexts)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--contexts: {e}"))?;
+    let concurrency = plan::parse_concurrency(&a.concurrency)
+        .map_err(|e| anyhow::anyhow!("--concurrency: {e}"))?;
+    let window: std::time::Duration = a.duration.into();
+    if window.is_zero() {
+        anyhow::bail!("--duration: expected a positive duration like 30s");
+    }
+    let metrics_every: std::time::Duration = a.metrics_interval.into();
+    Ok(RunOptions {
+        api_key: std::env::var(&a.api_key_env).ok().filter(|k| !k.is_empty()),
+        url: a.url,
+        model: a.model,
+        run_id: a.run_id,
+        data: a.data,
+        contexts,
+        concurrency,
+        window,
+        max_output: a.max_output,
+        kv_capacity: a.kv_capacity,
+        max_model_len: a.max_model_len,
+        temperature: a.temperature,
+        dry_run: a.dry_run,
+        force: a.force,
+        request_timeout: a.request_timeout.into(),
+        metrics_every: (!metrics_every.is_zero()).then_some(metrics_every),
+        meta_file: a.meta,
+        meta: MetaFlags {
+            model_name: a.model_name,
+            hardware_type: a.hardware_type,
+            gpu: a.gpu,
+            gpu_count: a.gpu_count,
+            vram_gb: a.vram_gb,
+            os: a.os,
+            engine: a.engine,
+            engine_version: a.engine_version,
+            quantization: a.quantization,
+            backend: a.backend,
+            repository: a.repository,
+            build: a.build,
+            commit: a.commit,
+            revision: a.revision,
+            launch_command: a.launch_command,
+        },
+    })
 }

@@ -273,6 +273,102 @@ pub struct DecodeCell {
     /// Length of the window actually measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_s: Option<f64>,
+    /// Raw material behind the figures, kept by `sitegen run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<Box<DecodeDetail>>,
+}
+
+/// What `sitegen run` saw during a decode window, so a figure can be checked
+/// or recomputed later. Times are seconds from the window's start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecodeDetail {
+    /// Wall-clock start of the window, Unix seconds.
+    pub window_start_unix_s: f64,
+    /// Prompt tokens the server reported, median over requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Percentiles>,
+    /// Time between tokens per token (a chunk of k tokens counts k times).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tbt_ms: Option<Percentiles>,
+    /// Mean tokens per streamed chunk (above 1 under speculative decoding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<f64>,
+    /// Most requests streaming tokens at the same moment.
+    pub peak_decoding_requests: u32,
+    /// Requests that failed (HTTP error, broken stream, timeout).
+    pub failed_requests: u64,
+    pub requests: Vec<RequestSample>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSamples>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_evidence: Option<LoopEvidence>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+/// One request of a decode window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequestSample {
+    /// Which of the N streams sent it.
+    pub stream: u32,
+    /// Seconds from the window's start to sending the request.
+    pub start_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<f64>,
+    /// Output tokens that arrived inside the window.
+    pub output_tokens: u64,
+    /// Seconds from sending to the last chunk (or to cancellation).
+    pub duration_s: f64,
+    /// "length", "stop", "cancelled" at the window's end, or "error".
+    pub finish_reason: String,
+    pub chunks: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The server's own view of the window, from its Prometheus metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSamples {
+    pub samples: Vec<MetricSample>,
+    /// Growth of the server's generated-token counter over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation_tokens_delta: Option<f64>,
+    /// The client's count over the same window, for comparison.
+    pub client_output_tokens: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MetricSample {
+    pub t_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<f64>,
+}
+
+/// Why a cell was judged Looped: the repeated unit at the end of a stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoopEvidence {
+    pub stream: u32,
+    /// Length of the repeated unit in characters.
+    pub period_chars: u32,
+    /// How many characters at the end the repetition covers.
+    pub covered_chars: u32,
+    /// The repeated unit itself.
+    pub unit: String,
 }
 
 /// A run as read from `data/<run-id>/`: its metadata, cells and notes.

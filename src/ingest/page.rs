@@ -451,6 +451,7 @@ impl<'a> Parser<'a> {
                     .map_err(|e| col_err(10, e))?,
                 measured_s: parse_optional(cols[11], format::parse_seconds)
                     .map_err(|e| col_err(11, e))?,
+                detail: None,
             }),
             other => {
                 return Err(self.error(

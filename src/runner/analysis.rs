@@ -1,0 +1,413 @@
+//! From what a decode window recorded to the figures and status of its cell.
+//! Pure functions: every definition of docs/measurement.md lives here.
+
+use crate::model::{LoopEvidence, Percentiles, RequestSample, ServerSamples, Status};
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Finish {
+    /// The server ended it (`finish_reason` "length" or "stop").
+    Done(String),
+    /// Still running at the window's end; the runner cancelled it.
+    Cancelled,
+    Error(String),
+}
+
+/// One request as the client saw it. Times are seconds from the window's start.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RequestRecord {
+    pub stream: u32,
+    pub start: f64,
+    /// Chunks that carried tokens: (arrival time, tokens in the chunk).
+    pub chunks: Vec<(f64, u64)>,
+    /// When the request ended (last event, error or cancellation).
+    pub end: f64,
+    pub finish: Option<Finish>,
+    pub prompt_tokens: Option<u64>,
+    /// The last characters of the output, for loop detection.
+    pub text_tail: String,
+}
+
+/// The figures of a window and the raw material behind them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowFigures {
+    pub status: Status,
+    pub reason: Option<String>,
+    pub total_tok_per_s: f64,
+    pub per_request_tok_per_s: Option<f64>,
+    pub ttft_median_ms: Option<f64>,
+    pub tbt_median_ms: Option<f64>,
+    pub avg_active_requests: f64,
+    pub completed_requests: u64,
+    pub output_tokens: u64,
+    pub measured_s: f64,
+    pub ttft_ms: Option<Percentiles>,
+    pub tbt_ms: Option<Percentiles>,
+    pub tokens_per_chunk: Option<f64>,
+    pub peak_decoding_requests: u32,
+    pub failed_requests: u64,
+    pub prompt_tokens: Option<u64>,
+    pub requests: Vec<RequestSample>,
+    pub loop_evidence: Option<LoopEvidence>,
+}
+
+/// Nearest-rank percentile of `(value, weight)` pairs; `q` in [0, 1].
+pub fn weighted_percentile(values: &[(f64, f64)], q: f64) -> Option<f64> {
+    let mut v: Vec<(f64, f64)> = values
+        .iter()
+        .copied()
+        .filter(|(x, w)| x.is_finite() && *w > 0.0)
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = v.iter().map(|(_, w)| w).sum();
+    let rank = (q * total).max(f64::MIN_POSITIVE);
+    let mut seen = 0.0;
+    for (x, w) in &v {
+        seen += w;
+        if seen >= rank - 1e-9 {
+            return Some(*x);
+        }
+    }
+    v.last().map(|(x, _)| *x)
+}
+
+fn percentiles(values: &[(f64, f64)]) -> Option<Percentiles> {
+    Some(Percentiles {
+        p50: weighted_percentile(values, 0.50)?,
+        p90: weighted_percentile(values, 0.90)?,
+        p99: weighted_percentile(values, 0.99)?,
+    })
+}
+
+/// Below this many characters of repetition, output is not called a loop.
+pub const LOOP_MIN_CHARS: usize = 400;
+/// Longest repeated unit looked for.
+pub const LOOP_MAX_PERIOD: usize = 256;
+
+/// The repeated unit covering the end of `text`, if it covers at least
+/// [`LOOP_MIN_CHARS`] and three repetitions: (period, covered characters).
+pub fn find_loop(text: &str) -> Option<(usize, usize)> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    let mut best: Option<(usize, usize)> = None;
+    for p in 1..=LOOP_MAX_PERIOD.min(n / 2) {
+        let mut run = 0;
+        while run + p < n && chars[n - 1 - run] == chars[n - 1 - run - p] {
+            run += 1;
+        }
+        let covered = run + p;
+        if covered >= LOOP_MIN_CHARS.max(3 * p) && best.is_none_or(|(_, c)| covered > c) {
+            best = Some((p, covered));
+        }
+    }
+    best
+}
+
+/// Turns the records of one window into the cell's figures and status.
+///
+/// - total tok/s: output tokens whose chunk arrived inside [0, window] / window;
+/// - TTFT: first token chunk minus send time, of requests sent inside the window;
+/// - time between tokens: per request (last - first chunk) / (tokens after the
+///   first chunk), inside the window; the median is over tokens, so a chunk of
+///   k tokens counts k times;
+/// - per-request tok/s: median of the per-request rates (tokens / seconds);
+/// - average active requests: time-weighted count of requests between their
+///   first token and their end, over the window.
+pub fn summarize(
+    records: &[RequestRecord],
+    window_s: f64,
+    concurrency: u32,
+    server: Option<&ServerSamples>,
+) -> WindowFigures {
+    let inside = |t: f64| (0.0..=window_s).contains(&t);
+    let mut output_tokens = 0u64;
+    let mut chunks_inside = 0u64;
+    let mut ttfts = Vec::new();
+    let mut tbts = Vec::new();
+    let mut rates = Vec::new();
+    let mut active_time = 0.0;
+    let mut intervals = Vec::new();
+    let mut completed = 0u64;
+    let mut failures: Vec<String> = Vec::new();
+    let mut prompt_tokens: Vec<u64> = Vec::new();
+    let mut samples = Vec::new();
+    let mut loop_evidence = None;
+
+    for r in records {
+        let window_chunks: Vec<(f64, u64)> = r
+            .chunks
+            .iter()
+            .copied()
+            .filter(|(t, _)| inside(*t))
+            .collect();
+        let tokens: u64 = window_chunks.iter().map(|(_, k)| k).sum();
+        output_tokens += tokens;
+        chunks_inside += window_chunks.len() as u64;
+        let first = r.chunks.first().map(|(t, _)| *t);
+        let ttft_ms = first.map(|f| (f - r.start) * 1000.0);
+        if let Some(ms) = ttft_ms.filter(|_| inside(r.start) && first.is_some_and(inside)) {
+            ttfts.push((ms, 1.0));
+        }
+        if let (Some((t0, k0)), Some((t1, _))) = (window_chunks.first(), window_chunks.last()) {
+            let after_first = tokens - k0;
+            if after_first > 0 && t1 > t0 {
+                let per_token_ms = (t1 - t0) * 1000.0 / after_first as f64;
+                tbts.push((per_token_ms, after_first as f64));
+                rates.push((after_first as f64 / (t1 - t0), 1.0));
+            }
+        }
+        if let Some(f) = first {
+            let (a, b) = (f.max(0.0), r.end.min(window_s));
+            if b > a {
+                active_time += b - a;
+                intervals.push((a, b));
+            }
+        }
+        match &r.finish {
+            Some(Finish::Done(_)) if r.end <= window_s => completed += 1,
+            Some(Finish::Error(e)) => failures.push(e.clone()),
+            _ => {}
+        }
+        prompt_tokens.extend(r.prompt_tokens);
+        if loop_evidence.is_none()
+            && let Some((period, covered)) = find_loop(&r.text_tail)
+        {
+            let chars: Vec<char> = r.text_tail.chars().collect();
+            loop_evidence = Some(LoopEvidence {
+                stream: r.stream,
+                period_chars: period as u32,
+                covered_chars: covered as u32,
+                unit: chars[chars.len() - period..].iter().collect(),
+            });
+        }
+        samples.push(RequestSample {
+            stream: r.stream,
+            start_s: r.start,
+            ttft_ms,
+            output_tokens: tokens,
+            duration_s: r.end - r.start,
+            finish_reason: match &r.finish {
+                Some(Finish::Done(reason)) => reason.clone(),
+                Some(Finish::Cancelled) | None => "cancelled".into(),
+                Some(Finish::Error(_)) => "error".into(),
+            },
+            chunks: r.chunks.len() as u64,
+            error: match &r.finish {
+                Some(Finish::Error(e)) => Some(e.clone()),
+                _ => None,
+            },
+        });
+    }
+
+    let peak = peak_overlap(&intervals);
+    prompt_tokens.sort_unstable();
+    let server_queued =
+        server.is_some_and(|s| s.samples.iter().any(|m| m.waiting.is_some_and(|w| w > 0.0)));
+    let (status, reason) = if !failures.is_empty() {
+        (
+            Status::Error,
+            Some(format!(
+                "{} of {} requests failed; first: {}",
+                failures.len(),
+                records.len(),
+                failures[0]
+            )),
+        )
+    } else if let Some(e) = &loop_evidence {
+        (
+            Status::Looped,
+            Some(format!(
+                "stream {} repeated a {}-character unit over its last {} characters",
+                e.stream, e.period_chars, e.covered_chars
+            )),
+        )
+    } else if server_queued || peak < concurrency {
+        let why = if server_queued {
+            "the server reported waiting requests".to_string()
+        } else {
+            format!("at most {peak} of {concurrency} requests streamed at once")
+        };
+        (Status::RequestsQueued, Some(why))
+    } else {
+        (Status::Valid, None)
+    };
+
+    WindowFigures {
+        status,
+        reason,
+        total_tok_per_s: output_tokens as f64 / window_s,
+        per_request_tok_per_s: weighted_percentile(&rates, 0.5),
+        ttft_median_ms: weighted_percentile(&ttfts, 0.5),
+        tbt_median_ms: weighted_percentile(&tbts, 0.5),
+        avg_active_requests: active_time / window_s,
+        completed_requests: completed,
+        output_tokens,
+        measured_s: window_s,
+        ttft_ms: percentiles(&ttfts),
+        tbt_ms: percentiles(&tbts),
+        tokens_per_chunk: (chunks_inside > 0).then(|| output_tokens as f64 / chunks_inside as f64),
+        peak_decoding_requests: peak,
+        failed_requests: failures.len() as u64,
+        prompt_tokens: prompt_tokens.get(prompt_tokens.len() / 2).copied(),
+        requests: samples,
+        loop_evidence,
+    }
+}
+
+/// Most intervals open at one moment.
+fn peak_overlap(intervals: &[(f64, f64)]) -> u32 {
+    let mut events: Vec<(f64, i32)> = intervals
+        .iter()
+        .flat_map(|&(a, b)| [(a, 1), (b, -1)])
+        .collect();
+    // At equal times, close before open: back-to-back requests do not overlap.
+    events.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let (mut open, mut peak) = (0i32, 0i32);
+    for (_, d) in events {
+        open += d;
+        peak = peak.max(open);
+    }
+    peak as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MetricSample;
+
+    /// A request sent at `start`, first token after `ttft`, then `k` tokens every `step` seconds.
+    fn stream(stream: u32, start: f64, ttft: f64, step: f64, k: u64, until: f64) -> RequestRecord {
+        let mut chunks = vec![(start + ttft, 1)];
+        let mut t = start + ttft + step;
+        while t <= until {
+            chunks.push((t, k));
+            t += step;
+        }
+        RequestRecord {
+            stream,
+            start,
+            end: until,
+            finish: Some(Finish::Cancelled),
+            chunks,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn figures_of_steady_streams() {
+        // 4 streams, 10 ms per token, 100 ms TTFT, 10 s window.
+        let records: Vec<_> = (0..4).map(|i| stream(i, 0.0, 0.1, 0.01, 1, 10.0)).collect();
+        let f = summarize(&records, 10.0, 4, None);
+        assert_eq!(f.status, Status::Valid);
+        assert_eq!(f.output_tokens, 4 * 991);
+        assert!((f.total_tok_per_s - 396.4).abs() < 1e-9);
+        assert!((f.tbt_median_ms.unwrap() - 10.0).abs() < 1e-6);
+        assert!((f.per_request_tok_per_s.unwrap() - 100.0).abs() < 1e-6);
+        assert!((f.ttft_median_ms.unwrap() - 100.0).abs() < 1e-6);
+        assert!((f.avg_active_requests - 3.96).abs() < 1e-9);
+        assert_eq!(f.peak_decoding_requests, 4);
+        assert_eq!(f.completed_requests, 0);
+    }
+
+    #[test]
+    fn multi_token_chunks_count_every_token() {
+        // Speculative decoding: 4 tokens per chunk every 20 ms = 5 ms per token.
+        let records = [stream(0, 0.0, 0.05, 0.02, 4, 2.0)];
+        let f = summarize(&records, 2.0, 1, None);
+        assert!(
+            (f.tbt_median_ms.unwrap() - 5.0).abs() < 1e-6,
+            "{:?}",
+            f.tbt_median_ms
+        );
+        assert!((f.tokens_per_chunk.unwrap() - (1.0 + 4.0 * 97.0) / 98.0).abs() < 1e-9);
+        assert_eq!(f.output_tokens, 1 + 4 * 97);
+    }
+
+    #[test]
+    fn tokens_outside_the_window_do_not_count() {
+        let mut r = stream(0, 0.0, 0.1, 0.1, 1, 12.0);
+        r.end = 12.0;
+        let f = summarize(&[r], 10.0, 1, None);
+        assert_eq!(f.output_tokens, 100); // 0.1, 0.2 ... 10.0
+    }
+
+    #[test]
+    fn queued_when_not_all_streams_ran_at_once_or_the_server_says_so() {
+        // Two slots for four requests: the last two start decoding after the first two end.
+        let mut records: Vec<_> = (0..2).map(|i| stream(i, 0.0, 0.1, 0.01, 1, 5.0)).collect();
+        for r in &mut records {
+            r.finish = Some(Finish::Done("length".into()));
+        }
+        records.extend((2..4).map(|i| stream(i, 0.0, 5.0, 0.01, 1, 10.0)));
+        let f = summarize(&records, 10.0, 4, None);
+        assert_eq!(f.status, Status::RequestsQueued);
+        assert_eq!(f.peak_decoding_requests, 2);
+        assert_eq!(f.completed_requests, 2);
+
+        let all: Vec<_> = (0..2).map(|i| stream(i, 0.0, 0.1, 0.01, 1, 10.0)).collect();
+        let server = ServerSamples {
+            samples: vec![MetricSample {
+                t_s: 1.0,
+                running: Some(2.0),
+                waiting: Some(1.0),
+            }],
+            generation_tokens_delta: None,
+            client_output_tokens: 0,
+        };
+        assert_eq!(
+            summarize(&all, 10.0, 2, Some(&server)).status,
+            Status::RequestsQueued
+        );
+        assert_eq!(summarize(&all, 10.0, 2, None).status, Status::Valid);
+    }
+
+    #[test]
+    fn a_failed_request_makes_the_cell_an_error_with_its_reason() {
+        let mut records: Vec<_> = (0..3).map(|i| stream(i, 0.0, 0.1, 0.01, 1, 10.0)).collect();
+        records[1].finish = Some(Finish::Error("HTTP 500: boom".into()));
+        let f = summarize(&records, 10.0, 3, None);
+        assert_eq!(f.status, Status::Error);
+        assert_eq!(
+            f.reason.as_deref(),
+            Some("1 of 3 requests failed; first: HTTP 500: boom")
+        );
+        assert_eq!(f.failed_requests, 1);
+    }
+
+    #[test]
+    fn loops_are_found_at_the_end_of_the_text_only() {
+        let unit = "The answer is the answer. ";
+        let looped = format!("Some normal opening text here. {}", unit.repeat(40));
+        let (period, covered) = find_loop(&looped).unwrap();
+        assert_eq!(period, unit.len());
+        assert!(covered >= unit.len() * 39);
+        let normal = "Prefill speed depends on context length, attention kernels, batch sizes and memory bandwidth; decode depends on weights read per token. ".repeat(2);
+        assert_eq!(find_loop(&normal), None, "two copies are not a loop");
+        assert_eq!(
+            find_loop(&"ab".repeat(100)),
+            None,
+            "shorter than the minimum"
+        );
+        assert_eq!(find_loop(&"ab".repeat(300)).map(|l| l.0), Some(2));
+        let mut r = stream(2, 0.0, 0.1, 0.01, 1, 10.0);
+        r.text_tail = looped;
+        let f = summarize(&[r], 10.0, 1, None);
+        assert_eq!(f.status, Status::Looped);
+        assert_eq!(f.loop_evidence.unwrap().unit, unit);
+    }
+
+    #[test]
+    fn weighted_percentiles() {
+        let v = [(1.0, 1.0), (2.0, 1.0), (3.0, 1.0), (4.0, 1.0)];
+        assert_eq!(weighted_percentile(&v, 0.5), Some(2.0));
+        assert_eq!(weighted_percentile(&v, 0.99), Some(4.0));
+        assert_eq!(
+            weighted_percentile(&[(5.0, 10.0), (1.0, 1.0)], 0.5),
+            Some(5.0)
+        );
+        assert_eq!(weighted_percentile(&[], 0.5), None);
+    }
+}

@@ -1,0 +1,210 @@
+//! HTTP to an OpenAI-compatible server: model list, tokenizer, metrics, and
+//! streamed completions read chunk by chunk with their arrival times.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, anyhow, bail};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+
+/// How the server's `/tokenize` endpoint is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenizeStyle {
+    /// vLLM and SGLang: `{"model", "prompt"}` -> `{"count"}` or `{"tokens"}`.
+    Prompt,
+    /// llama.cpp: `{"content", "add_special": true}` -> `{"tokens"}`.
+    Content,
+}
+
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    /// Server root without a trailing slash or `/v1`.
+    base: String,
+    api_key: Option<String>,
+}
+
+/// One event of a streamed completion, with the time it arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunk {
+    pub at: Instant,
+    pub text: String,
+    /// Cumulative completion tokens, when the server reports usage per chunk.
+    pub completion_tokens: Option<u64>,
+    pub prompt_tokens: Option<u64>,
+    pub finish_reason: Option<String>,
+}
+
+/// What a streamed completion's events are read into.
+pub enum StreamEvent {
+    Chunk(Chunk),
+    /// `data: [DONE]`.
+    Done,
+}
+
+impl Client {
+    pub fn new(
+        url: &str,
+        api_key: Option<String>,
+        read_timeout: Duration,
+    ) -> anyhow::Result<Client> {
+        let trimmed = url.trim_end_matches('/');
+        let base = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
+        reqwest::Url::parse(&base).with_context(|| format!("--url {url:?} is not a URL"))?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(read_timeout)
+            .pool_max_idle_per_host(256)
+            .build()?;
+        Ok(Client {
+            http,
+            base,
+            api_key,
+        })
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let mut r = self.http.request(method, format!("{}{}", self.base, path));
+        if let Some(key) = &self.api_key {
+            r = r.bearer_auth(key);
+        }
+        r
+    }
+
+    async fn check(response: reqwest::Response, what: &str) -> anyhow::Result<reqwest::Response> {
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = response.text().await.unwrap_or_default();
+        bail!(
+            "{what}: HTTP {}: {}",
+            status.as_u16(),
+            body.chars().take(300).collect::<String>()
+        )
+    }
+
+    pub async fn get_json(&self, path: &str) -> anyhow::Result<Value> {
+        let response = self.request(reqwest::Method::GET, path).send().await?;
+        Ok(Self::check(response, path).await?.json().await?)
+    }
+
+    pub async fn get_text(&self, path: &str) -> anyhow::Result<String> {
+        let response = self.request(reqwest::Method::GET, path).send().await?;
+        Ok(Self::check(response, path).await?.text().await?)
+    }
+
+    async fn post_json(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        let response = self
+            .request(reqwest::Method::POST, path)
+            .json(body)
+            .send()
+            .await?;
+        Ok(Self::check(response, path).await?.json().await?)
+    }
+
+    /// Token count of `text` as the server's tokenizer sees a prompt.
+    pub async fn count_tokens(
+        &self,
+        style: TokenizeStyle,
+        model: &str,
+        text: &str,
+    ) -> anyhow::Result<u64> {
+        let body = match style {
+            TokenizeStyle::Prompt => json!({"model": model, "prompt": text}),
+            TokenizeStyle::Content => json!({"content": text, "add_special": true}),
+        };
+        let v = self.post_json("/tokenize", &body).await?;
+        v.get("count")
+            .and_then(Value::as_u64)
+            .or_else(|| {
+                v.get("tokens")
+                    .and_then(Value::as_array)
+                    .map(|t| t.len() as u64)
+            })
+            .ok_or_else(|| anyhow!("/tokenize answered without a token count: {v}"))
+    }
+
+    /// Sends a streamed completion and calls `on_event` for every event as it
+    /// arrives. Returns when the stream ends; an error is a failed request.
+    pub async fn stream_completion(
+        &self,
+        body: &Value,
+        mut on_event: impl FnMut(StreamEvent),
+    ) -> anyhow::Result<()> {
+        let response = self
+            .request(reqwest::Method::POST, "/v1/completions")
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| anyhow!("sending the request: {}", error_chain(&e)))?;
+        let response = Self::check(response, "/v1/completions").await?;
+        let mut events = response.bytes_stream().eventsource();
+        let mut done = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| anyhow!("broken stream: {e}"))?;
+            let at = Instant::now();
+            if event.data.trim() == "[DONE]" {
+                on_event(StreamEvent::Done);
+                done = true;
+                break;
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            let v: Value = serde_json::from_str(&event.data).map_err(|e| {
+                anyhow!(
+                    "a stream event is not JSON ({e}): {}",
+                    event.data.chars().take(200).collect::<String>()
+                )
+            })?;
+            if event.event == "error" || v.get("error").is_some() {
+                bail!(
+                    "the server ended the stream with an error: {}",
+                    v.get("error").unwrap_or(&v)
+                );
+            }
+            let choice = v.get("choices").and_then(|c| c.get(0));
+            let usage = v.get("usage").filter(|u| !u.is_null());
+            on_event(StreamEvent::Chunk(Chunk {
+                at,
+                text: choice
+                    .and_then(|c| c.get("text"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                completion_tokens: usage
+                    .and_then(|u| u.get("completion_tokens"))
+                    .and_then(Value::as_u64),
+                prompt_tokens: usage
+                    .and_then(|u| u.get("prompt_tokens"))
+                    .and_then(Value::as_u64),
+                finish_reason: choice
+                    .and_then(|c| c.get("finish_reason"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            }));
+        }
+        if !done {
+            bail!("broken stream: the connection closed before [DONE]");
+        }
+        Ok(())
+    }
+}
+
+/// An error with its causes, for a message that says what really happened.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

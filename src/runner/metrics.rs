@@ -1,0 +1,165 @@
+//! The Prometheus text exposition format, as served on `/metrics` by vLLM,
+//! SGLang and llama.cpp, and the few series the runner reads from it.
+//!
+//! Written here because the parser crate on crates.io (prometheus-parse 0.2)
+//! rejects metric names with colons, which is every vLLM and SGLang metric.
+
+use std::collections::BTreeMap;
+
+/// One sample line: `name{label="value",...} 12.5`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub value: f64,
+}
+
+/// Parses the samples of an exposition; lines it cannot read are skipped,
+/// since a server may add series this reader does not know.
+pub fn parse(text: &str) -> Vec<Sample> {
+    text.lines().filter_map(parse_line).collect()
+}
+
+fn parse_line(line: &str) -> Option<Sample> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let name_end = line.find(|c: char| c == '{' || c.is_whitespace())?;
+    let name = line[..name_end].to_string();
+    let mut rest = &line[name_end..];
+    let mut labels = BTreeMap::new();
+    if let Some(body) = rest.strip_prefix('{') {
+        let mut chars = body.char_indices().peekable();
+        let mut key = String::new();
+        let end;
+        loop {
+            let (i, c) = chars.next()?;
+            match c {
+                '}' => {
+                    end = i + 1;
+                    break;
+                }
+                ',' | ' ' => {}
+                '=' => {
+                    if chars.next()?.1 != '"' {
+                        return None;
+                    }
+                    let mut value = String::new();
+                    loop {
+                        match chars.next()?.1 {
+                            '"' => break,
+                            '\\' => match chars.next()?.1 {
+                                'n' => value.push('\n'),
+                                other => value.push(other),
+                            },
+                            other => value.push(other),
+                        }
+                    }
+                    labels.insert(std::mem::take(&mut key), value);
+                }
+                other => key.push(other),
+            }
+        }
+        rest = &body[end..];
+    }
+    let value = rest.split_whitespace().next()?.parse::<f64>().ok()?;
+    Some(Sample {
+        name,
+        labels,
+        value,
+    })
+}
+
+/// The sum of a series over all its label sets, if the server has it.
+pub fn sum(samples: &[Sample], name: &str) -> Option<f64> {
+    let mut found = false;
+    let total = samples
+        .iter()
+        .filter(|s| s.name == name)
+        .inspect(|_| found = true)
+        .map(|s| s.value)
+        .sum();
+    found.then_some(total)
+}
+
+/// The first series of `names` that the server has, summed.
+pub fn first_sum(samples: &[Sample], names: &[&str]) -> Option<f64> {
+    names.iter().find_map(|n| sum(samples, n))
+}
+
+/// Requests running on the server (vLLM, SGLang, llama.cpp names).
+pub const RUNNING: [&str; 3] = [
+    "vllm:num_requests_running",
+    "sglang:num_running_reqs",
+    "llamacpp:requests_processing",
+];
+/// Requests waiting in the server's queue.
+pub const WAITING: [&str; 3] = [
+    "vllm:num_requests_waiting",
+    "sglang:num_queue_reqs",
+    "llamacpp:requests_deferred",
+];
+/// The server's counter of generated tokens.
+pub const GENERATED: [&str; 3] = [
+    "vllm:generation_tokens_total",
+    "sglang:generation_tokens_total",
+    "llamacpp:tokens_predicted_total",
+];
+
+/// KV cache capacity in tokens from vLLM's `cache_config_info`:
+/// a `kv_cache_size_tokens` label, or `num_gpu_blocks` x `block_size`.
+pub fn vllm_kv_capacity(samples: &[Sample]) -> Option<u64> {
+    let info = samples
+        .iter()
+        .find(|s| s.name == "vllm:cache_config_info")?;
+    if let Some(t) = info
+        .labels
+        .get("kv_cache_size_tokens")
+        .and_then(|v| v.parse().ok())
+    {
+        return Some(t);
+    }
+    let blocks: u64 = info.labels.get("num_gpu_blocks")?.parse().ok()?;
+    let size: u64 = info.labels.get("block_size")?.parse().ok()?;
+    Some(blocks * size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VLLM: &str = r#"# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+vllm:num_requests_running{engine="1",model_name="m"} 2.0
+vllm:num_requests_waiting{engine="0",model_name="m"} 1.0
+vllm:generation_tokens_total{model_name="m"} 123456.0
+vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="150000",prefix="a\"b,c}"} 1.0
+"#;
+
+    #[test]
+    fn reads_vllm_series_summed_over_labels() {
+        let s = parse(VLLM);
+        assert_eq!(first_sum(&s, &RUNNING), Some(5.0));
+        assert_eq!(first_sum(&s, &WAITING), Some(1.0));
+        assert_eq!(first_sum(&s, &GENERATED), Some(123_456.0));
+        assert_eq!(vllm_kv_capacity(&s), Some(2_400_000));
+        let info = s
+            .iter()
+            .find(|x| x.name == "vllm:cache_config_info")
+            .unwrap();
+        assert_eq!(info.labels["prefix"], "a\"b,c}");
+    }
+
+    #[test]
+    fn reads_llama_cpp_series_and_skips_what_it_cannot_read() {
+        let s = parse(
+            "llamacpp:requests_processing 2\nllamacpp:requests_deferred 4\nnot a metric line at all\nbroken{x=\"1\" 2\nvalue_less\n",
+        );
+        assert_eq!(first_sum(&s, &RUNNING), Some(2.0));
+        assert_eq!(first_sum(&s, &WAITING), Some(4.0));
+        assert_eq!(first_sum(&s, &GENERATED), None);
+        assert_eq!(s.len(), 2);
+    }
+}

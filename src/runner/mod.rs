@@ -1,0 +1,523 @@
+//! `sitegen run`: measures an OpenAI-compatible server into `data/<run-id>/`,
+//! one cell file written as each cell finishes.
+//!
+//! Order of work, per context (ascending): build one exact prompt per
+//! stream; send stream 0's prompt cold with `max_tokens = 1` (the prefill
+//! cell); send the other prompts once to warm the prompt cache; then run each
+//! concurrency level's decode window. docs/measurement.md defines the figures.
+
+pub mod analysis;
+pub mod client;
+pub mod meta;
+pub mod metrics;
+pub mod plan;
+pub mod probe;
+pub mod prompt;
+pub mod redact;
+pub mod window;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::format;
+use crate::model::{Cell, CellKey, DecodeCell, DecodeDetail, Phase, PrefillCell, Status};
+use crate::store;
+use client::{Client, TokenizeStyle};
+use plan::Plan;
+use window::RequestSettings;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub url: String,
+    pub model: Option<String>,
+    pub run_id: String,
+    pub data: PathBuf,
+    pub contexts: Option<Vec<u64>>,
+    pub concurrency: Vec<u32>,
+    pub window: Duration,
+    pub max_output: u32,
+    pub kv_capacity: Option<u64>,
+    pub max_model_len: Option<u64>,
+    pub temperature: f64,
+    pub dry_run: bool,
+    pub force: bool,
+    pub api_key: Option<String>,
+    pub request_timeout: Duration,
+    /// How often `/metrics` is sampled during a window; `None` turns it off.
+    pub metrics_every: Option<Duration>,
+    pub meta: meta::MetaFlags,
+    pub meta_file: Option<PathBuf>,
+}
+
+/// Whether the server runs on this host (so its GPUs are this host's).
+fn is_local(url: &str) -> bool {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .is_some_and(|h| h == "localhost" || h == "127.0.0.1" || h == "[::1]" || h == "::1")
+}
+
+pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
+    store::check_run_id(&opts.run_id)?;
+    let client = Client::new(&opts.url, opts.api_key.clone(), opts.request_timeout)?;
+    let info = probe::probe(&client, opts.model.as_deref()).await?;
+    for line in &info.report {
+        eprintln!("probe: {line}");
+    }
+    let max_model_len = opts
+        .max_model_len
+        .or(info.max_model_len)
+        .context("the server does not say its max_model_len: pass --max-model-len")?;
+    let kv_capacity = opts
+        .kv_capacity
+        .or(info.kv_capacity.as_ref().map(|(kv, _)| *kv));
+    let (decode_contexts, prefill) = match &opts.contexts {
+        Some(c) => (c.clone(), c.clone()),
+        None => {
+            let d = plan::default_contexts(max_model_len, opts.max_output);
+            let p = plan::prefill_contexts(&d, max_model_len);
+            (d, p)
+        }
+    };
+    if decode_contexts.is_empty() {
+        bail!(
+            "no default context (8K and up) fits max_model_len {max_model_len} with {} output tokens: pass --contexts, e.g. --contexts 1K,2K",
+            opts.max_output
+        );
+    }
+    if let Some(too_long) = decode_contexts
+        .iter()
+        .find(|&&c| c + u64::from(opts.max_output) > max_model_len)
+    {
+        bail!(
+            "context {} plus {} output tokens exceeds max_model_len {max_model_len}",
+            format::context_label(*too_long),
+            opts.max_output
+        );
+    }
+    let plan = Plan::new(
+        &decode_contexts,
+        prefill,
+        &opts.concurrency,
+        opts.window.as_secs_f64(),
+        opts.max_output,
+        kv_capacity,
+    );
+    print_plan(&plan);
+    if opts.dry_run {
+        return Ok(());
+    }
+
+    let run_dir = opts.data.join(&opts.run_id);
+    let meta = meta::build_meta(
+        &opts.meta,
+        &info,
+        is_local(&opts.url),
+        opts.window.as_secs_f64(),
+        opts.max_output,
+        opts.meta_file.as_deref(),
+    )?;
+    store::write_meta(&run_dir, &meta)?;
+    let settings = RequestSettings {
+        model: info.served_model.clone(),
+        temperature: opts.temperature,
+    };
+    let measure = Measure {
+        client,
+        settings,
+        tokenize: info.tokenize,
+        max_model_len,
+        plan,
+        run_dir,
+        force: opts.force,
+        metrics_every: opts.metrics_every.filter(|_| info.has_metrics),
+    };
+    tokio::select! {
+        result = measure.all() => result,
+        _ = tokio::signal::ctrl_c() => {
+            bail!("interrupted: the cell in flight was discarded; finished cells are kept, run the same command to resume")
+        }
+    }
+}
+
+fn print_plan(plan: &Plan) {
+    let contexts: Vec<String> = plan
+        .prefill
+        .iter()
+        .map(|&c| format::context_label(c))
+        .collect();
+    eprintln!("plan: prefill at {}", contexts.join(", "));
+    let mut rows: Vec<u64> = plan.decode.iter().map(|d| d.context).collect();
+    rows.dedup();
+    for ctx in rows {
+        let cells: Vec<String> = plan
+            .decode
+            .iter()
+            .filter(|d| d.context == ctx)
+            .map(|d| match d.over_capacity {
+                Some(_) => format!("{} (over capacity)", d.concurrency),
+                None => d.concurrency.to_string(),
+            })
+            .collect();
+        eprintln!(
+            "plan: decode at {}: {}",
+            format::context_label(ctx),
+            cells.join(", ")
+        );
+    }
+    let runnable = plan
+        .decode
+        .iter()
+        .filter(|d| d.over_capacity.is_none())
+        .count();
+    let secs = plan.estimated_seconds(10_000.0);
+    eprintln!(
+        "plan: {} prefill cells, {} decode windows of {}, {} skipped as over capacity; about {} in all (prefill at ~10K tok/s)",
+        plan.prefill.len(),
+        runnable,
+        format::seconds_setting(plan.window_s),
+        plan.decode.len() - runnable,
+        humantime::format_duration(Duration::from_secs(secs.round() as u64))
+    );
+}
+
+struct Measure {
+    client: Client,
+    settings: RequestSettings,
+    tokenize: Option<TokenizeStyle>,
+    max_model_len: u64,
+    plan: Plan,
+    run_dir: PathBuf,
+    force: bool,
+    metrics_every: Option<Duration>,
+}
+
+impl Measure {
+    fn done(&self, key: CellKey) -> bool {
+        !self.force
+            && store::read_cell(&self.run_dir.join(store::CELLS_DIR).join(key.file_name())).is_ok()
+    }
+
+    async fn all(&self) -> anyhow::Result<()> {
+        let mut contexts: Vec<u64> = self
+            .plan
+            .prefill
+            .iter()
+            .copied()
+            .chain(self.plan.decode.iter().map(|d| d.context))
+            .collect();
+        contexts.sort_unstable();
+        contexts.dedup();
+        let total = self.plan.prefill.len() + self.plan.decode.len();
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{bar:30} {pos}/{len} cells, ETA {eta} {msg}")
+                .expect("valid template"),
+        );
+        let mut skipped = 0;
+        for ctx in contexts {
+            let prefill_key = CellKey {
+                phase: Phase::Prefill,
+                context_tokens: ctx,
+                concurrency: 1,
+            };
+            let want_prefill = self.plan.prefill.contains(&ctx) && !self.done(prefill_key);
+            let decode: Vec<_> = self
+                .plan
+                .decode
+                .iter()
+                .filter(|d| d.context == ctx)
+                .filter(|d| {
+                    let key = CellKey {
+                        phase: Phase::Decode,
+                        context_tokens: ctx,
+                        concurrency: d.concurrency,
+                    };
+                    !self.done(key)
+                })
+                .collect();
+            let finished_before = usize::from(self.plan.prefill.contains(&ctx) && !want_prefill)
+                + self.plan.decode.iter().filter(|d| d.context == ctx).count()
+                - decode.len();
+            skipped += finished_before;
+            bar.inc(finished_before as u64);
+            if !want_prefill && decode.is_empty() {
+                continue;
+            }
+            let streams = self.plan.streams_at(ctx).max(1);
+            let output = if decode.is_empty() {
+                1
+            } else {
+                self.plan.max_output
+            };
+            let target = plan::prompt_target(ctx, self.max_model_len, output);
+            bar.set_message(format!(
+                "building {streams} prompts of {} tokens",
+                format::count(target)
+            ));
+            let prompts = self.prompts(streams, target).await?;
+
+            // Prefill: stream 0's prompt, cold. It also warms that prompt's cache.
+            bar.set_message(format!("prefill at {}", format::context_label(ctx)));
+            let cell = self.prefill(ctx, target, &prompts[0]).await;
+            if want_prefill {
+                let line = describe(&cell);
+                store::write_cell(&self.run_dir, &cell)?;
+                bar.println(line);
+                bar.inc(1);
+            }
+            if decode.is_empty() {
+                continue;
+            }
+            bar.set_message(format!(
+                "warming {} prompts at {}",
+                streams - 1,
+                format::context_label(ctx)
+            ));
+            self.warm(&prompts[1..]).await;
+
+            for d in decode {
+                let cell = match &d.over_capacity {
+                    Some(reason) => Cell::Decode(DecodeCell {
+                        context_tokens: ctx,
+                        concurrency: d.concurrency,
+                        status: Status::OverCapacity,
+                        reason: Some(reason.clone()),
+                        ..empty_decode(ctx, d.concurrency)
+                    }),
+                    None => self.decode(ctx, d.concurrency, &prompts, &bar).await,
+                };
+                let line = describe(&cell);
+                store::write_cell(&self.run_dir, &cell)?;
+                bar.println(line);
+                bar.inc(1);
+                if cell.status() == Status::Error
+                    && self.client.get_json("/v1/models").await.is_err()
+                {
+                    bar.abandon();
+                    bail!(
+                        "the server at {} stopped answering during decode at {} × {}; finished cells are kept in {}",
+                        self.client.base(),
+                        format::context_label(ctx),
+                        d.concurrency,
+                        self.run_dir.display()
+                    );
+                }
+            }
+        }
+        bar.finish_with_message(format!("done ({skipped} cells already measured were kept)"));
+        Ok(())
+    }
+
+    /// One exact prompt per stream.
+    async fn prompts(&self, streams: u32, target: u64) -> anyhow::Result<Vec<String>> {
+        let mut prompts = Vec::with_capacity(streams as usize);
+        for stream in 0..streams {
+            let p = match self.tokenize {
+                Some(style) => {
+                    let client = &self.client;
+                    let model = &self.settings.model;
+                    prompt::exact_prompt(stream, target, |text| async move {
+                        client.count_tokens(style, model, &text).await
+                    })
+                    .await?
+                }
+                None => self.calibrated_prompt(stream, target).await?,
+            };
+            prompts.push(p.text);
+        }
+        Ok(prompts)
+    }
+
+    /// Without `/tokenize`: counts from `usage.prompt_tokens` of a one-token
+    /// completion (which also fills the cache, so only small texts are sent).
+    async fn calibrated_prompt(&self, stream: u32, target: u64) -> anyhow::Result<prompt::Prompt> {
+        let sample = prompt::words(stream, 4000).join(" ");
+        let body = window::completion_body(&self.settings, &sample, 1);
+        let r =
+            window::record_request(&self.client, &body, stream, Instant::now(), None, None).await;
+        let tokens = r.prompt_tokens.context(
+            "the server has no /tokenize and reports no usage.prompt_tokens: cannot size prompts",
+        )?;
+        let chars_per_token = sample.len() as f64 / tokens.max(1) as f64;
+        let text: String = prompt::words(stream, (target as f64 * chars_per_token * 1.1) as usize)
+            .join(" ")
+            .chars()
+            .take((target as f64 * chars_per_token) as usize)
+            .collect();
+        Ok(prompt::Prompt {
+            text,
+            tokens: target,
+        })
+    }
+
+    async fn prefill(&self, ctx: u64, target: u64, prompt: &str) -> Cell {
+        let body = window::completion_body(&self.settings, prompt, 1);
+        let t0 = Instant::now();
+        let r = window::record_request(&self.client, &body, 0, t0, None, None).await;
+        let mut cell = PrefillCell {
+            context_tokens: ctx,
+            status: Status::Valid,
+            reason: None,
+            prompt_tokens: r.prompt_tokens,
+            prompt_tok_per_s: None,
+            ttft_ms: None,
+        };
+        let error = match (&r.finish, r.chunks.first(), r.prompt_tokens) {
+            (Some(analysis::Finish::Error(e)), _, _) => Some(e.clone()),
+            (_, None, _) => Some("the server sent no token".into()),
+            (_, _, None) => Some("the server reported no usage.prompt_tokens".into()),
+            (_, Some(_), Some(p)) if !prompt::close_enough(p, target) => Some(format!(
+                "the server counted {p} prompt tokens for a prompt of {target}: more than 0.5% apart"
+            )),
+            (_, Some((first, _)), Some(p)) => {
+                let ttft = first - r.start;
+                cell.ttft_ms = Some(ttft * 1000.0);
+                cell.prompt_tok_per_s = Some(p as f64 / ttft);
+                None
+            }
+        };
+        if let Some(e) = error {
+            cell.status = Status::Error;
+            cell.reason = Some(e);
+            cell.ttft_ms = None;
+            cell.prompt_tok_per_s = None;
+        }
+        Cell::Prefill(cell)
+    }
+
+    /// Sends every prompt once with `max_tokens = 1`, a few at a time, so
+    /// decode windows start with a warm prompt cache.
+    async fn warm(&self, prompts: &[String]) {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, p) in prompts.iter().enumerate() {
+            if set.len() >= 8 {
+                set.join_next().await;
+            }
+            let client = self.client.clone();
+            let body = window::completion_body(&self.settings, p, 1);
+            set.spawn(async move {
+                window::record_request(&client, &body, i as u32 + 1, Instant::now(), None, None)
+                    .await
+            });
+        }
+        while set.join_next().await.is_some() {}
+    }
+
+    async fn decode(&self, ctx: u64, n: u32, prompts: &[String], bar: &ProgressBar) -> Cell {
+        let live = Arc::new(AtomicU64::new(0));
+        let label = format!("{} × {}", format::context_label(ctx), n);
+        let ticker = {
+            let live = Arc::clone(&live);
+            let bar = bar.clone();
+            let label = label.clone();
+            tokio::spawn(async move {
+                let start = Instant::now();
+                loop {
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                    let secs = start.elapsed().as_secs_f64();
+                    let rate = live.load(Ordering::Relaxed) as f64 / secs;
+                    bar.set_message(format!("decode {label}: {} tok/s", format::tok_per_s(rate)));
+                }
+            })
+        };
+        let window_len = Duration::from_secs_f64(self.plan.window_s);
+        let rec = window::decode_window(
+            &self.client,
+            &self.settings,
+            &prompts[..n as usize],
+            self.plan.max_output,
+            window_len,
+            self.metrics_every,
+            live,
+        )
+        .await;
+        ticker.abort();
+        let mut server = rec.server;
+        let f = analysis::summarize(&rec.records, self.plan.window_s, n, server.as_ref());
+        if let Some(s) = &mut server {
+            s.client_output_tokens = f.output_tokens;
+        }
+        let figures = f.status.has_figures();
+        let keep = |v: Option<f64>| v.filter(|_| figures);
+        Cell::Decode(DecodeCell {
+            context_tokens: ctx,
+            concurrency: n,
+            status: f.status,
+            reason: f.reason,
+            total_tok_per_s: figures.then_some(f.total_tok_per_s),
+            per_request_tok_per_s: keep(f.per_request_tok_per_s),
+            ttft_median_ms: keep(f.ttft_median_ms),
+            tbt_median_ms: keep(f.tbt_median_ms),
+            avg_active_requests: keep(Some(f.avg_active_requests)),
+            completed_requests: Some(f.completed_requests),
+            output_tokens: Some(f.output_tokens),
+            measured_s: Some(f.measured_s),
+            detail: Some(Box::new(DecodeDetail {
+                window_start_unix_s: rec.window_start_unix_s,
+                prompt_tokens: f.prompt_tokens,
+                ttft_ms: f.ttft_ms,
+                tbt_ms: f.tbt_ms,
+                tokens_per_chunk: f.tokens_per_chunk,
+                peak_decoding_requests: f.peak_decoding_requests,
+                failed_requests: f.failed_requests,
+                requests: f.requests,
+                server,
+                loop_evidence: f.loop_evidence,
+            })),
+        })
+    }
+}
+
+fn empty_decode(ctx: u64, n: u32) -> DecodeCell {
+    DecodeCell {
+        context_tokens: ctx,
+        concurrency: n,
+        status: Status::Valid,
+        reason: None,
+        total_tok_per_s: None,
+        per_request_tok_per_s: None,
+        ttft_median_ms: None,
+        tbt_median_ms: None,
+        avg_active_requests: None,
+        completed_requests: None,
+        output_tokens: None,
+        measured_s: None,
+        detail: None,
+    }
+}
+
+/// A log line for a finished cell.
+fn describe(cell: &Cell) -> String {
+    let status = crate::labels::status_label(cell.status());
+    match cell {
+        Cell::Prefill(c) => format!(
+            "prefill {}: {status}{}",
+            format::context_label(c.context_tokens),
+            match (c.prompt_tok_per_s, c.ttft_ms, &c.reason) {
+                (Some(t), Some(ms), _) => format!(
+                    ", {} tok/s, TTFT {}",
+                    format::tok_per_s(t),
+                    format::millis(ms)
+                ),
+                (_, _, Some(r)) => format!(" ({r})"),
+                _ => String::new(),
+            }
+        ),
+        Cell::Decode(c) => format!(
+            "decode {} × {}: {status}{}",
+            format::context_label(c.context_tokens),
+            c.concurrency,
+            match (c.total_tok_per_s, &c.reason) {
+                (Some(t), _) => format!(", {} tok/s total", format::tok_per_s(t)),
+                (None, Some(r)) => format!(" ({r})"),
+                _ => String::new(),
+            }
+        ),
+    }
+}

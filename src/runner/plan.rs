@@ -1,0 +1,280 @@
+//! The measurement plan: which contexts and concurrency levels to run, and
+//! which cells are skipped as Over capacity. Pure functions.
+
+use crate::format::{self, TOKENS_PER_K};
+
+/// Tokens kept free between the largest decode context plus its output and
+/// `max_model_len` (1019K and 251K in the reference runs).
+pub const CONTEXT_MARGIN: u64 = 1024;
+pub const SMALLEST_DEFAULT_CONTEXT: u64 = 8 * TOKENS_PER_K;
+pub const DEFAULT_CONCURRENCY: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/// Rounds down to a whole number of K.
+pub fn floor_k(tokens: u64) -> u64 {
+    tokens / TOKENS_PER_K * TOKENS_PER_K
+}
+
+/// The largest decode context that leaves room for the output and a margin.
+pub fn largest_decode_context(max_model_len: u64, max_output: u32) -> u64 {
+    floor_k(max_model_len.saturating_sub(u64::from(max_output) + CONTEXT_MARGIN))
+}
+
+/// 8K, 16K, 32K ... up to the largest that fits, plus that largest itself.
+pub fn default_contexts(max_model_len: u64, max_output: u32) -> Vec<u64> {
+    let largest = largest_decode_context(max_model_len, max_output);
+    let mut contexts = Vec::new();
+    let mut c = SMALLEST_DEFAULT_CONTEXT;
+    while c <= largest {
+        contexts.push(c);
+        c *= 2;
+    }
+    if largest >= SMALLEST_DEFAULT_CONTEXT && contexts.last() != Some(&largest) {
+        contexts.push(largest);
+    }
+    contexts
+}
+
+/// Prefill contexts: the decode contexts and `max_model_len` rounded down to a K.
+pub fn prefill_contexts(decode_contexts: &[u64], max_model_len: u64) -> Vec<u64> {
+    let mut v = decode_contexts.to_vec();
+    let top = floor_k(max_model_len);
+    if top > 0 && !v.contains(&top) {
+        v.push(top);
+    }
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Prompt tokens a request of `context` may carry: at most the context, and
+/// never more than the server accepts with `output` tokens after it.
+pub fn prompt_target(context: u64, max_model_len: u64, output: u32) -> u64 {
+    context.min(max_model_len.saturating_sub(u64::from(output)))
+}
+
+/// Why a cell is not run, or `None` if it fits: N x (context + max output)
+/// must fit in the server's KV cache.
+pub fn over_capacity(
+    context: u64,
+    concurrency: u32,
+    max_output: u32,
+    kv_capacity: Option<u64>,
+) -> Option<String> {
+    let capacity = kv_capacity?;
+    let needed = u64::from(concurrency) * (context + u64::from(max_output));
+    (needed > capacity).then(|| {
+        format!(
+            "{} requests × ({} context + {} output) = {} tokens exceed the KV cache of {} tokens",
+            concurrency,
+            format::count(context),
+            format::count(u64::from(max_output)),
+            format::count(needed),
+            format::count(capacity)
+        )
+    })
+}
+
+/// One decode cell of the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedDecode {
+    pub context: u64,
+    pub concurrency: u32,
+    /// Set when the cell is skipped as Over capacity.
+    pub over_capacity: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub prefill: Vec<u64>,
+    pub decode: Vec<PlannedDecode>,
+    pub window_s: f64,
+    pub max_output: u32,
+}
+
+impl Plan {
+    pub fn new(
+        decode_contexts: &[u64],
+        prefill: Vec<u64>,
+        concurrency: &[u32],
+        window_s: f64,
+        max_output: u32,
+        kv_capacity: Option<u64>,
+    ) -> Plan {
+        let decode = decode_contexts
+            .iter()
+            .flat_map(|&context| {
+                concurrency.iter().map(move |&n| PlannedDecode {
+                    context,
+                    concurrency: n,
+                    over_capacity: over_capacity(context, n, max_output, kv_capacity),
+                })
+            })
+            .collect();
+        Plan {
+            prefill,
+            decode,
+            window_s,
+            max_output,
+        }
+    }
+
+    /// The most streams run at `context`: how many prompts to build and warm.
+    pub fn streams_at(&self, context: u64) -> u32 {
+        self.decode
+            .iter()
+            .filter(|d| d.context == context && d.over_capacity.is_none())
+            .map(|d| d.concurrency)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A rough duration: every decode window, plus prefill of every prompt at
+    /// `prefill_tok_per_s`.
+    pub fn estimated_seconds(&self, prefill_tok_per_s: f64) -> f64 {
+        let windows = self
+            .decode
+            .iter()
+            .filter(|d| d.over_capacity.is_none())
+            .count() as f64
+            * self.window_s;
+        let contexts: std::collections::BTreeSet<u64> = self
+            .prefill
+            .iter()
+            .copied()
+            .chain(self.decode.iter().map(|d| d.context))
+            .collect();
+        let prompt_tokens: f64 = contexts
+            .iter()
+            .map(|&c| c as f64 * f64::from(self.streams_at(c).max(1)))
+            .sum();
+        windows + prompt_tokens / prefill_tok_per_s.max(1.0)
+    }
+}
+
+/// Parses "2K,8K,32K" or "3000,8K" into token counts.
+pub fn parse_contexts(text: &str) -> Result<Vec<u64>, String> {
+    let mut v = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let tokens = format::parse_context_label(part)
+            .or_else(|_| part.parse::<u64>().map_err(|_| ()))
+            .map_err(|_| {
+                format!("expected context lengths like 2K,8K,32K or 3000, found {part:?}")
+            })?;
+        if tokens == 0 {
+            return Err("a context length must be at least 1 token".into());
+        }
+        v.push(tokens);
+    }
+    if v.is_empty() {
+        return Err("expected at least one context length".into());
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+/// Parses "1,4,16" into concurrency levels.
+pub fn parse_concurrency(text: &str) -> Result<Vec<u32>, String> {
+    let mut v = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u32>() {
+            Ok(n) if n >= 1 => v.push(n),
+            _ => {
+                return Err(format!(
+                    "expected concurrency levels like 1,4,16, found {part:?}"
+                ));
+            }
+        }
+    }
+    if v.is_empty() {
+        return Err("expected at least one concurrency level".into());
+    }
+    v.sort_unstable();
+    v.dedup();
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: u64 = TOKENS_PER_K;
+
+    #[test]
+    fn default_contexts_reproduce_the_reference_plans() {
+        // GLM: max_model_len 1,048,576 -> 8K..512K and 1019K; prefill adds 1024K.
+        let glm = default_contexts(1_048_576, 4096);
+        assert_eq!(
+            glm,
+            [
+                8 * K,
+                16 * K,
+                32 * K,
+                64 * K,
+                128 * K,
+                256 * K,
+                512 * K,
+                1019 * K
+            ]
+        );
+        assert_eq!(prefill_contexts(&glm, 1_048_576).last(), Some(&(1024 * K)));
+        assert_eq!(prefill_contexts(&glm, 1_048_576).len(), 9);
+        // Step: 262,144 -> 8K..128K and 251K; prefill adds 256K.
+        let step = default_contexts(262_144, 4096);
+        assert_eq!(step, [8 * K, 16 * K, 32 * K, 64 * K, 128 * K, 251 * K]);
+        assert_eq!(
+            prefill_contexts(&step, 262_144),
+            [8 * K, 16 * K, 32 * K, 64 * K, 128 * K, 251 * K, 256 * K]
+        );
+    }
+
+    #[test]
+    fn a_small_server_gets_no_default_context_below_8k() {
+        assert!(default_contexts(4096, 512).is_empty());
+        assert_eq!(default_contexts(16 * K, 1024), [8 * K, 14 * K]);
+        assert_eq!(prompt_target(1024 * K, 1_048_576, 1), 1_048_575);
+        assert_eq!(prompt_target(8 * K, 1_048_576, 1), 8 * K);
+    }
+
+    #[test]
+    fn over_capacity_matches_the_glm_reference() {
+        // The GLM cells that ran and did not run bracket a KV cache of ~2.4M tokens.
+        let cap = Some(2_400_000);
+        let oc = |ctx_k: u64, n: u32| over_capacity(ctx_k * K, n, 4096, cap).is_some();
+        assert!(!oc(8, 128) && !oc(32, 64) && !oc(64, 32) && !oc(256, 8) && !oc(1019, 2));
+        assert!(oc(16, 128) && oc(64, 64) && oc(128, 32) && oc(512, 8) && oc(1019, 4));
+        let why = over_capacity(16 * K, 128, 4096, cap).unwrap();
+        assert_eq!(
+            why,
+            "128 requests × (16,384 context + 4,096 output) = 2,621,440 tokens exceed the KV cache of 2,400,000 tokens"
+        );
+        assert_eq!(over_capacity(1 << 30, 128, 4096, None), None);
+    }
+
+    #[test]
+    fn the_plan_counts_streams_and_time() {
+        let plan = Plan::new(
+            &[2 * K, 8 * K],
+            vec![2 * K, 8 * K],
+            &[1, 4, 16],
+            10.0,
+            100,
+            Some(40_000),
+        );
+        assert_eq!(plan.decode.len(), 6);
+        assert_eq!(plan.streams_at(2 * K), 16);
+        assert_eq!(plan.streams_at(8 * K), 4); // 16 x 8,292 > 40,000
+        // 5 windows of 10 s, and (16 x 2K + 4 x 8K) prompt tokens at 1,000 tok/s.
+        assert!((plan.estimated_seconds(1000.0) - (50.0 + 65.536)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn lists_parse() {
+        assert_eq!(parse_contexts("8K, 2K,3000").unwrap(), [2 * K, 3000, 8 * K]);
+        assert!(parse_contexts("8KB").is_err());
+        assert!(parse_contexts("0").is_err());
+        assert_eq!(parse_concurrency("16,1,4,4").unwrap(), [1, 4, 16]);
+        assert!(parse_concurrency("0").is_err());
+        assert!(parse_concurrency("").is_err());
+    }
+}

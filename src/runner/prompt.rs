@@ -1,0 +1,215 @@
+//! Prompts of an exact token length. Each stream gets its own natural-looking
+//! text, different from the first token on, so streams never share a cached
+//! prefix and only a request's own earlier prompt warms its cache.
+
+use std::future::Future;
+
+/// A seeded generator of the text's word choices (SplitMix64). Written out
+/// so that prompts stay the same across versions of any crate.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn pick<'a>(&mut self, words: &[&'a str]) -> &'a str {
+        words[(self.next() % words.len() as u64) as usize]
+    }
+}
+
+const SUBJECTS: [&str; 12] = [
+    "the engineer",
+    "a careful reviewer",
+    "the scheduler",
+    "our team",
+    "the night shift",
+    "a new intern",
+    "the storage service",
+    "the release manager",
+    "every operator",
+    "the research group",
+    "a visiting expert",
+    "the on-call developer",
+];
+const VERBS: [&str; 12] = [
+    "measured",
+    "rewrote",
+    "questioned",
+    "documented",
+    "compared",
+    "tested",
+    "explained",
+    "replaced",
+    "profiled",
+    "described",
+    "reviewed",
+    "simplified",
+];
+const OBJECTS: [&str; 14] = [
+    "the memory budget",
+    "an old routing table",
+    "the cache policy",
+    "three failing builds",
+    "the quarterly report",
+    "a slow database query",
+    "the harbour schedule",
+    "the winter forecast",
+    "a broken sensor",
+    "the library catalogue",
+    "the bridge inspection",
+    "a shipping manifest",
+    "the orchard survey",
+    "the museum archive",
+];
+const ENDINGS: [&str; 10] = [
+    "before lunch",
+    "after a long discussion",
+    "with surprising results",
+    "for the second time this week",
+    "while the rain continued",
+    "without telling anyone",
+    "in under an hour",
+    "at the request of the council",
+    "despite the noise outside",
+    "as the deadline approached",
+];
+
+/// Natural-looking text for `stream`, at least `min_chars` long, as words.
+pub fn words(stream: u32, min_chars: usize) -> Vec<String> {
+    let mut rng = SplitMix(0x5eed_0000 + u64::from(stream) * 7919);
+    let mut out: Vec<String> = vec![format!("Field notes, volume {}:", stream + 1)];
+    let mut len = out[0].len();
+    let mut sentence = 0u64;
+    while len < min_chars {
+        sentence += 1;
+        let s = format!(
+            "{} {} {} {}, and entry {} was filed.",
+            capitalise(rng.pick(&SUBJECTS)),
+            rng.pick(&VERBS),
+            rng.pick(&OBJECTS),
+            rng.pick(&ENDINGS),
+            sentence * 13 + rng.next() % 997
+        );
+        for w in s.split(' ') {
+            len += w.len() + 1;
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+/// A prompt and its token count as the server counts it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    pub tokens: u64,
+}
+
+/// Builds the longest prompt of `stream`'s text with at most `target` tokens,
+/// by binary search over whole words and then single-token padding, using
+/// `count` (the server's tokenizer) to measure.
+pub async fn exact_prompt<F, Fut>(stream: u32, target: u64, count: F) -> anyhow::Result<Prompt>
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = anyhow::Result<u64>>,
+{
+    // Start from a sample's characters per token, with room to spare.
+    let sample = words(stream, 2000).join(" ");
+    let sample_tokens = count(sample.clone()).await?.max(1);
+    let chars_per_token = sample.len() as f64 / sample_tokens as f64;
+    let mut budget = (target as f64 * chars_per_token * 1.25) as usize + 64;
+    let mut all = words(stream, budget);
+    while count(all.join(" ")).await? < target {
+        budget *= 2;
+        all = words(stream, budget);
+    }
+    // Largest prefix of words with at most `target` tokens.
+    let (mut lo, mut hi) = (1usize, all.len());
+    let mut best = Prompt {
+        text: all[0].clone(),
+        tokens: count(all[0].clone()).await?,
+    };
+    while lo <= hi {
+        let mid = lo + (hi - lo) / 2;
+        let text = all[..mid].join(" ");
+        let tokens = count(text.clone()).await?;
+        if tokens <= target {
+            best = Prompt { text, tokens };
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    // Whole words can jump by several tokens; close the gap one piece at a time.
+    for _ in 0..16 {
+        if best.tokens == target {
+            break;
+        }
+        let text = format!("{} a", best.text);
+        let tokens = count(text.clone()).await?;
+        if tokens > target {
+            break;
+        }
+        best = Prompt { text, tokens };
+    }
+    Ok(best)
+}
+
+/// Whether `got` prompt tokens are within 0.5% of `target`.
+pub fn close_enough(got: u64, target: u64) -> bool {
+    (got as f64 - target as f64).abs() <= target as f64 * 0.005
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in tokenizer that is not one token per word: 1 token per 3
+    /// characters of each word, plus one for the start of the text.
+    async fn fake_count(text: String) -> anyhow::Result<u64> {
+        Ok(1 + text
+            .split(' ')
+            .map(|w| w.len().div_ceil(3) as u64)
+            .sum::<u64>())
+    }
+
+    #[tokio::test]
+    async fn prompts_hit_the_target_exactly() {
+        for target in [100, 2048, 8192, 33_333] {
+            let p = exact_prompt(3, target, fake_count).await.unwrap();
+            assert_eq!(p.tokens, target, "target {target}");
+            assert_eq!(fake_count(p.text).await.unwrap(), target);
+        }
+    }
+
+    #[test]
+    fn streams_differ_from_the_first_words_and_repeat_across_calls() {
+        let a = words(0, 500).join(" ");
+        let b = words(1, 500).join(" ");
+        assert_ne!(
+            a.split(' ').take(4).collect::<Vec<_>>(),
+            b.split(' ').take(4).collect::<Vec<_>>()
+        );
+        assert_eq!(a, words(0, 500).join(" "));
+        assert!(a.starts_with("Field notes, volume 1: "));
+    }
+
+    #[test]
+    fn tolerance_is_half_a_percent() {
+        assert!(close_enough(8192, 8192));
+        assert!(close_enough(8192 + 40, 8192));
+        assert!(!close_enough(8192 + 41, 8192));
+    }
+}

@@ -1,0 +1,236 @@
+//! The two measurements: one cold prompt (prefill), and N streams kept busy
+//! for a fixed window (sustained decode).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use super::analysis::{Finish, RequestRecord};
+use super::client::{Client, StreamEvent};
+use super::metrics;
+use crate::model::{MetricSample, ServerSamples};
+
+/// Characters of each request's output kept for loop detection.
+const TEXT_TAIL_CHARS: usize = 4096;
+
+/// What every request of a run sends besides its prompt.
+#[derive(Debug, Clone)]
+pub struct RequestSettings {
+    pub model: String,
+    pub temperature: f64,
+}
+
+/// A streamed completion request that generates exactly `max_tokens` tokens
+/// (ignoring end-of-sequence) and reports usage on every chunk.
+pub fn completion_body(settings: &RequestSettings, prompt: &str, max_tokens: u32) -> Value {
+    json!({
+        "model": settings.model,
+        "prompt": prompt,
+        "max_tokens": max_tokens,
+        "min_tokens": max_tokens,
+        "ignore_eos": true,
+        "temperature": settings.temperature,
+        "stream": true,
+        "stream_options": {"include_usage": true, "continuous_usage_stats": true},
+    })
+}
+
+/// Sends one request and records it, relative to `t0`, until it ends or `deadline`.
+pub async fn record_request(
+    client: &Client,
+    body: &Value,
+    stream: u32,
+    t0: Instant,
+    deadline: Option<Instant>,
+    live_tokens: Option<&AtomicU64>,
+) -> RequestRecord {
+    let start = Instant::now();
+    let secs = |at: Instant| {
+        at.saturating_duration_since(t0).as_secs_f64()
+            - t0.saturating_duration_since(at).as_secs_f64()
+    };
+    let mut record = RequestRecord {
+        stream,
+        start: secs(start),
+        ..Default::default()
+    };
+    let mut counted = 0u64;
+    let mut tail = String::new();
+    let mut finish_reason = None;
+    let mut last_event = start;
+    let outcome = {
+        let on_event = |event: StreamEvent| {
+            let StreamEvent::Chunk(chunk) = event else {
+                return;
+            };
+            last_event = chunk.at;
+            if let Some(p) = chunk.prompt_tokens {
+                record.prompt_tokens = Some(p);
+            }
+            // Usage on the chunk is the truth; without it a chunk with text is one token.
+            let tokens = match chunk.completion_tokens {
+                Some(total) => total.saturating_sub(counted),
+                None if !chunk.text.is_empty() => 1,
+                None => 0,
+            };
+            if tokens > 0 {
+                counted += tokens;
+                record.chunks.push((secs(chunk.at), tokens));
+                if let Some(live) = live_tokens {
+                    live.fetch_add(tokens, Ordering::Relaxed);
+                }
+            }
+            if !chunk.text.is_empty() {
+                tail.push_str(&chunk.text);
+                if tail.len() > 2 * TEXT_TAIL_CHARS {
+                    let cut = tail
+                        .char_indices()
+                        .rev()
+                        .nth(TEXT_TAIL_CHARS - 1)
+                        .map_or(0, |(i, _)| i);
+                    tail.drain(..cut);
+                }
+            }
+            if chunk.finish_reason.is_some() {
+                finish_reason = chunk.finish_reason;
+            }
+        };
+        let request = client.stream_completion(body, on_event);
+        match deadline {
+            Some(d) => tokio::time::timeout_at(d.into(), request).await.ok(),
+            None => Some(request.await),
+        }
+    };
+    let chars: Vec<char> = tail.chars().collect();
+    record.text_tail = chars[chars.len().saturating_sub(TEXT_TAIL_CHARS)..]
+        .iter()
+        .collect();
+    match outcome {
+        None => {
+            record.finish = Some(Finish::Cancelled);
+            record.end = secs(deadline.expect("only a deadline cancels"));
+        }
+        Some(Ok(())) => {
+            record.finish = Some(Finish::Done(finish_reason.unwrap_or_else(|| "stop".into())));
+            record.end = secs(last_event);
+        }
+        Some(Err(e)) => {
+            record.finish = Some(Finish::Error(format!("{e:#}")));
+            record.end = secs(Instant::now());
+        }
+    }
+    record
+}
+
+/// What a decode window recorded.
+pub struct WindowRecording {
+    pub window_start_unix_s: f64,
+    pub records: Vec<RequestRecord>,
+    pub server: Option<ServerSamples>,
+}
+
+/// Keeps `prompts.len()` streams busy for `window`: each stream sends its
+/// prompt, and when a request ends sends it again at once. Requests still
+/// running at the window's end are cancelled.
+pub async fn decode_window(
+    client: &Client,
+    settings: &RequestSettings,
+    prompts: &[String],
+    max_output: u32,
+    window: Duration,
+    sample_metrics: Option<Duration>,
+    live_tokens: Arc<AtomicU64>,
+) -> WindowRecording {
+    let window_start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let t0 = Instant::now();
+    let deadline = t0 + window;
+    let mut tasks = tokio::task::JoinSet::new();
+    for (stream, prompt) in prompts.iter().enumerate() {
+        let client = client.clone();
+        let body = completion_body(settings, prompt, max_output);
+        let live = Arc::clone(&live_tokens);
+        tasks.spawn(async move {
+            let mut records = Vec::new();
+            while Instant::now() < deadline {
+                let r = record_request(
+                    &client,
+                    &body,
+                    stream as u32,
+                    t0,
+                    Some(deadline),
+                    Some(&live),
+                )
+                .await;
+                let failed = matches!(r.finish, Some(Finish::Error(_)));
+                records.push(r);
+                // A failing stream is not retried: the cell reports it as an error.
+                if failed {
+                    break;
+                }
+            }
+            records
+        });
+    }
+    let sampler = sample_metrics.map(|every| {
+        let client = client.clone();
+        tokio::spawn(async move { sample_server(&client, t0, deadline, every).await })
+    });
+    let mut records = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        records.extend(done.expect("a stream task panicked"));
+    }
+    records.sort_by(|a, b| a.stream.cmp(&b.stream).then(a.start.total_cmp(&b.start)));
+    let server = match sampler {
+        Some(handle) => handle.await.ok().flatten(),
+        None => None,
+    };
+    WindowRecording {
+        window_start_unix_s,
+        records,
+        server,
+    }
+}
+
+/// Samples the server's running and waiting requests every `every`, and its
+/// generated-token counter at the window's start and end.
+async fn sample_server(
+    client: &Client,
+    t0: Instant,
+    deadline: Instant,
+    every: Duration,
+) -> Option<ServerSamples> {
+    let mut samples = Vec::new();
+    let mut generated = Vec::new();
+    loop {
+        let now = Instant::now();
+        if let Ok(text) = client.get_text("/metrics").await {
+            let parsed = metrics::parse(&text);
+            samples.push(MetricSample {
+                t_s: now.duration_since(t0).as_secs_f64(),
+                running: metrics::first_sum(&parsed, &metrics::RUNNING),
+                waiting: metrics::first_sum(&parsed, &metrics::WAITING),
+            });
+            generated.extend(metrics::first_sum(&parsed, &metrics::GENERATED));
+        }
+        if now >= deadline {
+            break;
+        }
+        let next = (now + every).min(deadline);
+        tokio::time::sleep_until(next.into()).await;
+    }
+    if samples.is_empty() {
+        return None;
+    }
+    Some(ServerSamples {
+        samples,
+        generation_tokens_delta: match (generated.first(), generated.last()) {
+            (Some(a), Some(b)) if generated.len() > 1 => Some(b - a),
+            _ => None,
+        },
+        client_output_tokens: 0,
+    })
+}
