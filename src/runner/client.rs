@@ -54,6 +54,9 @@ impl Client {
         reqwest::Url::parse(&base).with_context(|| format!("--url {url:?} is not a URL"))?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // Without it, Nagle's algorithm and delayed ACKs can hold a request's
+            // body back ~40 ms, which would land in every TTFT.
+            .tcp_nodelay(true)
             .read_timeout(read_timeout)
             .pool_max_idle_per_host(256)
             .build()?;
@@ -152,6 +155,12 @@ impl Client {
             if event.data.trim() == "[DONE]" {
                 on_event(StreamEvent::Done);
                 done = true;
+                // Read the body to its end so the connection goes back to the
+                // pool: a new connection per request would add TCP setup to TTFT.
+                let _ = tokio::time::timeout(Duration::from_millis(500), async {
+                    while events.next().await.is_some() {}
+                })
+                .await;
                 break;
             }
             if event.data.trim().is_empty() {

@@ -310,7 +310,12 @@ impl Measure {
                 }
             }
         }
-        bar.finish_with_message(format!("done ({skipped} cells already measured were kept)"));
+        bar.finish_and_clear();
+        eprintln!(
+            "done: {} cells measured, {skipped} cells already measured were kept, in {}",
+            total - skipped,
+            self.run_dir.display()
+        );
         Ok(())
     }
 

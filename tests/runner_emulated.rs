@@ -1,0 +1,493 @@
+//! `sitegen run` against the emulated engine: figures checked against what
+//! the engine logged, and each status produced by the configuration that
+//! should produce it, and only by it.
+
+#[path = "support/emulator.rs"]
+mod emulator;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use emulator::{Emulator, EmulatorConfig};
+use sitegen::model::{Cell, DecodeCell, PrefillCell, Run, Status};
+
+/// The tests of this file measure timing on a 2-core machine: they run one
+/// at a time, so that one test's load does not show in another's figures.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+struct Outcome {
+    success: bool,
+    stderr: String,
+}
+
+/// Runs the sitegen binary (the real CLI) against `url`.
+async fn sitegen_run(url: &str, data: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Outcome {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"));
+    cmd.args(["run", "--url", url, "--run-id", "r", "--data"])
+        .arg(data)
+        .args(extra);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    Outcome {
+        success: out.status.success(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn load(data: &Path) -> Run {
+    sitegen::store::load_run(&data.join("r")).unwrap()
+}
+
+fn decode(run: &Run, n: u32) -> &DecodeCell {
+    run.decode_cells()
+        .find(|c| c.concurrency == n)
+        .unwrap_or_else(|| panic!("no decode cell x{n}"))
+}
+
+fn prefill(run: &Run) -> &PrefillCell {
+    run.prefill_cells().next().unwrap()
+}
+
+fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    (tmp, data)
+}
+
+/// Checks the runner's decode figures against the emulator's log.
+fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
+    let detail = cell.detail.as_ref().unwrap();
+    let t0 = detail.window_start_unix_s;
+    let window = cell.measured_s.unwrap();
+    let truth_total = emu.engine.tokens_between(t0, t0 + window) as f64 / window;
+    let total = cell.total_tok_per_s.unwrap();
+    assert!(
+        (total - truth_total).abs() <= truth_total * 0.01,
+        "x{}: total {total:.1} vs emulator {truth_total:.1}",
+        cell.concurrency
+    );
+    let truth_tbt = emu.engine.median_tbt_ms(t0, t0 + window);
+    let tbt = cell.tbt_median_ms.unwrap();
+    assert!(
+        (tbt - truth_tbt).abs() <= truth_tbt * 0.02,
+        "x{}: TBT {tbt:.3} vs emulator {truth_tbt:.3}",
+        cell.concurrency
+    );
+    // TTFT runs from the client's send to the first token. The engine logs
+    // when it emitted each first token; a burst of N requests reaches it over
+    // some milliseconds on a shared 2-core machine, which its own arrival
+    // stamps cannot see. So the truth is the engine's first-token times,
+    // measured from the window's start, less when the runner sent the
+    // requests (all streams send their first request at once).
+    let ttft = cell.ttft_median_ms.unwrap();
+    let mut starts: Vec<f64> = detail.requests.iter().map(|r| r.start_s * 1000.0).collect();
+    starts.sort_by(f64::total_cmp);
+    assert!(
+        starts[starts.len() - 1] < 20.0,
+        "x{}: the streams did not start together: {starts:?}",
+        cell.concurrency
+    );
+    let truth_ttft =
+        emu.engine.median_first_token_ms_after(t0, t0 + window) - starts[(starts.len() - 1) / 2];
+    assert!(
+        (ttft - truth_ttft).abs() <= 2.0,
+        "x{}: TTFT {ttft:.2} ms vs emulator {truth_ttft:.2} ms",
+        cell.concurrency
+    );
+    eprintln!(
+        "x{}: TTFT {ttft:.2} ms, engine first tokens {truth_ttft:.2} ms after send, engine-side TTFT {:.2} ms",
+        cell.concurrency,
+        emu.engine.median_ttft_ms(t0, t0 + window)
+    );
+}
+
+const ACCURACY_PLAN: [&str; 10] = [
+    "--contexts",
+    "512",
+    "--concurrency",
+    "1,64",
+    "--duration",
+    "3s",
+    "--max-output",
+    "60000",
+    "--metrics-interval",
+    "500ms",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn figures_match_the_engine_log_at_1_and_64_streams() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_model_len: 100_000,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(&emu.url, &data, &ACCURACY_PLAN, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    for n in [1, 64] {
+        let cell = decode(&run, n);
+        assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+        assert_matches_truth(&emu, cell);
+        // 20 ms per token: 50 tok/s per stream.
+        assert!((cell.per_request_tok_per_s.unwrap() - 50.0).abs() < 1.0);
+        assert!((cell.avg_active_requests.unwrap() - f64::from(n)).abs() < 0.05 * f64::from(n));
+        let server = cell.detail.as_ref().unwrap().server.as_ref().unwrap();
+        let delta = server.generation_tokens_delta.unwrap();
+        assert!(
+            (delta - server.client_output_tokens as f64).abs() <= 0.02 * delta,
+            "{delta} vs {}",
+            server.client_output_tokens
+        );
+    }
+    // The prompt is exactly 512 tokens as the engine counts them.
+    let p = prefill(&run);
+    assert_eq!(p.prompt_tokens, Some(512));
+    assert_eq!(run.meta.engine.name, "vllm");
+    assert_eq!(run.meta.run.max_output_tokens, 60_000);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_token_chunks_are_counted_per_token() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_model_len: 100_000,
+        tokens_per_step: 4,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(&emu.url, &data, &ACCURACY_PLAN, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    for n in [1, 64] {
+        let cell = decode(&run, n);
+        assert_eq!(cell.status, Status::Valid);
+        assert_matches_truth(&emu, cell);
+        // 4 tokens per 20 ms step: 5 ms between tokens, 200 tok/s per stream.
+        assert!(
+            (cell.tbt_median_ms.unwrap() - 5.0).abs() < 0.1,
+            "{:?}",
+            cell.tbt_median_ms
+        );
+        let per_chunk = cell.detail.as_ref().unwrap().tokens_per_chunk.unwrap();
+        assert!(per_chunk > 3.9 && per_chunk <= 4.0, "{per_chunk}");
+    }
+}
+
+const SMALL_PLAN: [&str; 8] = [
+    "--contexts",
+    "1K",
+    "--duration",
+    "1s",
+    "--max-output",
+    "2000",
+    "--metrics-interval",
+    "200ms",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_capacity_only_where_n_times_context_exceeds_the_kv_cache() {
+    let _serial = SERIAL.lock().await;
+    // 2 x (1,024 + 2,000) = 6,048 fits in 8,000 tokens; 4 x 3,024 = 12,096 does not.
+    let emu = emulator::start(EmulatorConfig {
+        kv_capacity: 8_000,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(
+        &emu.url,
+        &data,
+        &[&SMALL_PLAN[..], &["--concurrency", "1,2,4"]].concat(),
+        &[],
+    )
+    .await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    assert_eq!(decode(&run, 1).status, Status::Valid);
+    assert_eq!(decode(&run, 2).status, Status::Valid);
+    let over = decode(&run, 4);
+    assert_eq!(over.status, Status::OverCapacity);
+    assert!(
+        over.reason
+            .as_deref()
+            .unwrap()
+            .contains("exceed the KV cache of 8,000 tokens"),
+        "{:?}",
+        over.reason
+    );
+    assert_eq!(over.total_tok_per_s, None);
+    assert!(over.detail.is_none(), "an Over capacity cell is not run");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_queued_only_when_the_server_cannot_run_them_all() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_running: 2,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(
+        &emu.url,
+        &data,
+        &[&SMALL_PLAN[..], &["--concurrency", "1,2,4"]].concat(),
+        &[],
+    )
+    .await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    assert_eq!(decode(&run, 1).status, Status::Valid);
+    assert_eq!(decode(&run, 2).status, Status::Valid);
+    let queued = decode(&run, 4);
+    assert_eq!(queued.status, Status::RequestsQueued, "{:?}", queued.reason);
+    assert!(
+        queued.total_tok_per_s.is_some(),
+        "queued cells keep their figures"
+    );
+    assert_eq!(queued.detail.as_ref().unwrap().peak_decoding_requests, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn looped_only_when_the_model_repeats_itself() {
+    let _serial = SERIAL.lock().await;
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1,2"]].concat();
+    let fast = Duration::from_millis(5);
+    let looping = emulator::start(EmulatorConfig {
+        loop_after_tokens: Some(20),
+        step: fast,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    assert!(sitegen_run(&looping.url, &data, &plan, &[]).await.success);
+    let run = load(&data);
+    for n in [1, 2] {
+        let cell = decode(&run, n);
+        assert_eq!(cell.status, Status::Looped);
+        assert_eq!(
+            cell.total_tok_per_s, None,
+            "a looped cell's figures are discarded"
+        );
+        let evidence = cell
+            .detail
+            .as_ref()
+            .unwrap()
+            .loop_evidence
+            .as_ref()
+            .unwrap();
+        assert_eq!(evidence.unit.len(), "and so it goes, ".len());
+    }
+    let normal = emulator::start(EmulatorConfig {
+        step: fast,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp2, data2) = data_dir();
+    assert!(sitegen_run(&normal.url, &data2, &plan, &[]).await.success);
+    let run = load(&data2);
+    assert!(run.decode_cells().all(|c| c.status == Status::Valid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_carry_the_reason_and_the_failed_count() {
+    let _serial = SERIAL.lock().await;
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "2"]].concat();
+    let failing = emulator::start(EmulatorConfig {
+        fail_status: Some(500),
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(&failing.url, &data, &plan, &[]).await;
+    assert!(
+        out.success,
+        "an HTTP error is a cell's status, not the run's end: {}",
+        out.stderr
+    );
+    let run = load(&data);
+    assert_eq!(prefill(&run).status, Status::Error);
+    let cell = decode(&run, 2);
+    assert_eq!(cell.status, Status::Error);
+    let reason = cell.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with("2 of 2 requests failed; first: /v1/completions: HTTP 500"),
+        "{reason}"
+    );
+    assert_eq!(cell.detail.as_ref().unwrap().failed_requests, 2);
+
+    let breaking = emulator::start(EmulatorConfig {
+        break_after_tokens: Some(5),
+        ..Default::default()
+    })
+    .await;
+    let (_tmp2, data2) = data_dir();
+    assert!(sitegen_run(&breaking.url, &data2, &plan, &[]).await.success);
+    let cell = decode(&load(&data2), 2).clone();
+    assert_eq!(cell.status, Status::Error);
+    assert!(
+        cell.reason.as_deref().unwrap().contains("broken stream"),
+        "{:?}",
+        cell.reason
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rerun_resumes_and_force_measures_again() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig::default()).await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
+    assert!(sitegen_run(&emu.url, &data, &plan, &[]).await.success);
+    let first = load(&data);
+    let requests = emu.engine.log.lock().unwrap().len();
+    let again = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(again.success);
+    assert!(
+        again.stderr.contains("2 cells already measured were kept"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(load(&data).cells, first.cells);
+    assert_eq!(
+        emu.engine.log.lock().unwrap().len(),
+        requests,
+        "nothing was measured again"
+    );
+    let forced = sitegen_run(&emu.url, &data, &[&plan[..], &["--force"]].concat(), &[]).await;
+    assert!(forced.success);
+    assert_ne!(load(&data).cells, first.cells);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_plan_and_writes_nothing() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_model_len: 1_048_576,
+        kv_capacity: 2_400_000,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(&emu.url, &data, &["--dry-run"], &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("plan: prefill at 8K, 16K, 32K, 64K, 128K, 256K, 512K, 1019K, 1024K"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("plan: decode at 1019K: 1, 2, 4 (over capacity)"),
+        "{}",
+        out.stderr
+    );
+    // The same 22 cells the GLM reference page shows as Over capacity.
+    assert!(
+        out.stderr.contains("22 skipped as over capacity"),
+        "{}",
+        out.stderr
+    );
+    assert!(!data.exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_key_is_sent_but_never_stored() {
+    let _serial = SERIAL.lock().await;
+    let secret = "sk-test-0123456789abcdefghij";
+    let emu = emulator::start(EmulatorConfig {
+        api_key: Some(secret.into()),
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let plan = [
+        &SMALL_PLAN[..],
+        &[
+            "--concurrency",
+            "1",
+            "--api-key-env",
+            "MY_KEY",
+            "--launch-command",
+        ],
+    ]
+    .concat();
+    let command = format!("vllm serve m --api-key {secret}");
+    let args = [&plan[..], &[command.as_str()]].concat();
+    let without = sitegen_run(&emu.url, &data, &args, &[]).await;
+    assert!(!without.success);
+    assert!(without.stderr.contains("HTTP 401"), "{}", without.stderr);
+    let with = sitegen_run(&emu.url, &data, &args, &[("MY_KEY", secret)]).await;
+    assert!(with.success, "{}", with.stderr);
+    for entry in walkdir::WalkDir::new(&data) {
+        let path = entry.unwrap().into_path();
+        if path.is_file() {
+            assert!(
+                !std::fs::read_to_string(&path).unwrap().contains(secret),
+                "{} holds the key",
+                path.display()
+            );
+        }
+    }
+    assert_eq!(
+        load(&data).meta.launch_command.as_deref(),
+        Some("vllm serve m --api-key <redacted>")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
+    let _serial = SERIAL.lock().await;
+    let mut emu = emulator::start(EmulatorConfig::default()).await;
+    let (_tmp, data) = data_dir();
+    let url = emu.url.clone();
+    let plan: Vec<String> = [
+        "--contexts",
+        "1K",
+        "--concurrency",
+        "1,2",
+        "--duration",
+        "2s",
+        "--max-output",
+        "2000",
+    ]
+    .map(String::from)
+    .to_vec();
+    let runner = tokio::spawn({
+        let data = data.clone();
+        async move {
+            let args: Vec<&str> = plan.iter().map(String::as_str).collect();
+            sitegen_run(&url, &data, &args, &[]).await
+        }
+    });
+    // Stop the server during the first decode window.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    emu.stop();
+    let out = runner.await.unwrap();
+    assert!(!out.success);
+    assert!(out.stderr.contains("stopped answering"), "{}", out.stderr);
+    // Streams already open finish their window; the next requests find no server.
+    let run = load(&data);
+    assert!(
+        matches!(run.cells[0], Cell::Prefill(_)),
+        "finished cells are kept"
+    );
+    let last = run.decode_cells().last().unwrap();
+    assert_eq!(last.status, Status::Error, "{:?}", last.reason);
+    assert!(
+        last.reason
+            .as_deref()
+            .unwrap()
+            .contains("sending the request"),
+        "{:?}",
+        last.reason
+    );
+}

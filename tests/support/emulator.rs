@@ -1,0 +1,493 @@
+//! An emulated inference engine for exact tests of `sitegen run`.
+//!
+//! OpenAI-compatible streaming with vLLM's shapes (`/v1/models` with
+//! `max_model_len`, `/tokenize`, `/metrics`, `/v1/completions` with
+//! continuous usage), a tokenizer that is not one token per word, a prefill
+//! rate, a decode step, multi-token chunks as under speculative decoding, a
+//! KV cache with a waiting queue, a prefix cache, a looping mode and injected
+//! faults. It logs every token it emits and when, so tests compare the
+//! runner's figures with the truth. Test support only: not part of sitegen.
+
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tokio::sync::{Notify, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+
+#[derive(Debug, Clone)]
+pub struct EmulatorConfig {
+    pub model: String,
+    pub max_model_len: u64,
+    /// Uncached prompt tokens processed per second.
+    pub prefill_tok_per_s: f64,
+    /// Time of one decode step.
+    pub step: Duration,
+    /// Tokens each step emits per request (1, or more like speculative decoding).
+    pub tokens_per_step: u64,
+    /// KV cache in tokens; a request holds prompt + max_tokens while it runs.
+    pub kv_capacity: u64,
+    /// Requests that may run at once; the rest wait.
+    pub max_running: usize,
+    /// After this many output tokens, repeat one phrase forever.
+    pub loop_after_tokens: Option<u64>,
+    /// Every completion answers with this HTTP status.
+    pub fail_status: Option<u16>,
+    /// Streams close without `[DONE]` after this many tokens.
+    pub break_after_tokens: Option<u64>,
+    /// Report usage on every chunk (vLLM's continuous_usage_stats).
+    pub continuous_usage: bool,
+    /// Require `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+}
+
+impl Default for EmulatorConfig {
+    fn default() -> Self {
+        EmulatorConfig {
+            model: "emulated-model".into(),
+            max_model_len: 65_536,
+            prefill_tok_per_s: 200_000.0,
+            step: Duration::from_millis(20),
+            tokens_per_step: 1,
+            kv_capacity: 10_000_000,
+            max_running: 1024,
+            loop_after_tokens: None,
+            fail_status: None,
+            break_after_tokens: None,
+            continuous_usage: true,
+            api_key: None,
+        }
+    }
+}
+
+/// What the engine did with one request. Times are Unix seconds.
+#[derive(Debug, Clone, Default)]
+pub struct RequestLog {
+    pub arrived: f64,
+    pub prompt_tokens: u64,
+    pub max_tokens: u64,
+    /// (time, tokens) of every emission, in order.
+    pub emissions: Vec<(f64, u64)>,
+}
+
+#[derive(Default)]
+struct Counters {
+    kv_used: u64,
+    running: usize,
+    waiting: usize,
+    generated_total: u64,
+    cache: HashSet<u64>,
+}
+
+pub struct Engine {
+    pub config: EmulatorConfig,
+    counters: Mutex<Counters>,
+    freed: Notify,
+    pub log: Mutex<Vec<RequestLog>>,
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// The emulator's tokenizer: a start token, then one token per started three
+/// characters of each whitespace-separated word ("benchmark" is 3 tokens).
+pub fn count_tokens(text: &str) -> u64 {
+    1 + text
+        .split_whitespace()
+        .map(|w| w.chars().count().div_ceil(3) as u64)
+        .sum::<u64>()
+}
+
+const WORDS: [&str; 16] = [
+    "alpha ", "beta ", "gamma ", "delta ", "river ", "stone ", "cloud ", "maple ", "north ",
+    "quiet ", "lamp ", "orbit ", "field ", "copper ", "seven ", "harbor ",
+];
+const LOOP_PHRASE: [&str; 4] = ["and ", "so ", "it ", "goes, "];
+
+impl Engine {
+    fn text_of_token(&self, i: u64, request: u64) -> &'static str {
+        match self.config.loop_after_tokens {
+            Some(after) if i >= after => LOOP_PHRASE[(i % 4) as usize],
+            // A hash of (request, position): text that never settles into a cycle.
+            _ => {
+                let mut h = DefaultHasher::new();
+                (request, i).hash(&mut h);
+                WORDS[(h.finish() % WORDS.len() as u64) as usize]
+            }
+        }
+    }
+
+    fn try_admit(&self, need: u64) -> bool {
+        let mut c = self.counters.lock().unwrap();
+        if c.running < self.config.max_running && c.kv_used + need <= self.config.kv_capacity {
+            c.running += 1;
+            c.waiting -= 1;
+            c.kv_used += need;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn release(&self, need: u64) {
+        let mut c = self.counters.lock().unwrap();
+        c.running -= 1;
+        c.kv_used -= need;
+        drop(c);
+        self.freed.notify_waiters();
+    }
+
+    /// Output tokens emitted in [t0, t1].
+    pub fn tokens_between(&self, t0: f64, t1: f64) -> u64 {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.emissions.iter())
+            .filter(|(t, _)| *t >= t0 && *t <= t1)
+            .map(|(_, k)| k)
+            .sum()
+    }
+
+    /// Median TTFT (first emission minus arrival) of requests arriving in [t0, t1).
+    pub fn median_ttft_ms(&self, t0: f64, t1: f64) -> f64 {
+        let mut v: Vec<f64> = self
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.arrived >= t0 && r.arrived < t1)
+            .filter_map(|r| r.emissions.first().map(|(t, _)| (t - r.arrived) * 1000.0))
+            .collect();
+        median(&mut v)
+    }
+
+    /// Median time from `t0` to the first emission of requests arriving in [t0, t1).
+    pub fn median_first_token_ms_after(&self, t0: f64, t1: f64) -> f64 {
+        let mut v: Vec<f64> = self
+            .log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.arrived >= t0 && r.arrived < t1)
+            .filter_map(|r| r.emissions.first().map(|(t, _)| (t - t0) * 1000.0))
+            .collect();
+        median(&mut v)
+    }
+
+    /// Median over tokens of each request's (last - first emission) / tokens
+    /// after the first, counting emissions in [t0, t1].
+    pub fn median_tbt_ms(&self, t0: f64, t1: f64) -> f64 {
+        let mut weighted: Vec<(f64, u64)> = Vec::new();
+        for r in self.log.lock().unwrap().iter() {
+            let inside: Vec<&(f64, u64)> = r
+                .emissions
+                .iter()
+                .filter(|(t, _)| *t >= t0 && *t <= t1)
+                .collect();
+            if inside.len() < 2 {
+                continue;
+            }
+            let after_first: u64 = inside[1..].iter().map(|(_, k)| k).sum();
+            let span = inside.last().unwrap().0 - inside[0].0;
+            weighted.push((span * 1000.0 / after_first as f64, after_first));
+        }
+        weighted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let total: u64 = weighted.iter().map(|w| w.1).sum();
+        let mut seen = 0;
+        for (v, w) in &weighted {
+            seen += w;
+            if seen * 2 >= total {
+                return *v;
+            }
+        }
+        f64::NAN
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v[(v.len() - 1) / 2]
+    }
+}
+
+/// A running emulator; dropping it stops the server.
+pub struct Emulator {
+    pub url: String,
+    pub engine: Arc<Engine>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+impl Emulator {
+    /// Stops serving: later connections are refused.
+    pub fn stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+pub async fn start(config: EmulatorConfig) -> Emulator {
+    let engine = Arc::new(Engine {
+        config,
+        counters: Mutex::new(Counters::default()),
+        freed: Notify::new(),
+        log: Mutex::new(Vec::new()),
+    });
+    let app = axum::Router::new()
+        .route("/v1/models", get(models))
+        .route("/tokenize", post(tokenize))
+        .route("/metrics", get(metrics))
+        .route(
+            "/version",
+            get(|| async { Json(json!({"version": "emulated-1"})) }),
+        )
+        .route("/v1/completions", post(completions))
+        .layer(axum::middleware::from_fn(stamp_arrival))
+        .with_state(Arc::clone(&engine));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    // As uvicorn does for vLLM: no Nagle delay between the headers and the first chunk.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = rx.await;
+            })
+            .await
+            .unwrap();
+    });
+    Emulator {
+        url,
+        engine,
+        stop: Some(tx),
+    }
+}
+
+/// When a request reached the server, before its body was read.
+#[derive(Clone, Copy)]
+struct Arrival(f64);
+
+async fn stamp_arrival(
+    mut request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    request.extensions_mut().insert(Arrival(now()));
+    next.run(request).await
+}
+
+fn authorized(engine: &Engine, headers: &HeaderMap) -> bool {
+    match &engine.config.api_key {
+        None => true,
+        Some(key) => headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v == format!("Bearer {key}")),
+    }
+}
+
+fn unauthorized() -> Response {
+    (
+        StatusCode::UNAUTHORIZED,
+        Json(json!({"error": "missing or wrong API key"})),
+    )
+        .into_response()
+}
+
+async fn models(State(e): State<Arc<Engine>>, headers: HeaderMap) -> Response {
+    if !authorized(&e, &headers) {
+        return unauthorized();
+    }
+    Json(json!({"object": "list", "data": [{"id": e.config.model, "object": "model", "max_model_len": e.config.max_model_len}]})).into_response()
+}
+
+async fn tokenize(
+    State(e): State<Arc<Engine>>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if !authorized(&e, &headers) {
+        return unauthorized();
+    }
+    let text = body
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let n = count_tokens(text);
+    Json(json!({"count": n, "max_model_len": e.config.max_model_len, "tokens": (0..n).collect::<Vec<u64>>()})).into_response()
+}
+
+async fn metrics(State(e): State<Arc<Engine>>) -> String {
+    let c = e.counters.lock().unwrap();
+    format!(
+        "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{m}\"}} {}\n\
+         vllm:num_requests_waiting{{model_name=\"{m}\"}} {}\n\
+         vllm:generation_tokens_total{{model_name=\"{m}\"}} {}\n\
+         vllm:cache_config_info{{block_size=\"16\",num_gpu_blocks=\"{}\"}} 1.0\n",
+        c.running,
+        c.waiting,
+        c.generated_total,
+        e.config.kv_capacity / 16,
+        m = e.config.model
+    )
+}
+
+fn chunk(e: &Engine, text: &str, finish: Option<&str>, prompt: u64, completion: u64) -> Event {
+    let mut v = json!({
+        "id": "cmpl-emulated", "object": "text_completion", "created": 0, "model": e.config.model,
+        "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}],
+    });
+    if e.config.continuous_usage {
+        v["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion});
+    }
+    Event::default().data(v.to_string())
+}
+
+async fn completions(
+    State(e): State<Arc<Engine>>,
+    axum::Extension(Arrival(arrived)): axum::Extension<Arrival>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    if !authorized(&e, &headers) {
+        return unauthorized();
+    }
+    if let Some(status) = e.config.fail_status {
+        let code = StatusCode::from_u16(status).unwrap();
+        return (
+            code,
+            Json(json!({"error": {"message": "injected fault", "code": status}})),
+        )
+            .into_response();
+    }
+    let prompt = body
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(16);
+    let prompt_tokens = count_tokens(&prompt);
+    if prompt_tokens + max_tokens > e.config.max_model_len {
+        return (
+            StatusCode::BAD_REQUEST,
+            Json(json!({"error": {"message": "prompt too long"}})),
+        )
+            .into_response();
+    }
+    let index = {
+        let mut log = e.log.lock().unwrap();
+        log.push(RequestLog {
+            arrived,
+            prompt_tokens,
+            max_tokens,
+            emissions: Vec::new(),
+        });
+        log.len() - 1
+    };
+    let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
+    let engine = Arc::clone(&e);
+    tokio::spawn(
+        async move { generate(engine, index, prompt, prompt_tokens, max_tokens, tx).await },
+    );
+    Sse::new(ReceiverStream::new(rx))
+        .keep_alive(KeepAlive::new().interval(Duration::from_millis(700)))
+        .into_response()
+}
+
+/// Waits for room, prefills, then emits tokens step by step until done or
+/// the client hangs up.
+async fn generate(
+    e: Arc<Engine>,
+    index: usize,
+    prompt: String,
+    prompt_tokens: u64,
+    max_tokens: u64,
+    tx: mpsc::Sender<Result<Event, Infallible>>,
+) {
+    let need = prompt_tokens + max_tokens;
+    e.counters.lock().unwrap().waiting += 1;
+    loop {
+        let freed = e.freed.notified();
+        if e.try_admit(need) {
+            break;
+        }
+        freed.await;
+    }
+    let mut h = DefaultHasher::new();
+    prompt.hash(&mut h);
+    let key = h.finish();
+    let cached = !e.counters.lock().unwrap().cache.insert(key);
+    if !cached {
+        tokio::time::sleep(Duration::from_secs_f64(
+            prompt_tokens as f64 / e.config.prefill_tok_per_s,
+        ))
+        .await;
+    }
+    let mut emitted = 0u64;
+    let mut ticker = tokio::time::interval(e.config.step);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await; // the first tick is immediate: the prefill's token
+    let mut first = true;
+    let ok = loop {
+        if let Some(limit) = e.config.break_after_tokens
+            && emitted >= limit
+        {
+            // Close the stream without [DONE].
+            break true;
+        }
+        // The prefill yields one token; each decode step yields tokens_per_step.
+        let k = if first { 1 } else { e.config.tokens_per_step }.min(max_tokens - emitted);
+        let text: String = (emitted..emitted + k)
+            .map(|i| e.text_of_token(i, index as u64))
+            .collect();
+        emitted += k;
+        let finish = (emitted == max_tokens).then_some("length");
+        let event = chunk(&e, &text, finish, prompt_tokens, emitted);
+        let t = now();
+        if tx.send(Ok(event)).await.is_err() {
+            break false;
+        }
+        e.log.lock().unwrap()[index].emissions.push((t, k));
+        e.counters.lock().unwrap().generated_total += k;
+        if emitted == max_tokens {
+            let usage = json!({"id": "cmpl-emulated", "object": "text_completion", "model": e.config.model, "choices": [],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted}});
+            let _ = tx.send(Ok(Event::default().data(usage.to_string()))).await;
+            let _ = tx.send(Ok(Event::default().data("[DONE]"))).await;
+            break true;
+        }
+        first = false;
+        ticker.tick().await;
+    };
+    let _ = ok;
+    e.release(need);
+}
