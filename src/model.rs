@@ -341,7 +341,8 @@ pub struct RequestSample {
 #[serde(deny_unknown_fields)]
 pub struct ServerSamples {
     pub samples: Vec<MetricSample>,
-    /// Growth of the server's generated-token counter over the window.
+    /// Growth of the server's generated-token counter from just before the
+    /// window's first request to just after its last one ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation_tokens_delta: Option<f64>,
     /// The client's count over the same window, for comparison.

@@ -160,7 +160,14 @@ pub fn summarize(
             }
         }
         if let Some(f) = first {
-            let (a, b) = (f.max(0.0), r.end.min(window_s));
+            // Decoding lasts from the first to the last token; a request
+            // cancelled at the window's end was still decoding then.
+            let last_token = r.chunks.last().map_or(r.end, |(t, _)| *t);
+            let decode_end = match r.finish {
+                Some(Finish::Done(_)) | Some(Finish::Error(_)) => last_token,
+                Some(Finish::Cancelled) | None => r.end,
+            };
+            let (a, b) = (f.max(0.0), decode_end.min(window_s));
             if b > a {
                 active_time += b - a;
                 intervals.push((a, b));
@@ -257,7 +264,12 @@ pub fn summarize(
     }
 }
 
-/// Most intervals open at one moment.
+/// An overlap shorter than this is not counted as running at once: when a
+/// server hands a finished request's slot to a waiting one, the two streams'
+/// chunks can cross on the wire for a moment.
+const MIN_OVERLAP_S: f64 = 0.005;
+
+/// Most intervals open at one moment for at least [`MIN_OVERLAP_S`].
 fn peak_overlap(intervals: &[(f64, f64)]) -> u32 {
     let mut events: Vec<(f64, i32)> = intervals
         .iter()
@@ -266,9 +278,12 @@ fn peak_overlap(intervals: &[(f64, f64)]) -> u32 {
     // At equal times, close before open: back-to-back requests do not overlap.
     events.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
     let (mut open, mut peak) = (0i32, 0i32);
-    for (_, d) in events {
+    for (i, (t, d)) in events.iter().enumerate() {
         open += d;
-        peak = peak.max(open);
+        let held = events.get(i + 1).map_or(0.0, |next| next.0 - t);
+        if held >= MIN_OVERLAP_S {
+            peak = peak.max(open);
+        }
     }
     peak as u32
 }
@@ -362,6 +377,21 @@ mod tests {
             Status::RequestsQueued
         );
         assert_eq!(summarize(&all, 10.0, 2, None).status, Status::Valid);
+    }
+
+    #[test]
+    fn streams_that_cross_for_a_moment_at_a_slot_handover_do_not_count_as_parallel() {
+        // Two slots, three streams: stream 2 starts decoding 1 ms before stream 0's last token.
+        let mut first = stream(0, 0.0, 0.1, 0.01, 1, 5.0);
+        first.finish = Some(Finish::Done("length".into()));
+        let records = [
+            first,
+            stream(1, 0.0, 0.1, 0.01, 1, 10.0),
+            stream(2, 0.0, 4.999, 0.01, 1, 10.0),
+        ];
+        let f = summarize(&records, 10.0, 3, None);
+        assert_eq!(f.peak_decoding_requests, 2);
+        assert_eq!(f.status, Status::RequestsQueued);
     }
 
     #[test]

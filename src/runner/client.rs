@@ -20,6 +20,9 @@ pub enum TokenizeStyle {
 #[derive(Clone)]
 pub struct Client {
     http: reqwest::Client,
+    /// The same without connection reuse, for a retry that must not meet a
+    /// connection the server has closed.
+    fresh: reqwest::Client,
     /// Server root without a trailing slash or `/v1`.
     base: String,
     api_key: Option<String>,
@@ -52,16 +55,24 @@ impl Client {
         let trimmed = url.trim_end_matches('/');
         let base = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
         reqwest::Url::parse(&base).with_context(|| format!("--url {url:?} is not a URL"))?;
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            // Without it, Nagle's algorithm and delayed ACKs can hold a request's
-            // body back ~40 ms, which would land in every TTFT.
-            .tcp_nodelay(true)
-            .read_timeout(read_timeout)
-            .pool_max_idle_per_host(256)
+        let builder = || {
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                // Without it, Nagle's algorithm and delayed ACKs can hold a
+                // request's body back ~40 ms, which would land in every TTFT.
+                .tcp_nodelay(true)
+                .read_timeout(read_timeout)
+        };
+        let http = builder()
+            .pool_max_idle_per_host(1024)
+            // Servers drop idle keep-alive connections after ~5 s (uvicorn,
+            // llama.cpp's httplib); forget them before that happens.
+            .pool_idle_timeout(Duration::from_secs(3))
             .build()?;
+        let fresh = builder().pool_max_idle_per_host(0).build()?;
         Ok(Client {
             http,
+            fresh,
             base,
             api_key,
         })
@@ -71,8 +82,13 @@ impl Client {
         &self.base
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let mut r = self.http.request(method, format!("{}{}", self.base, path));
+    fn request_on(
+        &self,
+        http: &reqwest::Client,
+        method: reqwest::Method,
+        path: &str,
+    ) -> reqwest::RequestBuilder {
+        let mut r = http.request(method, format!("{}{}", self.base, path));
         if let Some(key) = &self.api_key {
             r = r.bearer_auth(key);
         }
@@ -92,21 +108,47 @@ impl Client {
         )
     }
 
+    /// Sends a request, once more if the first attempt failed before a
+    /// response: a pooled keep-alive connection the server has just closed
+    /// fails before the request reaches it (llama.cpp closes them), and a
+    /// retry on a fresh connection is safe since nothing was processed.
+    async fn send(
+        &self,
+        make: impl Fn(&reqwest::Client) -> reqwest::RequestBuilder,
+    ) -> anyhow::Result<reqwest::Response> {
+        match make(&self.http).send().await {
+            Ok(r) => Ok(r),
+            Err(e) if !e.is_timeout() => make(&self.fresh).send().await.map_err(|e2| {
+                anyhow!(
+                    "sending the request: {} (and once more: {})",
+                    error_chain(&e),
+                    error_chain(&e2)
+                )
+            }),
+            Err(e) => bail!("sending the request: {}", error_chain(&e)),
+        }
+    }
+
     pub async fn get_json(&self, path: &str) -> anyhow::Result<Value> {
-        let response = self.request(reqwest::Method::GET, path).send().await?;
+        let response = self
+            .send(|http| self.request_on(http, reqwest::Method::GET, path))
+            .await?;
         Ok(Self::check(response, path).await?.json().await?)
     }
 
     pub async fn get_text(&self, path: &str) -> anyhow::Result<String> {
-        let response = self.request(reqwest::Method::GET, path).send().await?;
+        let response = self
+            .send(|http| self.request_on(http, reqwest::Method::GET, path))
+            .await?;
         Ok(Self::check(response, path).await?.text().await?)
     }
 
     async fn post_json(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
         let response = self
-            .request(reqwest::Method::POST, path)
-            .json(body)
-            .send()
+            .send(|http| {
+                self.request_on(http, reqwest::Method::POST, path)
+                    .json(body)
+            })
             .await?;
         Ok(Self::check(response, path).await?.json().await?)
     }
@@ -141,11 +183,11 @@ impl Client {
         mut on_event: impl FnMut(StreamEvent),
     ) -> anyhow::Result<()> {
         let response = self
-            .request(reqwest::Method::POST, "/v1/completions")
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| anyhow!("sending the request: {}", error_chain(&e)))?;
+            .send(|http| {
+                self.request_on(http, reqwest::Method::POST, "/v1/completions")
+                    .json(body)
+            })
+            .await?;
         let response = Self::check(response, "/v1/completions").await?;
         let mut events = response.bytes_stream().eventsource();
         let mut done = false;

@@ -260,7 +260,7 @@ impl Measure {
                 "building {streams} prompts of {} tokens",
                 format::count(target)
             ));
-            let prompts = self.prompts(streams, target).await?;
+            let prompts = self.prompts(ctx, streams, target).await?;
 
             // Prefill: stream 0's prompt, cold. It also warms that prompt's cache.
             bar.set_message(format!("prefill at {}", format::context_label(ctx)));
@@ -268,7 +268,7 @@ impl Measure {
             if want_prefill {
                 let line = describe(&cell);
                 store::write_cell(&self.run_dir, &cell)?;
-                bar.println(line);
+                say(&bar, line);
                 bar.inc(1);
             }
             if decode.is_empty() {
@@ -294,7 +294,7 @@ impl Measure {
                 };
                 let line = describe(&cell);
                 store::write_cell(&self.run_dir, &cell)?;
-                bar.println(line);
+                say(&bar, line);
                 bar.inc(1);
                 if cell.status() == Status::Error
                     && self.client.get_json("/v1/models").await.is_err()
@@ -320,19 +320,19 @@ impl Measure {
     }
 
     /// One exact prompt per stream.
-    async fn prompts(&self, streams: u32, target: u64) -> anyhow::Result<Vec<String>> {
+    async fn prompts(&self, ctx: u64, streams: u32, target: u64) -> anyhow::Result<Vec<String>> {
         let mut prompts = Vec::with_capacity(streams as usize);
         for stream in 0..streams {
             let p = match self.tokenize {
                 Some(style) => {
                     let client = &self.client;
                     let model = &self.settings.model;
-                    prompt::exact_prompt(stream, target, |text| async move {
+                    prompt::exact_prompt(stream, ctx, target, |text| async move {
                         client.count_tokens(style, model, &text).await
                     })
                     .await?
                 }
-                None => self.calibrated_prompt(stream, target).await?,
+                None => self.calibrated_prompt(stream, ctx, target).await?,
             };
             prompts.push(p.text);
         }
@@ -341,8 +341,13 @@ impl Measure {
 
     /// Without `/tokenize`: counts from `usage.prompt_tokens` of a one-token
     /// completion (which also fills the cache, so only small texts are sent).
-    async fn calibrated_prompt(&self, stream: u32, target: u64) -> anyhow::Result<prompt::Prompt> {
-        let sample = prompt::words(stream, 4000).join(" ");
+    async fn calibrated_prompt(
+        &self,
+        stream: u32,
+        ctx: u64,
+        target: u64,
+    ) -> anyhow::Result<prompt::Prompt> {
+        let sample = prompt::words(stream, ctx, 4000).join(" ");
         let body = window::completion_body(&self.settings, &sample, 1);
         let r =
             window::record_request(&self.client, &body, stream, Instant::now(), None, None).await;
@@ -350,11 +355,15 @@ impl Measure {
             "the server has no /tokenize and reports no usage.prompt_tokens: cannot size prompts",
         )?;
         let chars_per_token = sample.len() as f64 / tokens.max(1) as f64;
-        let text: String = prompt::words(stream, (target as f64 * chars_per_token * 1.1) as usize)
-            .join(" ")
-            .chars()
-            .take((target as f64 * chars_per_token) as usize)
-            .collect();
+        let text: String = prompt::words(
+            stream,
+            ctx,
+            (target as f64 * chars_per_token * 1.1) as usize,
+        )
+        .join(" ")
+        .chars()
+        .take((target as f64 * chars_per_token) as usize)
+        .collect();
         Ok(prompt::Prompt {
             text,
             tokens: target,
@@ -494,6 +503,16 @@ fn empty_decode(ctx: u64, n: u32) -> DecodeCell {
         output_tokens: None,
         measured_s: None,
         detail: None,
+    }
+}
+
+/// Prints a line above the progress bar, or plainly when there is no bar
+/// (not a terminal: CI logs still get one line per cell).
+fn say(bar: &ProgressBar, line: String) {
+    if bar.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        bar.println(line);
     }
 }
 

@@ -148,12 +148,18 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
         info.report.push(format!("found engine version {v}"));
     }
 
-    for style in [TokenizeStyle::Prompt, TokenizeStyle::Content] {
-        if client
-            .count_tokens(style, &info.served_model, "Hello world")
-            .await
-            .is_ok()
-        {
+    // llama.cpp answers the vLLM form with an empty token list, so a style
+    // counts only if it finds the tokens of a text that surely has some.
+    let styles = if info.engine.as_deref() == Some("llama.cpp") {
+        [TokenizeStyle::Content, TokenizeStyle::Prompt]
+    } else {
+        [TokenizeStyle::Prompt, TokenizeStyle::Content]
+    };
+    for style in styles {
+        let count = client
+            .count_tokens(style, &info.served_model, "Hello world, once more")
+            .await;
+        if count.is_ok_and(|n| n >= 3) {
             info.tokenize = Some(style);
             info.report
                 .push(format!("found /tokenize ({style:?} style)"));

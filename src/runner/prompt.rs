@@ -79,10 +79,15 @@ const ENDINGS: [&str; 10] = [
     "as the deadline approached",
 ];
 
-/// Natural-looking text for `stream`, at least `min_chars` long, as words.
-pub fn words(stream: u32, min_chars: usize) -> Vec<String> {
-    let mut rng = SplitMix(0x5eed_0000 + u64::from(stream) * 7919);
-    let mut out: Vec<String> = vec![format!("Field notes, volume {}:", stream + 1)];
+/// Natural-looking text of one (stream, context) pair, at least `min_chars`
+/// long, as words. Different pairs differ from the first word on: no prompt
+/// shares a prefix with another stream's, nor with its own stream's prompt at
+/// another context (which would make a "cold" prefill partly cached).
+pub fn words(stream: u32, context: u64, min_chars: usize) -> Vec<String> {
+    let mut rng =
+        SplitMix(0x5eed_0000 ^ (u64::from(stream) << 40) ^ context.wrapping_mul(0x9e37_79b9));
+    // A seeded number first: texts differ from their first token.
+    let mut out: Vec<String> = vec![format!("{}.", 100_000 + rng.next() % 900_000)];
     let mut len = out[0].len();
     let mut sentence = 0u64;
     while len < min_chars {
@@ -120,20 +125,30 @@ pub struct Prompt {
 /// Builds the longest prompt of `stream`'s text with at most `target` tokens,
 /// by binary search over whole words and then single-token padding, using
 /// `count` (the server's tokenizer) to measure.
-pub async fn exact_prompt<F, Fut>(stream: u32, target: u64, count: F) -> anyhow::Result<Prompt>
+pub async fn exact_prompt<F, Fut>(
+    stream: u32,
+    context: u64,
+    target: u64,
+    count: F,
+) -> anyhow::Result<Prompt>
 where
     F: Fn(String) -> Fut,
     Fut: Future<Output = anyhow::Result<u64>>,
 {
     // Start from a sample's characters per token, with room to spare.
-    let sample = words(stream, 2000).join(" ");
+    let sample = words(stream, context, 2000).join(" ");
     let sample_tokens = count(sample.clone()).await?.max(1);
     let chars_per_token = sample.len() as f64 / sample_tokens as f64;
     let mut budget = (target as f64 * chars_per_token * 1.25) as usize + 64;
-    let mut all = words(stream, budget);
+    let mut all = words(stream, context, budget);
     while count(all.join(" ")).await? < target {
+        // Real tokenizers give at least one token per 16 characters.
+        anyhow::ensure!(
+            budget < 16 * target as usize + 4096,
+            "the tokenizer counts too few tokens: cannot build a prompt of {target} tokens"
+        );
         budget *= 2;
-        all = words(stream, budget);
+        all = words(stream, context, budget);
     }
     // Largest prefix of words with at most `target` tokens.
     let (mut lo, mut hi) = (1usize, all.len());
@@ -188,22 +203,30 @@ mod tests {
     #[tokio::test]
     async fn prompts_hit_the_target_exactly() {
         for target in [100, 2048, 8192, 33_333] {
-            let p = exact_prompt(3, target, fake_count).await.unwrap();
+            let p = exact_prompt(3, target, target, fake_count).await.unwrap();
             assert_eq!(p.tokens, target, "target {target}");
             assert_eq!(fake_count(p.text).await.unwrap(), target);
         }
     }
 
     #[test]
-    fn streams_differ_from_the_first_words_and_repeat_across_calls() {
-        let a = words(0, 500).join(" ");
-        let b = words(1, 500).join(" ");
-        assert_ne!(
-            a.split(' ').take(4).collect::<Vec<_>>(),
-            b.split(' ').take(4).collect::<Vec<_>>()
-        );
-        assert_eq!(a, words(0, 500).join(" "));
-        assert!(a.starts_with("Field notes, volume 1: "));
+    fn prompts_differ_from_the_first_word_and_repeat_across_calls() {
+        let first_words = |stream, context| {
+            words(stream, context, 500)
+                .into_iter()
+                .take(3)
+                .collect::<Vec<_>>()
+        };
+        let mut seen = std::collections::HashSet::new();
+        for stream in 0..8 {
+            for context in [256, 512, 8192, 16_384] {
+                assert!(
+                    seen.insert(first_words(stream, context)),
+                    "stream {stream} at {context} repeats a start"
+                );
+            }
+        }
+        assert_eq!(words(0, 8192, 500), words(0, 8192, 500));
     }
 
     #[test]

@@ -143,6 +143,13 @@ pub async fn decode_window(
     sample_metrics: Option<Duration>,
     live_tokens: Arc<AtomicU64>,
 ) -> WindowRecording {
+    // The generated-token counter is read before the first request and after
+    // the last one ends: servers that count a request's tokens when it ends
+    // (llama.cpp) then agree with the client's count.
+    let generated_before = match sample_metrics {
+        Some(_) => generated_tokens(client).await,
+        None => None,
+    };
     let window_start_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64());
@@ -184,10 +191,17 @@ pub async fn decode_window(
         records.extend(done.expect("a stream task panicked"));
     }
     records.sort_by(|a, b| a.stream.cmp(&b.stream).then(a.start.total_cmp(&b.start)));
-    let server = match sampler {
+    let mut server = match sampler {
         Some(handle) => handle.await.ok().flatten(),
         None => None,
     };
+    if let Some(s) = &mut server {
+        let generated_after = generated_tokens(client).await;
+        s.generation_tokens_delta = match (generated_before, generated_after) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        };
+    }
     WindowRecording {
         window_start_unix_s,
         records,
@@ -195,8 +209,13 @@ pub async fn decode_window(
     }
 }
 
-/// Samples the server's running and waiting requests every `every`, and its
-/// generated-token counter at the window's start and end.
+/// The server's counter of generated tokens, if it has one.
+async fn generated_tokens(client: &Client) -> Option<f64> {
+    let text = client.get_text("/metrics").await.ok()?;
+    metrics::first_sum(&metrics::parse(&text), &metrics::GENERATED)
+}
+
+/// Samples the server's running and waiting requests every `every`.
 async fn sample_server(
     client: &Client,
     t0: Instant,
@@ -204,7 +223,6 @@ async fn sample_server(
     every: Duration,
 ) -> Option<ServerSamples> {
     let mut samples = Vec::new();
-    let mut generated = Vec::new();
     loop {
         let now = Instant::now();
         if let Ok(text) = client.get_text("/metrics").await {
@@ -214,7 +232,6 @@ async fn sample_server(
                 running: metrics::first_sum(&parsed, &metrics::RUNNING),
                 waiting: metrics::first_sum(&parsed, &metrics::WAITING),
             });
-            generated.extend(metrics::first_sum(&parsed, &metrics::GENERATED));
         }
         if now >= deadline {
             break;
@@ -227,10 +244,7 @@ async fn sample_server(
     }
     Some(ServerSamples {
         samples,
-        generation_tokens_delta: match (generated.first(), generated.last()) {
-            (Some(a), Some(b)) if generated.len() > 1 => Some(b - a),
-            _ => None,
-        },
+        generation_tokens_delta: None,
         client_output_tokens: 0,
     })
 }
