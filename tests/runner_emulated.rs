@@ -491,3 +491,61 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
         last.reason
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_discards_only_the_cell_in_flight() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig::default()).await;
+    let (_tmp, data) = data_dir();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", &emu.url, "--run-id", "r", "--data"])
+        .arg(&data)
+        .args([
+            "--contexts",
+            "1K",
+            "--concurrency",
+            "1,2",
+            "--duration",
+            "2s",
+            "--max-output",
+            "2000",
+        ])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the first decode cell, then interrupt the second window.
+    let first = data.join("r/cells/decode-00001024-x001.json");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !first.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first cell never appeared"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().to_string();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("interrupted: the cell in flight was discarded"),
+        "{stderr}"
+    );
+    let run = load(&data);
+    assert_eq!(
+        run.decode_cells()
+            .map(|c| c.concurrency)
+            .collect::<Vec<_>>(),
+        [1]
+    );
+}
