@@ -5,6 +5,8 @@
 //! (pages, charts) -> [`output`] (the one writer into `site/`).
 
 pub mod cli;
+pub mod compare;
+pub mod export;
 pub mod format;
 pub mod ingest;
 pub mod labels;

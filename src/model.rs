@@ -420,3 +420,26 @@ impl Run {
             .find(|c| c.context_tokens == context_tokens && c.concurrency == concurrency)
     }
 }
+
+/// `data/comparisons.json`: the comparison pages asked for by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonsFile {
+    #[serde(default)]
+    pub comparisons: Vec<ComparisonSpec>,
+    /// Pair pages are made automatically for runs on the same hardware while
+    /// it has at most this many runs (default 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_pair_limit: Option<usize>,
+}
+
+/// One comparison: 2 to 6 run ids; the first is the baseline of ratios.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ComparisonSpec {
+    pub title: String,
+    pub runs: Vec<String>,
+    /// Markdown shown on the page (raw HTML is shown as text).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}

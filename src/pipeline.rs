@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::Context;
 
 use crate::render::Site;
-use crate::{output, render, store};
+use crate::{compare, output, render, store};
 
 /// What a build produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,10 @@ pub struct BuildSummary {
 pub fn render_data(data_dir: &Path) -> anyhow::Result<(Site, BuildSummary)> {
     let runs = store::load_runs(data_dir)
         .with_context(|| format!("reading runs from {}", data_dir.display()))?;
-    let site = render::render_site(&runs)?;
+    let file = store::load_comparisons(data_dir)?;
+    let comparisons = compare::plan(&runs, &file)
+        .with_context(|| format!("{}", data_dir.join(store::COMPARISONS_FILE).display()))?;
+    let site = render::render_site(&runs, &comparisons)?;
     let summary = BuildSummary {
         runs: runs.len(),
         files: site.files.len(),

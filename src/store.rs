@@ -167,6 +167,18 @@ fn describe_key(cell: &Cell) -> String {
     }
 }
 
+pub const COMPARISONS_FILE: &str = "comparisons.json";
+
+/// Reads `data/comparisons.json`; no file means no named comparisons.
+pub fn load_comparisons(data_dir: &Path) -> Result<crate::model::ComparisonsFile, StoreError> {
+    let path = data_dir.join(COMPARISONS_FILE);
+    if path.is_file() {
+        read_json(&path)
+    } else {
+        Ok(Default::default())
+    }
+}
+
 /// Parses a JSON file into `T`, naming the failing field by its path.
 pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
     let text = fs::read_to_string(path).map_err(io_err(path))?;

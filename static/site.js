@@ -78,3 +78,25 @@ function setUpCopy(button) {
 
 document.querySelectorAll("table.sortable").forEach(makeSortable);
 document.querySelectorAll("button[data-copy]").forEach(setUpCopy);
+
+// Filters of a table: each select keeps the rows whose data-<key> equals its value.
+function setUpFilters(form) {
+  const table = document.getElementById(form.dataset.filters);
+  if (!table) return;
+  const selects = Array.from(form.querySelectorAll("select[data-filter]"));
+  const count = form.querySelector("[data-filter-count]");
+  const apply = () => {
+    let shown = 0;
+    Array.from(table.tBodies[0].rows).forEach((row) => {
+      const keep = selects.every((s) => s.value === "" || row.dataset[s.dataset.filter] === s.value);
+      row.hidden = !keep;
+      if (keep) shown += 1;
+    });
+    if (count) count.textContent = `${shown} of ${table.tBodies[0].rows.length} runs`;
+  };
+  selects.forEach((s) => s.addEventListener("change", apply));
+  form.hidden = false;
+  apply();
+}
+
+document.querySelectorAll("form[data-filters]").forEach(setUpFilters);

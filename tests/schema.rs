@@ -26,6 +26,7 @@ fn validator(name: &str) -> jsonschema::Validator {
 #[test]
 fn every_bundled_data_file_validates_against_the_schema() {
     let (run_schema, cell_schema) = (validator("run.schema.json"), validator("cell.schema.json"));
+    let comparisons_schema = validator("comparisons.schema.json");
     let mut checked = 0;
     for entry in walkdir::WalkDir::new(data_dir()) {
         let entry = entry.unwrap();
@@ -35,16 +36,16 @@ fn every_bundled_data_file_validates_against_the_schema() {
         }
         let value: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        let schema = if path.file_name().unwrap() == "run.json" {
-            &run_schema
-        } else {
-            &cell_schema
+        let schema = match path.file_name().unwrap().to_str().unwrap() {
+            "run.json" => &run_schema,
+            "comparisons.json" => &comparisons_schema,
+            _ => &cell_schema,
         };
         let errors: Vec<String> = schema.iter_errors(&value).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
         checked += 1;
     }
-    assert_eq!(checked, 2 + 73 + 55);
+    assert_eq!(checked, 1 + 2 + 73 + 55);
 }
 
 #[test]

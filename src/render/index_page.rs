@@ -2,6 +2,7 @@
 
 use askama::Template;
 
+use crate::compare::Comparison;
 use crate::format;
 use crate::labels;
 use crate::model::{Run, Status};
@@ -13,6 +14,23 @@ pub struct IndexPage {
     pub page_title: String,
     pub generator: &'static str,
     pub runs: Vec<RunSummary>,
+    pub comparisons: Vec<ComparisonSummary>,
+    pub filters: Vec<Filter>,
+}
+
+/// A filter of the runs table (applied by site.js; the table is complete without it).
+pub struct Filter {
+    /// The row attribute it reads: `data-<key>`.
+    pub key: &'static str,
+    pub label: &'static str,
+    pub options: Vec<String>,
+}
+
+pub struct ComparisonSummary {
+    pub href: String,
+    pub title: String,
+    pub runs: String,
+    pub hardware: String,
 }
 
 /// A figure with the value it sorts by (empty when absent).
@@ -32,6 +50,10 @@ impl Figure {
 
 pub struct RunSummary {
     pub href: String,
+    /// Filter values: model, GPU, engine, quantization.
+    pub gpu: String,
+    pub engine_name: String,
+    pub quantization: String,
     pub model: String,
     pub hardware: String,
     pub engine: String,
@@ -58,12 +80,63 @@ impl RunSummary {
 }
 
 impl IndexPage {
-    pub fn new(runs: &[Run]) -> Self {
+    pub fn new(runs: &[Run], comparisons: &[Comparison]) -> Self {
+        let summaries: Vec<RunSummary> = runs.iter().map(summary).collect();
+        let options = |f: fn(&RunSummary) -> &String| {
+            let set: std::collections::BTreeSet<String> =
+                summaries.iter().map(|r| f(r).clone()).collect();
+            set.into_iter().collect::<Vec<_>>()
+        };
+        let filters = vec![
+            Filter {
+                key: "model",
+                label: "Model",
+                options: options(|r| &r.model),
+            },
+            Filter {
+                key: "gpu",
+                label: "GPU",
+                options: options(|r| &r.gpu),
+            },
+            Filter {
+                key: "engine",
+                label: "Engine",
+                options: options(|r| &r.engine_name),
+            },
+            Filter {
+                key: "quantization",
+                label: "Quantization",
+                options: options(|r| &r.quantization),
+            },
+        ];
         IndexPage {
             root: "",
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,
-            runs: runs.iter().map(summary).collect(),
+            runs: summaries,
+            comparisons: comparisons
+                .iter()
+                .map(|c| ComparisonSummary {
+                    href: format!("{}index.html", super::compare_path(c)),
+                    title: c.title.clone(),
+                    runs: c
+                        .runs
+                        .iter()
+                        .map(|&i| runs[i].meta.model.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" · "),
+                    hardware: {
+                        let mut hw: Vec<String> = c
+                            .runs
+                            .iter()
+                            .map(|&i| labels::hardware_label(&runs[i].meta.hardware))
+                            .collect();
+                        hw.dedup();
+                        hw.join(" · ")
+                    },
+                })
+                .collect(),
+            filters,
         }
     }
 }
@@ -112,6 +185,14 @@ fn summary(run: &Run) -> RunSummary {
         });
     RunSummary {
         href: super::run_href(run),
+        gpu: format!("{} ×{}", run.meta.hardware.gpu, run.meta.hardware.gpu_count),
+        engine_name: run.meta.engine.name.clone(),
+        quantization: run
+            .meta
+            .engine
+            .quantization
+            .clone()
+            .unwrap_or_else(|| format::DASH.to_string()),
         model: run.meta.model.clone(),
         hardware: labels::hardware_label(&run.meta.hardware),
         engine: labels::engine_badges(&run.meta.engine).join(" · "),

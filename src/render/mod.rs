@@ -3,6 +3,7 @@
 
 pub mod charts;
 pub mod colour;
+pub mod compare_page;
 pub mod index_page;
 pub mod markdown;
 pub mod run_page;
@@ -12,6 +13,8 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use askama::Template;
 
+use crate::compare::Comparison;
+use crate::export;
 use crate::format;
 use crate::labels;
 use crate::model::{Run, RunMeta, Status};
@@ -46,24 +49,50 @@ pub fn run_href(run: &Run) -> String {
     format!("{}index.html", run_path(run))
 }
 
-/// Renders every page of the site.
-pub fn render_site(runs: &[Run]) -> anyhow::Result<Site> {
+/// The stable URL of a comparison page, relative to the site root.
+pub fn compare_path(c: &Comparison) -> String {
+    format!("compare/{}/", c.id)
+}
+
+/// Renders every page of the site and the downloads beside them.
+pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<Site> {
     let mut site = Site::default();
+    let mut add = |path: String, bytes: Vec<u8>| site.files.insert(path, bytes);
     for (path, text) in STATIC_FILES {
-        site.files
-            .insert(path.to_string(), text.as_bytes().to_vec());
+        add(path.to_string(), text.as_bytes().to_vec());
     }
-    for run in runs {
-        let html = run_page::RunPage::new(run)
+    for (i, run) in runs.iter().enumerate() {
+        let compared_in: Vec<&Comparison> =
+            comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
+        let html = run_page::RunPage::new(run, &compared_in)
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
-        site.files
-            .insert(format!("{}index.html", run_path(run)), html.into_bytes());
+        let dir = run_path(run);
+        add(format!("{dir}index.html"), html.into_bytes());
+        add(
+            format!("{dir}data.json"),
+            export::json::run_json(run).into_bytes(),
+        );
+        add(
+            format!("{dir}measurements.csv"),
+            export::csv::measurements_csv(run).into_bytes(),
+        );
     }
-    let index = index_page::IndexPage::new(runs)
+    for c in comparisons {
+        let html = compare_page::ComparePage::new(runs, c)
+            .render()
+            .with_context(|| format!("rendering the comparison {}", c.id))?;
+        let dir = compare_path(c);
+        add(format!("{dir}index.html"), html.into_bytes());
+        add(
+            format!("{dir}comparison.csv"),
+            export::csv::comparison_csv(runs, c).into_bytes(),
+        );
+    }
+    let index = index_page::IndexPage::new(runs, comparisons)
         .render()
         .context("rendering index.html")?;
-    site.files.insert("index.html".into(), index.into_bytes());
+    add("index.html".into(), index.into_bytes());
     Ok(site)
 }
 

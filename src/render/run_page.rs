@@ -7,6 +7,7 @@ use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, text_colour_on, viridis};
 use super::markdown::render_markdown;
 use super::{Card, status_class};
+use crate::compare::Comparison;
 use crate::format;
 use crate::labels::{self, TABLE_COLUMNS};
 use crate::model::{Cell, Run, Status};
@@ -36,6 +37,8 @@ pub struct RunPage {
     pub columns: [&'static str; 12],
     pub rows: Vec<TableRow>,
     pub source: Option<String>,
+    /// Comparison pages this run is part of: (link, title).
+    pub comparisons: Vec<(String, String)>,
 }
 
 /// The sustained-decode matrix: rows are contexts, columns concurrency levels.
@@ -74,7 +77,7 @@ pub struct TableRow {
 }
 
 impl RunPage {
-    pub fn new(run: &Run) -> Self {
+    pub fn new(run: &Run, compared_in: &[&Comparison]) -> Self {
         let title = labels::run_title(run);
         let prefill_svg = prefill_bars(run).map(|bars| {
             prefill_chart(
@@ -105,6 +108,15 @@ impl RunPage {
             columns: TABLE_COLUMNS,
             rows: run.cells.iter().map(table_row).collect(),
             source: run.meta.source.clone(),
+            comparisons: compared_in
+                .iter()
+                .map(|c| {
+                    (
+                        format!("../../{}index.html", super::compare_path(c)),
+                        c.title.clone(),
+                    )
+                })
+                .collect(),
         }
     }
 }

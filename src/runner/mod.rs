@@ -264,6 +264,7 @@ impl Measure {
 
             // Prefill: stream 0's prompt, cold. It also warms that prompt's cache.
             bar.set_message(format!("prefill at {}", format::context_label(ctx)));
+            self.settle().await;
             let cell = self.prefill(ctx, target, &prompts[0]).await;
             if want_prefill {
                 let line = describe(&cell);
@@ -423,7 +424,30 @@ impl Measure {
         while set.join_next().await.is_some() {}
     }
 
+    /// Waits until the server has nothing running or waiting, so requests
+    /// cancelled at the end of the last window (a server notices a closed
+    /// stream only at its next token) do not occupy this one's slots.
+    async fn settle(&self) {
+        if self.metrics_every.is_none() {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            return;
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let Ok(text) = self.client.get_text("/metrics").await else {
+                return;
+            };
+            let samples = metrics::parse(&text);
+            let busy = |names: &[&str]| metrics::first_sum(&samples, names).unwrap_or(0.0) > 0.0;
+            if !busy(&metrics::RUNNING) && !busy(&metrics::WAITING) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     async fn decode(&self, ctx: u64, n: u32, prompts: &[String], bar: &ProgressBar) -> Cell {
+        self.settle().await;
         let live = Arc::new(AtomicU64::new(0));
         let label = format!("{} × {}", format::context_label(ctx), n);
         let ticker = {

@@ -137,6 +137,30 @@ async function checkSort(page, problems) {
   }
 }
 
+// Filters: picking a value keeps exactly the rows with that value.
+async function checkFilters(page, problems) {
+  for (const form of await page.$$("form[data-filters]")) {
+    if (!(await form.isVisible())) {
+      problems.push("filter: the filter form is hidden (site.js did not run)");
+      continue;
+    }
+    for (const select of await form.$$("select[data-filter]")) {
+      const key = await select.getAttribute("data-filter");
+      const values = await select.$$eval("option", (os) => os.map((o) => o.value).filter((v) => v !== ""));
+      for (const value of values) {
+        await select.selectOption(value);
+        const rows = await page.$$eval(`#${await form.getAttribute("data-filters")} tbody tr`, (trs, key) =>
+          trs.map((tr) => ({ hidden: tr.hidden, value: tr.dataset[key] })), key);
+        const wrong = rows.filter((r) => r.hidden === (r.value === value));
+        if (wrong.length > 0 || rows.every((r) => r.hidden)) {
+          problems.push(`filter: ${key} = ${value} shows the wrong rows`);
+        }
+      }
+      await select.selectOption("");
+    }
+  }
+}
+
 async function checkCopy(url, problems) {
   const context = await browser.newContext();
   const origin = new URL(url).origin;
@@ -178,6 +202,10 @@ async function checkPage({ url, name }) {
     if (checks.has("sort")) {
       await checkSort(page, problems);
       checked.push("sort");
+    }
+    if (checks.has("filter")) {
+      await checkFilters(page, problems);
+      checked.push("filter");
     }
     await context.close();
   }

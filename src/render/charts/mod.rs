@@ -1,6 +1,7 @@
 //! Charts as inline SVG text, drawn with plotters' SVG backend (no system
 //! fonts needed: text stays text and the browser lays it out).
 
+pub mod lines;
 pub mod prefill;
 
 /// Chart text size in SVG user units.

@@ -1,0 +1,372 @@
+//! Comparisons between runs: which sets get a page, and the pure figures a
+//! comparison page shows (ratios with their reasons, Pareto frontiers,
+//! capacity frontiers). No I/O.
+
+use std::collections::BTreeMap;
+
+use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
+
+/// Runs of one hardware (GPU model and count) get a page per pair while the
+/// hardware has at most this many runs, so pages grow linearly with data.
+pub const DEFAULT_AUTO_PAIR_LIMIT: usize = 6;
+pub const MAX_RUNS_PER_COMPARISON: usize = 6;
+
+/// A comparison page to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// URL slug: the run ids joined by "--" (`compare/<a>--<b>/`).
+    pub id: String,
+    pub title: String,
+    /// Indexes into the build's runs; the first is the baseline of ratios.
+    pub runs: Vec<usize>,
+    pub note_markdown: Option<String>,
+}
+
+/// Why a comparisons file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ComparisonError {
+    #[error(
+        "comparison {index} ({title:?}): run {run:?} is not in the data folder (runs: {known})"
+    )]
+    UnknownRun {
+        index: usize,
+        title: String,
+        run: String,
+        known: String,
+    },
+    #[error(
+        "comparison {index} ({title:?}): expected 2 to {MAX_RUNS_PER_COMPARISON} different runs, found {found}"
+    )]
+    WrongSize {
+        index: usize,
+        title: String,
+        found: usize,
+    },
+}
+
+/// The comparisons to render: every set of the file, then every pair of runs
+/// on the same hardware while that hardware has at most the limit of runs.
+pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, ComparisonError> {
+    let index_of = |id: &str| runs.iter().position(|r| r.id == id);
+    let mut out: Vec<Comparison> = Vec::new();
+    for (i, set) in file.comparisons.iter().enumerate() {
+        let mut idx = Vec::new();
+        for id in &set.runs {
+            let found = index_of(id).ok_or_else(|| ComparisonError::UnknownRun {
+                index: i + 1,
+                title: set.title.clone(),
+                run: id.clone(),
+                known: runs
+                    .iter()
+                    .map(|r| r.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?;
+            if !idx.contains(&found) {
+                idx.push(found);
+            }
+        }
+        if idx.len() < 2 || idx.len() > MAX_RUNS_PER_COMPARISON || idx.len() != set.runs.len() {
+            return Err(ComparisonError::WrongSize {
+                index: i + 1,
+                title: set.title.clone(),
+                found: idx.len(),
+            });
+        }
+        out.push(Comparison {
+            id: slug(runs, &idx),
+            title: set.title.clone(),
+            runs: idx,
+            note_markdown: set.note.clone(),
+        });
+    }
+    let limit = file.auto_pair_limit.unwrap_or(DEFAULT_AUTO_PAIR_LIMIT);
+    let mut by_hardware: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        by_hardware
+            .entry((r.meta.hardware.gpu.clone(), r.meta.hardware.gpu_count))
+            .or_default()
+            .push(i);
+    }
+    for members in by_hardware
+        .values()
+        .filter(|m| m.len() >= 2 && m.len() <= limit)
+    {
+        for (n, &a) in members.iter().enumerate() {
+            for &b in &members[n + 1..] {
+                let covered = out
+                    .iter()
+                    .any(|c| c.runs.len() == 2 && c.runs.contains(&a) && c.runs.contains(&b));
+                if !covered {
+                    out.push(Comparison {
+                        id: slug(runs, &[a, b]),
+                        title: format!("{} vs {}", runs[a].meta.model, runs[b].meta.model),
+                        runs: vec![a, b],
+                        note_markdown: None,
+                    });
+                }
+            }
+        }
+    }
+    out.sort_by(|x, y| x.id.cmp(&y.id));
+    out.dedup_by(|x, y| x.id == y.id);
+    Ok(out)
+}
+
+fn slug(runs: &[Run], idx: &[usize]) -> String {
+    idx.iter()
+        .map(|&i| runs[i].id.as_str())
+        .collect::<Vec<_>>()
+        .join("--")
+}
+
+/// A cell's throughput if it can be compared: measured and Valid.
+pub fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, &'static str> {
+    match cell {
+        None => Err("not measured"),
+        Some(c) => match c.status {
+            Status::Valid => c.total_tok_per_s.ok_or("not measured"),
+            Status::RequestsQueued => Err("queued"),
+            Status::OverCapacity => Err("over capacity"),
+            Status::Looped => Err("looped"),
+            Status::Error => Err("error"),
+        },
+    }
+}
+
+/// The ratio of `b` to `a` at one cell, or why there is none ("A over
+/// capacity", "B queued", ...).
+pub fn ratio(
+    a: Option<&DecodeCell>,
+    b: Option<&DecodeCell>,
+    names: (&str, &str),
+) -> Result<f64, String> {
+    match (valid_total(a), valid_total(b)) {
+        (Ok(x), Ok(y)) if x > 0.0 => Ok(y / x),
+        (Ok(_), Ok(_)) => Err(format!("{} measured 0 tok/s", names.0)),
+        (Err(why_a), Err(why_b)) if why_a == why_b => Err(format!("both {why_a}")),
+        (Err(why_a), Err(why_b)) => Err(format!("{} {why_a}, {} {why_b}", names.0, names.1)),
+        (Err(why), Ok(_)) => Err(format!("{} {why}", names.0)),
+        (Ok(_), Err(why)) => Err(format!("{} {why}", names.1)),
+    }
+}
+
+/// Indexes of the points on the Pareto frontier when both coordinates are
+/// better higher: no other point is at least as good in both and better in one.
+pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
+    let mut frontier: Vec<usize> = (0..points.len())
+        .filter(|&i| {
+            let (x, y) = points[i];
+            !points
+                .iter()
+                .any(|&(px, py)| px >= x && py >= y && (px > x || py > y))
+        })
+        .collect();
+    frontier.sort_by(|&i, &j| points[i].0.total_cmp(&points[j].0));
+    frontier
+}
+
+/// For each decode context of the run, the largest concurrency that ran Valid.
+pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
+    run.decode_contexts()
+        .into_iter()
+        .map(|ctx| {
+            let best = run
+                .decode_cells()
+                .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
+                .map(|c| c.concurrency)
+                .max();
+            (ctx, best)
+        })
+        .collect()
+}
+
+/// The speculative decoding named in a launch command, if any: the method of
+/// vLLM's `--speculative-config`, or the draft model flag of SGLang / llama.cpp.
+pub fn speculative_decoding(launch_command: Option<&str>) -> Option<String> {
+    let cmd = launch_command?;
+    if let Some(at) = cmd.find("--speculative-config") {
+        let rest = &cmd[at..];
+        let method = rest
+            .split("\"method\"")
+            .nth(1)
+            .and_then(|m| m.split('"').nth(1))
+            .map(str::to_string);
+        return Some(method.unwrap_or_else(|| "yes".into()));
+    }
+    for flag in [
+        "--speculative-algorithm",
+        "--speculative-draft-model-path",
+        "--model-draft",
+        "-md ",
+    ] {
+        if let Some(at) = cmd.find(flag) {
+            let value = cmd[at + flag.len()..]
+                .split_whitespace()
+                .next()
+                .unwrap_or("yes");
+            return Some(value.trim_start_matches('=').to_string());
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(status: Status, total: Option<f64>) -> DecodeCell {
+        DecodeCell {
+            context_tokens: 8192,
+            concurrency: 1,
+            status,
+            reason: None,
+            total_tok_per_s: total,
+            per_request_tok_per_s: None,
+            ttft_median_ms: None,
+            tbt_median_ms: None,
+            avg_active_requests: None,
+            completed_requests: None,
+            output_tokens: None,
+            measured_s: None,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn ratios_and_the_reasons_when_there_is_none() {
+        let a = cell(Status::Valid, Some(200.0));
+        let b = cell(Status::Valid, Some(150.0));
+        assert_eq!(ratio(Some(&a), Some(&b), ("GLM", "Step")), Ok(0.75));
+        let over = cell(Status::OverCapacity, None);
+        let queued = cell(Status::RequestsQueued, Some(99.0));
+        assert_eq!(
+            ratio(Some(&over), Some(&b), ("GLM", "Step")),
+            Err("GLM over capacity".into())
+        );
+        assert_eq!(
+            ratio(Some(&a), Some(&queued), ("GLM", "Step")),
+            Err("Step queued".into())
+        );
+        assert_eq!(
+            ratio(Some(&over), Some(&over), ("GLM", "Step")),
+            Err("both over capacity".into())
+        );
+        assert_eq!(
+            ratio(None, Some(&b), ("GLM", "Step")),
+            Err("GLM not measured".into())
+        );
+        assert_eq!(
+            ratio(
+                Some(&queued),
+                Some(&cell(Status::Looped, None)),
+                ("GLM", "Step")
+            ),
+            Err("GLM queued, Step looped".into())
+        );
+    }
+
+    fn run(id: &str, gpu: &str) -> Run {
+        let meta: crate::model::RunMeta = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "model": id.to_uppercase(), "served_model": id,
+            "hardware": {"gpu": gpu, "gpu_count": 4}, "engine": {"name": "vllm"},
+            "run": {"decode_test": "fixed_duration", "prefill_mode": "decode_warmup",
+                    "seconds_per_measurement": 30, "max_output_tokens": 4096}
+        }))
+        .unwrap();
+        Run {
+            id: id.into(),
+            meta,
+            cells: vec![],
+            notes_markdown: None,
+        }
+    }
+
+    fn spec(title: &str, runs: &[&str]) -> crate::model::ComparisonSpec {
+        crate::model::ComparisonSpec {
+            title: title.into(),
+            runs: runs.iter().map(|r| r.to_string()).collect(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn pairs_on_the_same_hardware_are_added_without_repeating_named_sets() {
+        let runs = [
+            run("a", "H200"),
+            run("b", "H200"),
+            run("c", "H200"),
+            run("d", "B200"),
+        ];
+        let file = ComparisonsFile {
+            comparisons: vec![spec("A and B", &["b", "a"])],
+            auto_pair_limit: None,
+        };
+        let plan = plan(&runs, &file).unwrap();
+        let ids: Vec<&str> = plan.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a--c", "b--a", "b--c"]);
+        assert_eq!(plan[1].title, "A and B");
+        assert_eq!(plan[1].runs, [1, 0], "the named order sets the baseline");
+        assert_eq!(plan[0].title, "A vs C");
+    }
+
+    #[test]
+    fn hardware_with_more_runs_than_the_limit_gets_no_automatic_pairs() {
+        let runs: Vec<Run> = (0..7).map(|i| run(&format!("r{i}"), "H200")).collect();
+        let file = ComparisonsFile::default();
+        assert!(plan(&runs, &file).unwrap().is_empty());
+        let six = &runs[..6];
+        assert_eq!(plan(six, &file).unwrap().len(), 15);
+        let limited = ComparisonsFile {
+            comparisons: vec![],
+            auto_pair_limit: Some(2),
+        };
+        assert!(plan(six, &limited).unwrap().is_empty());
+    }
+
+    #[test]
+    fn named_sets_must_name_existing_distinct_runs() {
+        let runs = [run("a", "H200"), run("b", "H200")];
+        let bad = ComparisonsFile {
+            comparisons: vec![spec("x", &["a", "a"])],
+            auto_pair_limit: None,
+        };
+        assert!(matches!(
+            plan(&runs, &bad),
+            Err(ComparisonError::WrongSize { found: 1, .. })
+        ));
+        let bad = ComparisonsFile {
+            comparisons: vec![spec("x", &["a", "zz"])],
+            auto_pair_limit: None,
+        };
+        assert!(matches!(
+            plan(&runs, &bad),
+            Err(ComparisonError::UnknownRun { .. })
+        ));
+    }
+
+    #[test]
+    fn pareto_frontier_keeps_only_undominated_points() {
+        let points = [
+            (10.0, 100.0),
+            (5.0, 300.0),
+            (8.0, 90.0),
+            (2.0, 300.0),
+            (1.0, 400.0),
+        ];
+        assert_eq!(pareto_frontier(&points), vec![4, 1, 0]);
+        assert_eq!(pareto_frontier(&[]), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn speculative_decoding_is_read_from_launch_commands() {
+        let glm = r#"vllm serve x --speculative-config '{"method":"dflash","model":"m","num_speculative_tokens":7}'"#;
+        assert_eq!(speculative_decoding(Some(glm)).as_deref(), Some("dflash"));
+        assert_eq!(speculative_decoding(Some("vllm serve x --tp 4")), None);
+        assert_eq!(
+            speculative_decoding(Some("llama-server -m a.gguf -md draft.gguf")).as_deref(),
+            Some("draft.gguf")
+        );
+        assert_eq!(speculative_decoding(None), None);
+    }
+}

@@ -1,0 +1,522 @@
+//! A comparison page: 2 to 6 runs side by side. Every chart has a title, a
+//! caption and a table with its numbers.
+
+use std::collections::BTreeSet;
+
+use askama::Template;
+
+use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
+use super::colour::{Rgb, text_colour_on};
+use super::markdown::render_markdown;
+use crate::compare::{self, Comparison};
+use crate::format;
+use crate::labels;
+use crate::model::{Run, Status};
+
+#[derive(Template)]
+#[template(path = "compare.html")]
+pub struct ComparePage {
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub title: String,
+    pub runs: Vec<RunRef>,
+    pub note_html: Option<String>,
+    pub setup: Vec<SetupRow>,
+    pub prefill: Option<ChartBlock>,
+    pub decode: Vec<ChartBlock>,
+    pub ratios: Vec<RatioMatrix>,
+    pub interactivity: Option<ChartBlock>,
+    pub capacity: Option<ChartBlock>,
+}
+
+/// A run of the comparison, as its legend entry.
+pub struct RunRef {
+    pub name: String,
+    pub detail: String,
+    pub href: String,
+    pub colour: String,
+    pub marker: &'static str,
+}
+
+/// One row of the side-by-side cards; `differs` when the runs disagree.
+pub struct SetupRow {
+    pub card: &'static str,
+    pub label: String,
+    pub values: Vec<String>,
+    pub differs: bool,
+}
+
+/// A chart with its caption and the table of its numbers.
+pub struct ChartBlock {
+    pub id: String,
+    pub heading: String,
+    pub caption: String,
+    pub svg: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+pub struct RatioMatrix {
+    pub id: String,
+    pub heading: String,
+    pub levels: Vec<u32>,
+    pub rows: Vec<RatioRow>,
+}
+
+pub struct RatioRow {
+    pub context: String,
+    pub cells: Vec<RatioCell>,
+}
+
+pub struct RatioCell {
+    /// "1.23×", or "—" when there is no ratio.
+    pub text: String,
+    /// Why there is no ratio ("GLM over capacity").
+    pub reason: Option<String>,
+    pub style: Option<String>,
+}
+
+const DASH: &str = format::DASH;
+
+impl ComparePage {
+    pub fn new(all: &[Run], c: &Comparison) -> ComparePage {
+        let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        ComparePage {
+            root: "../../",
+            page_title: format!("{} · Comparison", c.title),
+            generator: super::GENERATOR,
+            title: c.title.clone(),
+            runs: runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RunRef {
+                    name: r.meta.model.clone(),
+                    detail: format!(
+                        "{} · {}",
+                        labels::hardware_label(&r.meta.hardware),
+                        labels::engine_badges(&r.meta.engine).join(" · ")
+                    ),
+                    href: format!("../../{}", super::run_href(r)),
+                    colour: palette(i),
+                    marker: MARKERS[i % MARKERS.len()],
+                })
+                .collect(),
+            note_html: c.note_markdown.as_deref().map(render_markdown),
+            setup: setup_rows(&runs),
+            prefill: prefill_block(&runs),
+            decode: decode_blocks(&runs),
+            ratios: (1..runs.len()).map(|i| ratio_matrix(&runs, i)).collect(),
+            interactivity: interactivity_block(&runs),
+            capacity: capacity_block(&runs),
+        }
+    }
+}
+
+fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
+    let cards: Vec<Vec<super::Card>> = runs.iter().map(|r| super::cards(&r.meta)).collect();
+    let mut rows = Vec::new();
+    for (k, card) in cards[0].iter().enumerate() {
+        // Every label any run has, in card order.
+        let mut labels: Vec<&str> = Vec::new();
+        for c in &cards {
+            for (label, _) in &c[k].rows {
+                if !labels.contains(label) {
+                    labels.push(label);
+                }
+            }
+        }
+        for label in labels {
+            let values: Vec<String> = cards
+                .iter()
+                .map(|c| {
+                    c[k].rows
+                        .iter()
+                        .find(|(l, _)| *l == label)
+                        .map_or_else(|| DASH.to_string(), |(_, v)| v.clone())
+                })
+                .collect();
+            rows.push(SetupRow {
+                card: card.name,
+                label: label.to_string(),
+                differs: values.iter().any(|v| v != &values[0]),
+                values,
+            });
+        }
+    }
+    let extra: [(&str, Vec<String>); 2] = [
+        (
+            "Largest context measured",
+            runs.iter()
+                .map(|r| {
+                    r.cells
+                        .iter()
+                        .filter(|c| c.status() == Status::Valid)
+                        .map(|c| c.context_tokens())
+                        .max()
+                        .map_or_else(|| DASH.into(), format::context_label)
+                })
+                .collect(),
+        ),
+        (
+            "Speculative decoding",
+            runs.iter()
+                .map(|r| {
+                    compare::speculative_decoding(r.meta.launch_command.as_deref()).unwrap_or_else(
+                        || {
+                            if r.meta.launch_command.is_some() {
+                                "none".into()
+                            } else {
+                                DASH.into()
+                            }
+                        },
+                    )
+                })
+                .collect(),
+        ),
+    ];
+    for (label, values) in extra {
+        rows.push(SetupRow {
+            card: "Derived",
+            label: label.into(),
+            differs: values.iter().any(|v| v != &values[0]),
+            values,
+        });
+    }
+    rows
+}
+
+fn names(runs: &[&Run]) -> Vec<String> {
+    runs.iter().map(|r| r.meta.model.clone()).collect()
+}
+
+fn context_axis() -> Axis {
+    Axis {
+        label: "context length (tokens)".into(),
+        scale: Scale::Log2,
+        format: |v| format::context_label(v.round() as u64),
+    }
+}
+
+fn prefill_block(runs: &[&Run]) -> Option<ChartBlock> {
+    let series: Vec<Series> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| Series {
+            style: i,
+            points: r
+                .prefill_cells()
+                .filter_map(|c| Some((c.context_tokens as f64, c.prompt_tok_per_s?)))
+                .collect(),
+            emphasis: true,
+            joined: true,
+        })
+        .collect();
+    if series.iter().all(|s| s.points.is_empty()) {
+        return None;
+    }
+    let contexts: BTreeSet<u64> = runs
+        .iter()
+        .flat_map(|r| r.prefill_cells().map(|c| c.context_tokens))
+        .collect();
+    let rows = contexts
+        .iter()
+        .map(|&ctx| {
+            let mut row = vec![format::context_label(ctx)];
+            for r in runs {
+                let cell = r.prefill_cells().find(|c| c.context_tokens == ctx);
+                row.push(
+                    match cell.and_then(|c| Some((c.prompt_tok_per_s?, c.ttft_ms?))) {
+                        Some((t, ms)) => {
+                            format!("{} ({})", format::tok_per_s(t), format::millis(ms))
+                        }
+                        None => DASH.into(),
+                    },
+                );
+            }
+            row
+        })
+        .collect();
+    let title = "Prefill: prompt tok/s by context length";
+    let y = Axis {
+        label: "prompt tok/s".into(),
+        scale: Scale::Linear,
+        format: format::tok_per_s_short,
+    };
+    Some(ChartBlock {
+        id: "prefill".into(),
+        heading: "Prefill".into(),
+        caption: "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.".into(),
+        svg: xy_chart(title, (900, 360), &context_axis(), &y, &series),
+        columns: std::iter::once("Context".to_string()).chain(names(runs)).collect(),
+        rows,
+    })
+}
+
+/// Decode contexts that at least two of the runs measured.
+fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
+    let all: BTreeSet<u64> = runs.iter().flat_map(|r| r.decode_contexts()).collect();
+    all.into_iter()
+        .filter(|ctx| {
+            runs.iter()
+                .filter(|r| r.decode_contexts().contains(ctx))
+                .count()
+                >= 2
+        })
+        .collect()
+}
+
+fn decode_blocks(runs: &[&Run]) -> Vec<ChartBlock> {
+    let x = Axis {
+        label: "simultaneous requests".into(),
+        scale: Scale::Log2,
+        format: |v| format!("{}", v.round()),
+    };
+    let y = Axis {
+        label: "total tok/s".into(),
+        scale: Scale::Linear,
+        format: format::tok_per_s_short,
+    };
+    shared_contexts(runs)
+        .into_iter()
+        .map(|ctx| {
+            let label = format::context_label(ctx);
+            let series: Vec<Series> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Series {
+                    style: i,
+                    points: r
+                        .decode_cells()
+                        .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
+                        .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
+                        .collect(),
+                    emphasis: true,
+                    joined: true,
+                })
+                .collect();
+            let levels: BTreeSet<u32> = runs
+                .iter()
+                .flat_map(|r| r.decode_cells().filter(|c| c.context_tokens == ctx).map(|c| c.concurrency))
+                .collect();
+            let rows = levels
+                .iter()
+                .map(|&n| {
+                    let mut row = vec![n.to_string()];
+                    for r in runs {
+                        row.push(match r.decode_cell(ctx, n) {
+                            None => DASH.into(),
+                            Some(c) if c.status == Status::Valid => {
+                                c.total_tok_per_s.map_or_else(|| DASH.into(), format::tok_per_s)
+                            }
+                            Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
+                                Some(t) => format!("{} ({})", format::tok_per_s(t), labels::status_label(c.status)),
+                                None => labels::status_label(c.status).to_string(),
+                            },
+                        });
+                    }
+                    row
+                })
+                .collect();
+            ChartBlock {
+                id: format!("decode-{}", label.to_lowercase().replace(',', "")),
+                heading: format!("{label} context"),
+                caption: format!("Total tok/s against simultaneous requests at {label} context, valid cells only; the table also lists the other statuses."),
+                svg: xy_chart(&format!("Sustained decode at {label}: total tok/s by simultaneous requests"), (640, 300), &x, &y, &series),
+                columns: std::iter::once("Requests at once".to_string()).chain(names(runs)).collect(),
+                rows,
+            }
+        })
+        .collect()
+}
+
+/// Diverging colour centred on 1.0: orange below (slower), blue above, white
+/// at parity; full colour at half or double.
+fn ratio_colour(r: f64) -> Rgb {
+    let t = (r.log2()).clamp(-1.0, 1.0);
+    let (end, t) = if t < 0.0 {
+        (Rgb(0xe6, 0x8a, 0x3c), -t)
+    } else {
+        (Rgb(0x3a, 0x86, 0xc8), t)
+    };
+    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
+    Rgb(mix(255, end.0), mix(255, end.1), mix(255, end.2))
+}
+
+fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
+    let (a, b) = (runs[0], runs[i]);
+    let contexts: BTreeSet<u64> = a
+        .decode_contexts()
+        .into_iter()
+        .chain(b.decode_contexts())
+        .collect();
+    let levels: BTreeSet<u32> = a
+        .concurrency_levels()
+        .into_iter()
+        .chain(b.concurrency_levels())
+        .collect();
+    let rows = contexts
+        .iter()
+        .map(|&ctx| RatioRow {
+            context: format::context_label(ctx),
+            cells: levels
+                .iter()
+                .map(|&n| {
+                    match compare::ratio(
+                        a.decode_cell(ctx, n),
+                        b.decode_cell(ctx, n),
+                        (&a.meta.model, &b.meta.model),
+                    ) {
+                        Ok(r) => {
+                            let bg = ratio_colour(r);
+                            RatioCell {
+                                text: format!("{:.2}×", r),
+                                reason: None,
+                                style: Some(format!(
+                                    "background-color:{};color:{}",
+                                    bg.hex(),
+                                    text_colour_on(bg).hex()
+                                )),
+                            }
+                        }
+                        Err(why) => RatioCell {
+                            text: DASH.into(),
+                            reason: Some(why),
+                            style: None,
+                        },
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    RatioMatrix {
+        id: format!("ratio-{}", b.id),
+        heading: format!("{} / {}", b.meta.model, a.meta.model),
+        levels: levels.into_iter().collect(),
+        rows,
+    }
+}
+
+fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
+    let mut series = Vec::new();
+    let mut rows = Vec::new();
+    for (i, r) in runs.iter().enumerate() {
+        let points: Vec<(f64, f64, u64, u32)> = r
+            .decode_cells()
+            .filter(|c| c.status == Status::Valid)
+            .filter_map(|c| {
+                Some((
+                    c.per_request_tok_per_s?,
+                    c.total_tok_per_s?,
+                    c.context_tokens,
+                    c.concurrency,
+                ))
+            })
+            .collect();
+        // Thin lines: one per context, through its concurrency levels.
+        for ctx in r.decode_contexts() {
+            let line: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| p.2 == ctx)
+                .map(|p| (p.0, p.1))
+                .collect();
+            series.push(Series {
+                style: i,
+                points: line,
+                emphasis: false,
+                joined: true,
+            });
+        }
+        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+        let frontier = compare::pareto_frontier(&xy);
+        series.push(Series {
+            style: i,
+            points: frontier.iter().map(|&k| xy[k]).collect(),
+            emphasis: true,
+            joined: true,
+        });
+        for (k, p) in points.iter().enumerate() {
+            rows.push(vec![
+                r.meta.model.clone(),
+                format::context_label(p.2),
+                p.3.to_string(),
+                format::tok_per_s(p.0),
+                format::tok_per_s(p.1),
+                if frontier.contains(&k) {
+                    "yes".into()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let x = Axis {
+        label: "per-request tok/s (interactivity)".into(),
+        scale: Scale::Linear,
+        format: format::tok_per_s_short,
+    };
+    let y = Axis {
+        label: "total tok/s (throughput)".into(),
+        scale: Scale::Linear,
+        format: format::tok_per_s_short,
+    };
+    Some(ChartBlock {
+        id: "interactivity".into(),
+        heading: "Throughput against interactivity".into(),
+        caption: "Each point is a valid cell: how fast one request streams (x) against the server's total output (y). Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.".into(),
+        svg: xy_chart("Total tok/s against per-request tok/s, with each run's Pareto frontier", (900, 420), &x, &y, &series),
+        columns: ["Run", "Context", "Requests at once", "Per request tok/s", "Total tok/s", "On the frontier"].map(String::from).to_vec(),
+        rows,
+    })
+}
+
+fn capacity_block(runs: &[&Run]) -> Option<ChartBlock> {
+    let frontiers: Vec<_> = runs.iter().map(|r| compare::capacity_frontier(r)).collect();
+    let contexts: BTreeSet<u64> = frontiers.iter().flat_map(|f| f.keys().copied()).collect();
+    if contexts.is_empty() {
+        return None;
+    }
+    let series: Vec<Series> = frontiers
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Series {
+            style: i,
+            points: f
+                .iter()
+                .filter_map(|(&ctx, n)| Some((ctx as f64, f64::from((*n)?))))
+                .collect(),
+            emphasis: true,
+            joined: true,
+        })
+        .collect();
+    let rows = contexts
+        .iter()
+        .map(|&ctx| {
+            let mut row = vec![format::context_label(ctx)];
+            for f in &frontiers {
+                row.push(match f.get(&ctx) {
+                    None => "not measured".into(),
+                    Some(None) => "none valid".into(),
+                    Some(Some(n)) => n.to_string(),
+                });
+            }
+            row
+        })
+        .collect();
+    let y = Axis {
+        label: "most requests that ran valid".into(),
+        scale: Scale::Log2,
+        format: |v| format!("{}", v.round()),
+    };
+    Some(ChartBlock {
+        id: "capacity".into(),
+        heading: "Capacity frontier".into(),
+        caption: "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.".into(),
+        svg: xy_chart("Largest valid concurrency by context length", (900, 340), &context_axis(), &y, &series),
+        columns: std::iter::once("Context".to_string()).chain(names(runs)).collect(),
+        rows,
+    })
+}

@@ -1,0 +1,281 @@
+//! Comparison pages: the GLM vs Step page read with an HTML parser against
+//! the data, downloads, bad comparison sets, and charts with 6 runs or one context.
+
+mod common;
+
+use std::path::Path;
+
+use common::{build_bundled_site, data_dir, fixture_pages};
+use scraper::{ElementRef, Html, Selector};
+use sitegen::model::Status;
+
+fn sel(s: &str) -> Selector {
+    Selector::parse(s).unwrap()
+}
+
+fn text(el: ElementRef) -> String {
+    el.text().collect::<String>().trim().to_string()
+}
+
+const GLM: &str = "glm-5.3-flash-h200x4-vllm";
+const STEP: &str = "step-3.5-flash-h200x4-vllm-0.29.0";
+
+fn page(site: &Path, rel: &str) -> Html {
+    Html::parse_document(&std::fs::read_to_string(site.join(rel)).unwrap())
+}
+
+#[test]
+fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
+    let (_tmp, site) = build_bundled_site();
+    let html = page(&site, &format!("compare/{GLM}--{STEP}/index.html"));
+    let glm = sitegen::store::load_run(&data_dir().join(GLM)).unwrap();
+    let step = sitegen::store::load_run(&data_dir().join(STEP)).unwrap();
+    let matrix = html
+        .select(&sel("#ratios table.ratio"))
+        .next()
+        .expect("a ratio matrix");
+    let levels: Vec<u32> = matrix
+        .select(&sel("thead th"))
+        .skip(1)
+        .map(|th| text(th).parse().unwrap())
+        .collect();
+    assert_eq!(levels, [1, 2, 4, 8, 16, 32, 64, 128]);
+    let (mut ratios, mut gaps) = (0, 0);
+    for tr in matrix.select(&sel("tbody tr")) {
+        let ctx =
+            sitegen::format::parse_context_label(&text(tr.select(&sel("th")).next().unwrap()))
+                .unwrap();
+        for (td, &n) in tr.select(&sel("td")).zip(&levels) {
+            let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
+            let (a, b) = (glm.decode_cell(ctx, n), step.decode_cell(ctx, n));
+            let valid = |c: Option<&sitegen::model::DecodeCell>| {
+                c.filter(|c| c.status == Status::Valid)
+                    .and_then(|c| c.total_tok_per_s)
+            };
+            match (valid(a), valid(b)) {
+                (Some(x), Some(y)) => {
+                    assert_eq!(shown, format!("{:.2}×", y / x), "{ctx} x {n}");
+                    ratios += 1;
+                }
+                _ => {
+                    assert_eq!(shown, "—", "{ctx} x {n}");
+                    let why = td.select(&sel(".why")).next().map(text).unwrap_or_default();
+                    let expected_words = ["over capacity", "queued", "looped", "not measured"];
+                    assert!(
+                        expected_words.iter().any(|w| why.contains(w)),
+                        "{ctx} x {n}: {why:?}"
+                    );
+                    gaps += 1;
+                }
+            }
+        }
+    }
+    // The union matrix has 9 contexts x 8 levels. Both valid: 6 each at 8K, 16K
+    // and 32K, 4 at 64K (Step looped at 4; GLM over capacity from 64) and 4 at 128K.
+    assert_eq!(ratios + gaps, 9 * 8);
+    assert_eq!(ratios, 6 + 6 + 6 + 4 + 4);
+    // The GLM 8K x 1 cell: 156.7 / 175.8.
+    let first = text(
+        matrix
+            .select(&sel("tbody tr td .ratio-value"))
+            .next()
+            .unwrap(),
+    );
+    assert_eq!(first, "0.89×");
+}
+
+#[test]
+fn the_comparison_highlights_what_differs_and_has_every_chart_with_a_table() {
+    let (_tmp, site) = build_bundled_site();
+    let html = page(&site, &format!("compare/{GLM}--{STEP}/index.html"));
+    let differs: Vec<String> = html
+        .select(&sel("table.setup tr.differs th"))
+        .map(|th| text(th).trim_end_matches("differs").trim().to_string())
+        .collect();
+    for field in [
+        "Quantization",
+        "Version",
+        "Commit",
+        "Served model",
+        "Largest context measured",
+        "Speculative decoding",
+    ] {
+        assert!(
+            differs.iter().any(|d| d == field),
+            "{field} not marked in {differs:?}"
+        );
+    }
+    assert!(
+        !differs.iter().any(|d| d == "GPU"),
+        "the same GPU is not a difference"
+    );
+    let spec: Vec<String> = html
+        .select(&sel("table.setup tr"))
+        .filter(|tr| text(*tr).contains("Speculative decoding"))
+        .flat_map(|tr| tr.select(&sel("td")).skip(1).map(text).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(spec, ["dflash", "none"]);
+    for figure in html.select(&sel("figure.chart-box")) {
+        assert!(
+            figure.select(&sel("svg title")).next().is_some(),
+            "a chart without a title"
+        );
+        assert!(
+            figure.select(&sel("figcaption")).next().is_some(),
+            "a chart without a caption"
+        );
+        let table = figure
+            .next_siblings()
+            .filter_map(ElementRef::wrap)
+            .find(|e| e.value().name() == "details");
+        assert!(
+            table.is_some_and(|d| d.select(&sel("table tbody tr")).next().is_some()),
+            "a chart without its numbers"
+        );
+    }
+    let decode_charts: Vec<String> = html.select(&sel("#decode h3")).map(text).collect();
+    assert_eq!(
+        decode_charts,
+        [
+            "8K context",
+            "16K context",
+            "32K context",
+            "64K context",
+            "128K context"
+        ]
+    );
+    let legend: Vec<String> = html.select(&sel(".legend-list a")).map(text).collect();
+    assert_eq!(legend, ["GLM-5.3-Flash", "Step-3.5-Flash"]);
+}
+
+#[test]
+fn downloads_carry_raw_numbers() {
+    let (_tmp, site) = build_bundled_site();
+    let csv = std::fs::read_to_string(site.join(format!("runs/{GLM}/measurements.csv"))).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    assert_eq!(rows.len(), 73);
+    assert_eq!(&rows[0][0], "prefill");
+    assert_eq!(&rows[0][5], "18900");
+    let queued = rows
+        .iter()
+        .find(|r| &r[1] == "8192" && &r[2] == "64")
+        .unwrap();
+    assert_eq!(
+        (&queued[3], &queued[5], &queued[11]),
+        ("requests_queued", "2793.5", "83773")
+    );
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(site.join(format!("runs/{STEP}/data.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["cells"].as_array().unwrap().len(), 55);
+    assert_eq!(json["model"], "Step-3.5-Flash");
+    let cmp = std::fs::read_to_string(site.join(format!("compare/{GLM}--{STEP}/comparison.csv")))
+        .unwrap();
+    let mut reader = csv::Reader::from_reader(cmp.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    assert_eq!(&header[6], &format!("{STEP} / {GLM}"));
+    let first = reader.records().next().unwrap().unwrap();
+    assert_eq!(
+        (&first[0], &first[1], &first[3], &first[5]),
+        ("8192", "1", "175.8", "156.7")
+    );
+}
+
+fn import(data: &Path, page: usize, id: &str) {
+    sitegen::ingest::import_pages(&[fixture_pages()[page].clone()], Some(id), data, false).unwrap();
+}
+
+#[test]
+fn a_comparison_naming_a_missing_run_fails_the_build_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    import(&data, 0, "glm");
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "GLM vs nothing", "runs": ["glm", "nope"]}]}"#,
+    )
+    .unwrap();
+    let err = format!(
+        "{:#}",
+        sitegen::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
+    );
+    assert!(err.contains("comparisons.json"), "{err}");
+    assert!(
+        err.contains(
+            "comparison 1 (\"GLM vs nothing\"): run \"nope\" is not in the data folder (runs: glm)"
+        ),
+        "{err}"
+    );
+    assert!(!tmp.path().join("site").exists());
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "alone", "runs": ["glm"]}]}"#,
+    )
+    .unwrap();
+    let err = format!(
+        "{:#}",
+        sitegen::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
+    );
+    assert!(
+        err.contains("expected 2 to 6 different runs, found 1"),
+        "{err}"
+    );
+}
+
+#[test]
+fn six_runs_and_a_single_context_run_still_make_readable_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let ids: Vec<String> = (1..=6).map(|i| format!("run-{i}")).collect();
+    for (i, id) in ids.iter().enumerate() {
+        import(&data, i % 2, id);
+        let meta = data.join(id).join("run.json");
+        let text = std::fs::read_to_string(&meta).unwrap();
+        let text = text
+            .replace("\"GLM-5.3-Flash\"", &format!("\"Model {i}\""))
+            .replace("\"Step-3.5-Flash\"", &format!("\"Model {i}\""));
+        std::fs::write(&meta, text).unwrap();
+    }
+    // run-6 keeps a single context (8K) only.
+    for entry in std::fs::read_dir(data.join("run-6/cells")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.contains("-00008192") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let all: Vec<String> = ids.iter().map(|i| format!("\"{i}\"")).collect();
+    std::fs::write(
+        data.join("comparisons.json"),
+        format!(
+            r#"{{"comparisons": [{{"title": "Six", "runs": [{}]}}], "auto_pair_limit": 3}}"#,
+            all.join(", ")
+        ),
+    )
+    .unwrap();
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    // Six runs on one hardware are more than the auto-pair limit of 3: only the named page.
+    let compare_dirs: Vec<_> = std::fs::read_dir(site.join("compare")).unwrap().collect();
+    assert_eq!(compare_dirs.len(), 1);
+    let html = page(&site, &format!("compare/{}/index.html", ids.join("--")));
+    assert_eq!(html.select(&sel(".legend-list li")).count(), 6);
+    let prefill_svg = html.select(&sel("#prefill svg")).next().unwrap().html();
+    for colour in ["0072B2", "D55E00", "009E73", "CC79A7", "E69F00", "56B4E9"] {
+        assert!(
+            prefill_svg.to_uppercase().contains(colour),
+            "series colour {colour} missing"
+        );
+    }
+    assert_eq!(html.select(&sel("#ratios table.ratio")).count(), 5);
+    // The single-context run (Step's 8K cells, valid up to 128) has one point
+    // in the capacity chart, and a row.
+    let capacity_rows: Vec<Vec<String>> = html
+        .select(&sel("#capacity details tbody tr"))
+        .map(|tr| tr.select(&sel("td")).map(text).collect())
+        .collect();
+    assert_eq!(capacity_rows[0][6], "128");
+    assert!(capacity_rows[1..].iter().all(|r| r[6] == "not measured"));
+}
