@@ -217,19 +217,8 @@ mod tests {
 
     fn cell(status: Status, total: Option<f64>) -> DecodeCell {
         DecodeCell {
-            context_tokens: 8192,
-            concurrency: 1,
-            status,
-            reason: None,
             total_tok_per_s: total,
-            per_request_tok_per_s: None,
-            ttft_median_ms: None,
-            tbt_median_ms: None,
-            avg_active_requests: None,
-            completed_requests: None,
-            output_tokens: None,
-            measured_s: None,
-            detail: None,
+            ..DecodeCell::without_figures(8192, 1, status, None)
         }
     }
 

@@ -278,6 +278,32 @@ pub struct DecodeCell {
     pub detail: Option<Box<DecodeDetail>>,
 }
 
+impl DecodeCell {
+    /// A cell with a status and no figures (Over capacity, or a test's cell).
+    pub fn without_figures(
+        context_tokens: u64,
+        concurrency: u32,
+        status: Status,
+        reason: Option<String>,
+    ) -> Self {
+        DecodeCell {
+            context_tokens,
+            concurrency,
+            status,
+            reason,
+            total_tok_per_s: None,
+            per_request_tok_per_s: None,
+            ttft_median_ms: None,
+            tbt_median_ms: None,
+            avg_active_requests: None,
+            completed_requests: None,
+            output_tokens: None,
+            measured_s: None,
+            detail: None,
+        }
+    }
+}
+
 /// What `sitegen run` saw during a decode window, so a figure can be checked
 /// or recomputed later. Times are seconds from the window's start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

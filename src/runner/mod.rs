@@ -284,13 +284,12 @@ impl Measure {
 
             for d in decode {
                 let cell = match &d.over_capacity {
-                    Some(reason) => Cell::Decode(DecodeCell {
-                        context_tokens: ctx,
-                        concurrency: d.concurrency,
-                        status: Status::OverCapacity,
-                        reason: Some(reason.clone()),
-                        ..empty_decode(ctx, d.concurrency)
-                    }),
+                    Some(reason) => Cell::Decode(DecodeCell::without_figures(
+                        ctx,
+                        d.concurrency,
+                        Status::OverCapacity,
+                        Some(reason.clone()),
+                    )),
                     None => self.decode(ctx, d.concurrency, &prompts, &bar).await,
                 };
                 let line = describe(&cell);
@@ -509,24 +508,6 @@ impl Measure {
                 loop_evidence: f.loop_evidence,
             })),
         })
-    }
-}
-
-fn empty_decode(ctx: u64, n: u32) -> DecodeCell {
-    DecodeCell {
-        context_tokens: ctx,
-        concurrency: n,
-        status: Status::Valid,
-        reason: None,
-        total_tok_per_s: None,
-        per_request_tok_per_s: None,
-        ttft_median_ms: None,
-        tbt_median_ms: None,
-        avg_active_requests: None,
-        completed_requests: None,
-        output_tokens: None,
-        measured_s: None,
-        detail: None,
     }
 }
 
