@@ -7,7 +7,10 @@ use std::path::Path;
 use std::time::Instant;
 
 fn copy_runs(from: &Path, to: &Path, count: usize) {
-    let sources = ["glm-5.3-flash-h200x4-vllm", "step-3.5-flash-h200x4-vllm-0.29.0"];
+    let sources = [
+        "glm-5.3-flash-h200x4-vllm",
+        "step-3.5-flash-h200x4-vllm-0.29.0",
+    ];
     for i in 0..count {
         let src = from.join(sources[i % 2]);
         let dst = to.join(format!("run-{i:05}"));

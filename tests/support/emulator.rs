@@ -253,7 +253,12 @@ impl Emulator {
     }
 }
 
+/// Starts on a free port of 127.0.0.1.
 pub async fn start(config: EmulatorConfig) -> Emulator {
+    start_on(config, "127.0.0.1:0").await
+}
+
+pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
     let engine = Arc::new(Engine {
         config,
         counters: Mutex::new(Counters::default()),
@@ -271,7 +276,7 @@ pub async fn start(config: EmulatorConfig) -> Emulator {
         .route("/v1/completions", post(completions))
         .layer(axum::middleware::from_fn(stamp_arrival))
         .with_state(Arc::clone(&engine));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = tokio::net::TcpListener::bind(address).await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     // As uvicorn does for vLLM: no Nagle delay between the headers and the first chunk.
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {

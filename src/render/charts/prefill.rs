@@ -64,7 +64,10 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
                     ],
                     BAR.filled(),
                 );
-                r.set_margin(0, 0, 8, 8);
+                // Bars at most ~90 px wide, so a run with few contexts does not show slabs.
+                let slot = (SIZE.0 - 12 * 2 - 64) / bars.len().max(1) as u32;
+                let side = (slot.saturating_sub(90) / 2).max(8);
+                r.set_margin(0, 0, side, side);
                 r
             }))
             .expect("drawing into a string cannot fail");

@@ -1,0 +1,56 @@
+//! The emulated engine of the tests as a server you can point `sitegen run` at,
+//! to try the runner without a GPU:
+//!
+//!     cargo run --example emulated_engine -- --port 8001 --tokens-per-step 4 --max-running 8
+//!     cargo run -- run --url http://127.0.0.1:8001 --run-id emulated --contexts 2K,8K --concurrency 1,4,16 --duration 5s
+//!
+//! Test support, not part of sitegen.
+
+#[path = "../tests/support/emulator.rs"]
+mod emulator;
+
+use std::time::Duration;
+
+use clap::Parser;
+
+#[derive(Parser)]
+struct Args {
+    #[arg(long, default_value_t = 8001)]
+    port: u16,
+    #[arg(long, default_value_t = 131_072)]
+    max_model_len: u64,
+    /// Uncached prompt tokens per second.
+    #[arg(long, default_value_t = 200_000.0)]
+    prefill_tok_per_s: f64,
+    /// Milliseconds per decode step.
+    #[arg(long, default_value_t = 20)]
+    step_ms: u64,
+    /// Tokens per step and request (above 1 emulates speculative decoding).
+    #[arg(long, default_value_t = 1)]
+    tokens_per_step: u64,
+    #[arg(long, default_value_t = 10_000_000)]
+    kv_capacity: u64,
+    #[arg(long, default_value_t = 1024)]
+    max_running: usize,
+    /// Repeat one phrase after this many output tokens.
+    #[arg(long)]
+    loop_after: Option<u64>,
+}
+
+#[tokio::main]
+async fn main() {
+    let a = Args::parse();
+    let config = emulator::EmulatorConfig {
+        max_model_len: a.max_model_len,
+        prefill_tok_per_s: a.prefill_tok_per_s,
+        step: Duration::from_millis(a.step_ms),
+        tokens_per_step: a.tokens_per_step,
+        kv_capacity: a.kv_capacity,
+        max_running: a.max_running,
+        loop_after_tokens: a.loop_after,
+        ..Default::default()
+    };
+    let emu = emulator::start_on(config, &format!("127.0.0.1:{}", a.port)).await;
+    println!("emulated engine at {} (Ctrl-C stops)", emu.url);
+    let _ = tokio::signal::ctrl_c().await;
+}
