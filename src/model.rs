@@ -367,6 +367,10 @@ pub struct RequestSample {
 #[serde(deny_unknown_fields)]
 pub struct ServerSamples {
     pub samples: Vec<MetricSample>,
+    /// Mean of the server's running-request count over the samples: the
+    /// server's side of the average active requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_running: Option<f64>,
     /// Growth of the server's generated-token counter from just before the
     /// window's first request to just after its last one ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]

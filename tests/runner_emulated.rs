@@ -138,6 +138,11 @@ async fn figures_match_the_engine_log_at_1_and_64_streams() {
         assert!((cell.per_request_tok_per_s.unwrap() - 50.0).abs() < 1.0);
         assert!((cell.avg_active_requests.unwrap() - f64::from(n)).abs() < 0.05 * f64::from(n));
         let server = cell.detail.as_ref().unwrap().server.as_ref().unwrap();
+        let running = server.avg_running.unwrap();
+        assert!(
+            (running - f64::from(n)).abs() <= 0.1 * f64::from(n),
+            "server ran {running} of {n}"
+        );
         let delta = server.generation_tokens_delta.unwrap();
         assert!(
             (delta - server.client_output_tokens as f64).abs() <= 0.02 * delta,

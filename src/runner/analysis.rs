@@ -369,6 +369,7 @@ mod tests {
                 running: Some(2.0),
                 waiting: Some(1.0),
             }],
+            avg_running: Some(2.0),
             generation_tokens_delta: None,
             client_output_tokens: 0,
         };

@@ -215,7 +215,7 @@ async fn generated_tokens(client: &Client) -> Option<f64> {
     metrics::first_sum(&metrics::parse(&text), &metrics::GENERATED)
 }
 
-/// Samples the server's running and waiting requests every `every`.
+/// Samples the server's running and waiting requests every `every` until the deadline.
 async fn sample_server(
     client: &Client,
     t0: Instant,
@@ -223,7 +223,12 @@ async fn sample_server(
     every: Duration,
 ) -> Option<ServerSamples> {
     let mut samples = Vec::new();
+    // The first sample comes one interval in: at the window's very start the
+    // requests are still on their way and the server would read as idle.
+    let mut next = t0;
     loop {
+        next = (next + every).min(deadline);
+        tokio::time::sleep_until(next.into()).await;
         let now = Instant::now();
         if let Ok(text) = client.get_text("/metrics").await {
             let parsed = metrics::parse(&text);
@@ -233,16 +238,17 @@ async fn sample_server(
                 waiting: metrics::first_sum(&parsed, &metrics::WAITING),
             });
         }
-        if now >= deadline {
+        if next >= deadline {
             break;
         }
-        let next = (now + every).min(deadline);
-        tokio::time::sleep_until(next.into()).await;
     }
     if samples.is_empty() {
         return None;
     }
+    let running: Vec<f64> = samples.iter().filter_map(|s| s.running).collect();
     Some(ServerSamples {
+        avg_running: (!running.is_empty())
+            .then(|| running.iter().sum::<f64>() / running.len() as f64),
         samples,
         generation_tokens_delta: None,
         client_output_tokens: 0,
