@@ -1,9 +1,14 @@
 //! sitegen: measures LLM inference servers and publishes the results as a static site.
 //!
-//! Data flows one way: [`model`] (pure types) <- [`ingest`] (foreign formats)
-//! -> [`store`] (reads, validates and atomically writes `data/`) -> [`render`]
-//! (pages, charts) -> [`output`] (the one writer into `site/`).
+//! Data flows one way: [`model`] (pure types) <- [`runner`] (measures a
+//! server) and [`ingest`] (foreign formats) -> [`store`] (reads, validates and
+//! writes `data/`) -> [`compare`] (which comparisons, their figures) ->
+//! [`render`] (pages, charts) and [`export`] (downloads) -> [`output`] (the
+//! one writer into `site/`). [`format`] and [`labels`] turn numbers and runs
+//! into the strings pages show; [`atomic`] makes every write all-or-nothing;
+//! [`pipeline`] runs a build, [`serve`] a preview; [`cli`] parses arguments.
 
+pub mod atomic;
 pub mod cli;
 pub mod compare;
 pub mod export;

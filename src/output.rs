@@ -8,7 +8,6 @@ use std::path::Path;
 use anyhow::{Context, bail};
 
 use crate::render::Site;
-use crate::store::replace_dir;
 
 /// Marks a folder as sitegen output; only such a folder is ever replaced.
 pub const MARKER: &str = ".sitegen";
@@ -49,9 +48,9 @@ pub fn write_site(site: &Site, out: &Path) -> anyhow::Result<()> {
     )
     .context("writing the output marker")?;
     let staged = staging.keep();
-    replace_dir(&staged, out).map_err(|e| {
+    crate::atomic::replace_dir(&staged, out).map_err(|e| {
         let _ = fs::remove_dir_all(&staged);
-        anyhow::Error::new(e)
+        anyhow::anyhow!("{}: cannot put the new site in place: {e}", out.display())
     })?;
     Ok(())
 }

@@ -5,9 +5,8 @@
 //! field and what was expected. Every write goes to a temporary file or folder
 //! first and is renamed into place, so nothing already written is half-overwritten.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -394,22 +393,9 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
     text
 }
 
-/// Writes `contents` to `path` through a temporary file in the same folder,
-/// so a reader sees the old file or the new one, never half of one.
+/// Writes a data file atomically (see [`crate::atomic::write_file`]).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(dir)
-        .map_err(io_err(dir))?;
-    tmp.write_all(contents).map_err(io_err(path))?;
-    tmp.as_file().sync_all().map_err(io_err(path))?;
-    tmp.persist(path).map_err(|e| StoreError::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    crate::atomic::write_file(path, contents).map_err(io_err(path))
 }
 
 /// Writes one cell into `run_dir/cells/` under its canonical name.
@@ -441,9 +427,9 @@ pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, Sto
         .tempdir_in(data_dir)
         .map_err(io_err(data_dir))?;
     write_meta(staging.path(), &run.meta)?;
-    let mut seen: HashMap<_, ()> = HashMap::new();
+    let mut seen = HashSet::new();
     for cell in &run.cells {
-        if seen.insert(cell.key(), ()).is_some() {
+        if !seen.insert(cell.key()) {
             let path = target.join(CELLS_DIR).join(cell.key().file_name());
             return Err(StoreError::DuplicateCell {
                 first: path.clone(),
@@ -457,34 +443,11 @@ pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, Sto
         write_atomically(&staging.path().join(NOTES_FILE), notes.as_bytes())?;
     }
     let staged = staging.keep();
-    replace_dir(&staged, &target)?;
+    crate::atomic::replace_dir(&staged, &target).map_err(|e| {
+        let _ = fs::remove_dir_all(&staged);
+        io_err(&target)(e)
+    })?;
     Ok(target)
-}
-
-/// Moves `new` to `target`, replacing any existing `target` with as short a
-/// gap as two renames allow. On failure the old folder is put back.
-pub fn replace_dir(new: &Path, target: &Path) -> Result<(), StoreError> {
-    if !target.exists() {
-        return fs::rename(new, target).map_err(io_err(target));
-    }
-    let parent = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let old = tempfile::Builder::new()
-        .prefix(&format!(".old-{name}-"))
-        .tempdir_in(parent)
-        .map_err(io_err(parent))?
-        .keep();
-    // `old` exists as an empty folder; rename needs it gone on some systems.
-    fs::remove_dir(&old).map_err(io_err(&old))?;
-    fs::rename(target, &old).map_err(io_err(target))?;
-    if let Err(e) = fs::rename(new, target) {
-        let _ = fs::rename(&old, target);
-        return Err(io_err(target)(e));
-    }
-    fs::remove_dir_all(&old).map_err(io_err(&old))
 }
 
 #[cfg(test)]
