@@ -192,7 +192,11 @@ fn prefill_chart_labels_every_bar_with_throughput_and_ttft() {
                 "no bar label {value} for {context}"
             );
         }
-        assert!(page.select(&sel("#prefill svg title")).next().is_some());
+        let title = page.select(&sel("#prefill svg title")).map(text).next();
+        assert_eq!(
+            title.as_deref(),
+            Some("Prefill: prompt tok/s by context length")
+        );
     }
 }
 

@@ -79,12 +79,8 @@ pub struct TableRow {
 impl RunPage {
     pub fn new(run: &Run, compared_in: &[&Comparison]) -> Self {
         let title = labels::run_title(run);
-        let prefill_svg = prefill_bars(run).map(|bars| {
-            prefill_chart(
-                &bars,
-                &format!("Prefill: {} by context length", labels::PREFILL_CAPTION),
-            )
-        });
+        let prefill_svg = prefill_bars(run)
+            .map(|bars| prefill_chart(&bars, &format!("Prefill: {}", labels::PREFILL_CAPTION)));
         RunPage {
             root: "../../",
             page_title: format!("{title} · Speed test matrix"),
