@@ -196,36 +196,38 @@ const SMALL_PLAN: [&str; 8] = [
     "200ms",
 ];
 
+/// Starts an emulator with `config`, measures the small plan at `concurrency`
+/// against it through the CLI, and reads the run it wrote.
+async fn small_run(config: EmulatorConfig, concurrency: &str) -> Run {
+    let emu = emulator::start(config).await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", concurrency]].concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(
+        out.success,
+        "a cell's status never ends the run: {}",
+        out.stderr
+    );
+    load(&data)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn over_capacity_only_where_n_times_context_exceeds_the_kv_cache() {
     let _serial = SERIAL.lock().await;
     // 2 x (1,024 + 2,000) = 6,048 fits in 8,000 tokens; 4 x 3,024 = 12,096 does not.
-    let emu = emulator::start(EmulatorConfig {
+    let config = EmulatorConfig {
         kv_capacity: 8_000,
         ..Default::default()
-    })
-    .await;
-    let (_tmp, data) = data_dir();
-    let out = sitegen_run(
-        &emu.url,
-        &data,
-        &[&SMALL_PLAN[..], &["--concurrency", "1,2,4"]].concat(),
-        &[],
-    )
-    .await;
-    assert!(out.success, "{}", out.stderr);
-    let run = load(&data);
+    };
+    let run = small_run(config, "1,2,4").await;
     assert_eq!(decode(&run, 1).status, Status::Valid);
     assert_eq!(decode(&run, 2).status, Status::Valid);
     let over = decode(&run, 4);
     assert_eq!(over.status, Status::OverCapacity);
+    let reason = over.reason.as_deref().unwrap();
     assert!(
-        over.reason
-            .as_deref()
-            .unwrap()
-            .contains("exceed the KV cache of 8,000 tokens"),
-        "{:?}",
-        over.reason
+        reason.contains("exceed the KV cache of 8,000 tokens"),
+        "{reason}"
     );
     assert_eq!(over.total_tok_per_s, None);
     assert!(over.detail.is_none(), "an Over capacity cell is not run");
@@ -234,21 +236,14 @@ async fn over_capacity_only_where_n_times_context_exceeds_the_kv_cache() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_queued_only_when_the_server_cannot_run_them_all() {
     let _serial = SERIAL.lock().await;
-    let emu = emulator::start(EmulatorConfig {
-        max_running: 2,
-        ..Default::default()
-    })
-    .await;
-    let (_tmp, data) = data_dir();
-    let out = sitegen_run(
-        &emu.url,
-        &data,
-        &[&SMALL_PLAN[..], &["--concurrency", "1,2,4"]].concat(),
-        &[],
+    let run = small_run(
+        EmulatorConfig {
+            max_running: 2,
+            ..Default::default()
+        },
+        "1,2,4",
     )
     .await;
-    assert!(out.success, "{}", out.stderr);
-    let run = load(&data);
     assert_eq!(decode(&run, 1).status, Status::Valid);
     assert_eq!(decode(&run, 2).status, Status::Valid);
     let queued = decode(&run, 4);
@@ -263,17 +258,13 @@ async fn requests_queued_only_when_the_server_cannot_run_them_all() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn looped_only_when_the_model_repeats_itself() {
     let _serial = SERIAL.lock().await;
-    let plan = [&SMALL_PLAN[..], &["--concurrency", "1,2"]].concat();
     let fast = Duration::from_millis(5);
-    let looping = emulator::start(EmulatorConfig {
+    let looping = EmulatorConfig {
         loop_after_tokens: Some(20),
         step: fast,
         ..Default::default()
-    })
-    .await;
-    let (_tmp, data) = data_dir();
-    assert!(sitegen_run(&looping.url, &data, &plan, &[]).await.success);
-    let run = load(&data);
+    };
+    let run = small_run(looping, "1,2").await;
     for n in [1, 2] {
         let cell = decode(&run, n);
         assert_eq!(cell.status, Status::Looped);
@@ -290,34 +281,28 @@ async fn looped_only_when_the_model_repeats_itself() {
             .unwrap();
         assert_eq!(evidence.unit.len(), "and so it goes, ".len());
     }
-    let normal = emulator::start(EmulatorConfig {
-        step: fast,
-        ..Default::default()
-    })
+    let run = small_run(
+        EmulatorConfig {
+            step: fast,
+            ..Default::default()
+        },
+        "1,2",
+    )
     .await;
-    let (_tmp2, data2) = data_dir();
-    assert!(sitegen_run(&normal.url, &data2, &plan, &[]).await.success);
-    let run = load(&data2);
     assert!(run.decode_cells().all(|c| c.status == Status::Valid));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_carry_the_reason_and_the_failed_count() {
     let _serial = SERIAL.lock().await;
-    let plan = [&SMALL_PLAN[..], &["--concurrency", "2"]].concat();
-    let failing = emulator::start(EmulatorConfig {
-        fail_status: Some(500),
-        ..Default::default()
-    })
+    let run = small_run(
+        EmulatorConfig {
+            fail_status: Some(500),
+            ..Default::default()
+        },
+        "2",
+    )
     .await;
-    let (_tmp, data) = data_dir();
-    let out = sitegen_run(&failing.url, &data, &plan, &[]).await;
-    assert!(
-        out.success,
-        "an HTTP error is a cell's status, not the run's end: {}",
-        out.stderr
-    );
-    let run = load(&data);
     assert_eq!(prefill(&run).status, Status::Error);
     let cell = decode(&run, 2);
     assert_eq!(cell.status, Status::Error);
@@ -328,14 +313,15 @@ async fn errors_carry_the_reason_and_the_failed_count() {
     );
     assert_eq!(cell.detail.as_ref().unwrap().failed_requests, 2);
 
-    let breaking = emulator::start(EmulatorConfig {
-        break_after_tokens: Some(5),
-        ..Default::default()
-    })
+    let run = small_run(
+        EmulatorConfig {
+            break_after_tokens: Some(5),
+            ..Default::default()
+        },
+        "2",
+    )
     .await;
-    let (_tmp2, data2) = data_dir();
-    assert!(sitegen_run(&breaking.url, &data2, &plan, &[]).await.success);
-    let cell = decode(&load(&data2), 2).clone();
+    let cell = decode(&run, 2);
     assert_eq!(cell.status, Status::Error);
     assert!(
         cell.reason.as_deref().unwrap().contains("broken stream"),
