@@ -7,9 +7,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use common::{build_bundled_site, data_dir, files_under, repo};
 
@@ -68,36 +67,26 @@ fn tools() -> Option<Tools> {
 
 /// `sitegen serve` in the background, killed when dropped.
 struct Server {
-    child: Child,
+    _process: common::Background,
     base_url: String,
 }
 
 impl Server {
     fn start(data: &Path, base_path: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sitegen"))
-            .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
-            .arg(data)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (process, line) = common::spawn_with_first_line(
+            Command::new(env!("CARGO_BIN_EXE_sitegen"))
+                .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
+                .arg(data),
+            std::process::Stdio::inherit(),
+        );
         let base_url = line
-            .trim()
             .strip_prefix("serving ")
             .unwrap_or_else(|| panic!("unexpected first line from sitegen serve: {line:?}"))
             .to_string();
-        Server { child, base_url }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Server {
+            _process: process,
+            base_url,
+        }
     }
 }
 

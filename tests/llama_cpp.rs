@@ -8,9 +8,8 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::repo;
@@ -40,15 +39,8 @@ fn python() -> Option<PathBuf> {
 
 /// llama.cpp's server in a child process, killed when dropped.
 struct LlamaServer {
-    child: Child,
+    _process: common::Background,
     url: String,
-}
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 const SLOTS: u32 = 2;
@@ -61,24 +53,20 @@ fn start_server(python: &Path, model: &Path) -> LlamaServer {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = Command::new(python)
-        .arg(repo().join("tests/llama/serve.py"))
-        .arg(model)
-        .args([
-            port.to_string(),
-            N_CTX.to_string(),
-            SLOTS.to_string(),
-            "2".into(),
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "ready", "serve.py did not start");
+    let (process, line) = common::spawn_with_first_line(
+        Command::new(python)
+            .arg(repo().join("tests/llama/serve.py"))
+            .arg(model)
+            .args([
+                port.to_string(),
+                N_CTX.to_string(),
+                SLOTS.to_string(),
+                "2".into(),
+            ]),
+        // llama.cpp logs every request: keep the test output readable.
+        std::process::Stdio::null(),
+    );
+    assert_eq!(line, "ready", "serve.py did not start");
     let url = format!("http://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(60);
     while !reqwest::blocking::get(format!("{url}/v1/models")).is_ok_and(|r| r.status().is_success())
@@ -89,7 +77,10 @@ fn start_server(python: &Path, model: &Path) -> LlamaServer {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    LlamaServer { child, url }
+    LlamaServer {
+        _process: process,
+        url,
+    }
 }
 
 /// llama.cpp's own time per generated token for one request of `prompt_words` words.

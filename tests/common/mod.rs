@@ -5,6 +5,36 @@ pub mod site_check;
 
 use std::path::{Path, PathBuf};
 
+/// A child process that is killed when dropped.
+pub struct Background(pub std::process::Child);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` and returns it with the first line it prints on stdout
+/// (servers print their address or "ready" there); `stderr` says where its
+/// log goes (inherited to show it, null for a chatty server).
+pub fn spawn_with_first_line(
+    command: &mut std::process::Command,
+    stderr: std::process::Stdio,
+) -> (Background, String) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (Background(child), line.trim().to_string())
+}
+
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
