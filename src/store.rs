@@ -191,7 +191,13 @@ fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreEr
         let inner = e.into_inner();
         field_err(
             path,
-            if field == "." { "(document)" } else { &field },
+            // "." is the whole document, "?" a place serde could not name
+            // (a syntax error): the message's line and column say where.
+            if field == "." || field == "?" {
+                "(document)"
+            } else {
+                &field
+            },
             inner.to_string(),
         )
     })
@@ -549,6 +555,21 @@ mod tests {
         assert!(
             e.contains("run.json: field `schema_version`: expected 1, found 9"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn broken_json_names_the_document_line_and_column() {
+        let tmp = tempfile::tempdir().unwrap();
+        let run = tmp.path().join("r1");
+        let p = write(&run, RUN_FILE, "{ not json");
+        let e = load_run(&run).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: field `(document)`: key must be a string at line 1 column 3",
+                p.display()
+            )
         );
     }
 

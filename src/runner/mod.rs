@@ -405,14 +405,13 @@ impl Measure {
         Cell::Prefill(cell)
     }
 
-    /// Sends every prompt once with `max_tokens = 1`, a few at a time, so
-    /// decode windows start with a warm prompt cache.
+    /// Sends the prompts of streams 1..N once with `max_tokens = 1`, all at
+    /// once, so decode windows start with a warm prompt cache (stream 0's was
+    /// sent by the prefill) and with one open connection per stream: a
+    /// window's TTFT then holds no TCP connection setup.
     async fn warm(&self, prompts: &[String]) {
         let mut set = tokio::task::JoinSet::new();
         for (i, p) in prompts.iter().enumerate() {
-            if set.len() >= 8 {
-                set.join_next().await;
-            }
             let client = self.client.clone();
             let body = window::completion_body(&self.settings, p, 1);
             set.spawn(async move {
