@@ -121,15 +121,11 @@ const ACCURACY_PLAN: [&str; 10] = [
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn figures_match_the_engine_log_at_1_and_64_streams() {
     let _serial = SERIAL.lock().await;
-    let emu = emulator::start(EmulatorConfig {
+    let config = EmulatorConfig {
         max_model_len: 100_000,
         ..Default::default()
-    })
-    .await;
-    let (_tmp, data) = data_dir();
-    let out = sitegen_run(&emu.url, &data, &ACCURACY_PLAN, &[]).await;
-    assert!(out.success, "{}", out.stderr);
-    let run = load(&data);
+    };
+    let (emu, run) = measure(config, &ACCURACY_PLAN).await;
     for n in [1, 64] {
         let cell = decode(&run, n);
         assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
@@ -160,16 +156,12 @@ async fn figures_match_the_engine_log_at_1_and_64_streams() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn multi_token_chunks_are_counted_per_token() {
     let _serial = SERIAL.lock().await;
-    let emu = emulator::start(EmulatorConfig {
+    let config = EmulatorConfig {
         max_model_len: 100_000,
         tokens_per_step: 4,
         ..Default::default()
-    })
-    .await;
-    let (_tmp, data) = data_dir();
-    let out = sitegen_run(&emu.url, &data, &ACCURACY_PLAN, &[]).await;
-    assert!(out.success, "{}", out.stderr);
-    let run = load(&data);
+    };
+    let (emu, run) = measure(config, &ACCURACY_PLAN).await;
     for n in [1, 64] {
         let cell = decode(&run, n);
         assert_eq!(cell.status, Status::Valid);
@@ -196,19 +188,25 @@ const SMALL_PLAN: [&str; 8] = [
     "200ms",
 ];
 
-/// Starts an emulator with `config`, measures the small plan at `concurrency`
-/// against it through the CLI, and reads the run it wrote.
-async fn small_run(config: EmulatorConfig, concurrency: &str) -> Run {
+/// Starts an emulator with `config`, measures `plan` against it through the
+/// CLI, and reads the run it wrote. The emulator is returned for its log.
+async fn measure(config: EmulatorConfig, plan: &[&str]) -> (Emulator, Run) {
     let emu = emulator::start(config).await;
     let (_tmp, data) = data_dir();
-    let plan = [&SMALL_PLAN[..], &["--concurrency", concurrency]].concat();
-    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    let out = sitegen_run(&emu.url, &data, plan, &[]).await;
     assert!(
         out.success,
         "a cell's status never ends the run: {}",
         out.stderr
     );
-    load(&data)
+    let run = load(&data);
+    (emu, run)
+}
+
+/// [`measure`] with the small plan at `concurrency`.
+async fn small_run(config: EmulatorConfig, concurrency: &str) -> Run {
+    let plan = [&SMALL_PLAN[..], &["--concurrency", concurrency]].concat();
+    measure(config, &plan).await.1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

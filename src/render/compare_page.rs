@@ -186,6 +186,19 @@ fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
     rows
 }
 
+/// One emphasised line per run, in run order (so run i gets style i).
+fn run_lines(points: impl Iterator<Item = Vec<(f64, f64)>>) -> Vec<Series> {
+    points
+        .enumerate()
+        .map(|(style, points)| Series {
+            style,
+            points,
+            emphasis: true,
+            joined: true,
+        })
+        .collect()
+}
+
 fn names(runs: &[&Run]) -> Vec<String> {
     runs.iter().map(|r| r.meta.model.clone()).collect()
 }
@@ -199,19 +212,11 @@ fn context_axis() -> Axis {
 }
 
 fn prefill_block(runs: &[&Run]) -> Option<ChartBlock> {
-    let series: Vec<Series> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| Series {
-            style: i,
-            points: r
-                .prefill_cells()
-                .filter_map(|c| Some((c.context_tokens as f64, c.prompt_tok_per_s?)))
-                .collect(),
-            emphasis: true,
-            joined: true,
-        })
-        .collect();
+    let series = run_lines(runs.iter().map(|r| {
+        r.prefill_cells()
+            .filter_map(|c| Some((c.context_tokens as f64, c.prompt_tok_per_s?)))
+            .collect()
+    }));
     if series.iter().all(|s| s.points.is_empty()) {
         return None;
     }
@@ -281,20 +286,12 @@ fn decode_blocks(runs: &[&Run]) -> Vec<ChartBlock> {
         .into_iter()
         .map(|ctx| {
             let label = format::context_label(ctx);
-            let series: Vec<Series> = runs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| Series {
-                    style: i,
-                    points: r
-                        .decode_cells()
-                        .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
-                        .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
-                        .collect(),
-                    emphasis: true,
-                    joined: true,
-                })
-                .collect();
+            let series = run_lines(runs.iter().map(|r| {
+                r.decode_cells()
+                    .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
+                    .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
+                    .collect()
+            }));
             let levels: BTreeSet<u32> = runs
                 .iter()
                 .flat_map(|r| r.decode_cells().filter(|c| c.context_tokens == ctx).map(|c| c.concurrency))
@@ -479,19 +476,11 @@ fn capacity_block(runs: &[&Run]) -> Option<ChartBlock> {
     if contexts.is_empty() {
         return None;
     }
-    let series: Vec<Series> = frontiers
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Series {
-            style: i,
-            points: f
-                .iter()
-                .filter_map(|(&ctx, n)| Some((ctx as f64, f64::from((*n)?))))
-                .collect(),
-            emphasis: true,
-            joined: true,
-        })
-        .collect();
+    let series = run_lines(frontiers.iter().map(|f| {
+        f.iter()
+            .filter_map(|(&ctx, n)| Some((ctx as f64, f64::from((*n)?))))
+            .collect()
+    }));
     let rows = contexts
         .iter()
         .map(|&ctx| {

@@ -26,6 +26,9 @@ pub struct Filter {
     pub options: Vec<String>,
 }
 
+/// Reads one filterable value of a run's row.
+type RunField = fn(&RunSummary) -> &String;
+
 pub struct ComparisonSummary {
     pub href: String,
     pub title: String,
@@ -87,28 +90,20 @@ impl IndexPage {
                 summaries.iter().map(|r| f(r).clone()).collect();
             set.into_iter().collect::<Vec<_>>()
         };
-        let filters = vec![
-            Filter {
-                key: "model",
-                label: "Model",
-                options: options(|r| &r.model),
-            },
-            Filter {
-                key: "gpu",
-                label: "GPU",
-                options: options(|r| &r.gpu),
-            },
-            Filter {
-                key: "engine",
-                label: "Engine",
-                options: options(|r| &r.engine_name),
-            },
-            Filter {
-                key: "quantization",
-                label: "Quantization",
-                options: options(|r| &r.quantization),
-            },
+        let columns: [(&'static str, &'static str, RunField); 4] = [
+            ("model", "Model", |r| &r.model),
+            ("gpu", "GPU", |r| &r.gpu),
+            ("engine", "Engine", |r| &r.engine_name),
+            ("quantization", "Quantization", |r| &r.quantization),
         ];
+        let filters = columns
+            .into_iter()
+            .map(|(key, label, value)| Filter {
+                key,
+                label,
+                options: options(value),
+            })
+            .collect();
         IndexPage {
             root: "",
             page_title: "Speed test matrices".to_string(),
