@@ -358,6 +358,14 @@ pub struct RequestSample {
     /// "length", "stop", "cancelled" at the window's end, or "error".
     pub finish_reason: String,
     pub chunks: u64,
+    /// This request's time between tokens inside the window, in ms: the
+    /// values the cell's median is taken over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tbt_ms: Option<f64>,
+    /// The server's own time per output token for this request, in ms, where
+    /// the server reports it (llama.cpp's `timings.predicted_per_token_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_ms_per_token: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -375,6 +383,11 @@ pub struct ServerSamples {
     /// window's first request to just after its last one ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation_tokens_delta: Option<f64>,
+    /// The server's own mean time per output token over the same span, in
+    /// ms, from its counters (docs/measurement.md names them): a reference
+    /// for the client's time between tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms_per_token: Option<f64>,
     /// The client's count over the same window, for comparison.
     pub client_output_tokens: u64,
 }

@@ -2,15 +2,41 @@
 //! phone width, sorting, copying) and the Nu HTML checker, over HTTP from a
 //! sub-path served by `sitegen serve` and from `file://`.
 //!
-//! Locally, without the tools, these tests say why they skipped; with
-//! `CI` set a missing tool fails them. `.ci/run` installs the tools.
+//! A test target of its own (`harness = false`, see tests/common/tier.rs):
+//! locally, without the tools, its tests are reported as ignored with the
+//! reason; with `CI` set a missing tool fails them. `.ci/run` installs the tools.
 
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode};
 
-use common::{build_bundled_site, data_dir, files_under, repo};
+use common::{SitegenServe, build_bundled_site, data_dir, files_under, repo};
+
+fn main() -> ExitCode {
+    common::tier::run(
+        "browser",
+        find_tools,
+        vec![
+            (
+                "site_served_from_a_sub_path_passes_every_browser_check",
+                site_served_from_a_sub_path_passes_every_browser_check,
+            ),
+            (
+                "site_opened_from_file_urls_loads_without_errors",
+                site_opened_from_file_urls_loads_without_errors,
+            ),
+            (
+                "every_page_is_valid_html_for_the_nu_checker",
+                every_page_is_valid_html_for_the_nu_checker,
+            ),
+            (
+                "each_check_catches_a_deliberately_broken_page",
+                each_check_catches_a_deliberately_broken_page,
+            ),
+        ],
+    )
+}
 
 struct Tools {
     chromium: PathBuf,
@@ -48,46 +74,6 @@ fn find_tools() -> Result<Tools, String> {
         return Err(format!("no Nu HTML checker at {}", vnu_jar.display()));
     }
     Ok(Tools { chromium, vnu_jar })
-}
-
-/// The tools, or `None` after saying why the tier is skipped. In CI a missing
-/// tool is a failure, never a skip.
-fn tools() -> Option<Tools> {
-    match find_tools() {
-        Ok(t) => Some(t),
-        Err(why) if std::env::var_os("CI").is_some() => {
-            panic!("browser tier cannot run in CI: {why}")
-        }
-        Err(why) => {
-            eprintln!("browser tier skipped: {why}. .ci/run installs what it needs.");
-            None
-        }
-    }
-}
-
-/// `sitegen serve` in the background, killed when dropped.
-struct Server {
-    _process: common::Background,
-    base_url: String,
-}
-
-impl Server {
-    fn start(data: &Path, base_path: &str) -> Server {
-        let (process, line) = common::spawn_with_first_line(
-            Command::new(env!("CARGO_BIN_EXE_sitegen"))
-                .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
-                .arg(data),
-            std::process::Stdio::inherit(),
-        );
-        let base_url = line
-            .strip_prefix("serving ")
-            .unwrap_or_else(|| panic!("unexpected first line from sitegen serve: {line:?}"))
-            .to_string();
-        Server {
-            _process: process,
-            base_url,
-        }
-    }
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -162,11 +148,9 @@ fn screenshot_dir() -> PathBuf {
     repo().join("test-artifacts/screenshots")
 }
 
-#[test]
-fn site_served_from_a_sub_path_passes_every_browser_check() {
-    let Some(tools) = tools() else { return };
+fn site_served_from_a_sub_path_passes_every_browser_check(tools: &Tools) {
     let (_tmp, site) = build_bundled_site();
-    let server = Server::start(&data_dir(), "/some/prefix/");
+    let server = SitegenServe::start(&data_dir(), "/some/prefix/");
     assert!(
         server.base_url.ends_with("/some/prefix/"),
         "{}",
@@ -185,7 +169,7 @@ fn site_served_from_a_sub_path_passes_every_browser_check() {
         "index, two runs and the GLM vs Step comparison"
     );
     let reports = run_browser_checks(
-        &tools,
+        tools,
         &pages,
         &["load", "axe", "phone", "sort", "filter", "copy"],
         Some(&screenshot_dir()),
@@ -206,9 +190,7 @@ fn site_served_from_a_sub_path_passes_every_browser_check() {
     }
 }
 
-#[test]
-fn site_opened_from_file_urls_loads_without_errors() {
-    let Some(tools) = tools() else { return };
+fn site_opened_from_file_urls_loads_without_errors(tools: &Tools) {
     let (_tmp, site) = build_bundled_site();
     let pages: Vec<PageUrl> = html_pages(&site)
         .iter()
@@ -217,7 +199,7 @@ fn site_opened_from_file_urls_loads_without_errors() {
             name: format!("file-{}", page_name(rel)),
         })
         .collect();
-    let reports = run_browser_checks(&tools, &pages, &["load", "sort"], None);
+    let reports = run_browser_checks(tools, &pages, &["load", "sort"], None);
     for r in &reports {
         assert!(
             r.problems.is_empty(),
@@ -247,21 +229,17 @@ fn nu_check(tools: &Tools, files: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn every_page_is_valid_html_for_the_nu_checker() {
-    let Some(tools) = tools() else { return };
+fn every_page_is_valid_html_for_the_nu_checker(tools: &Tools) {
     let (_tmp, site) = build_bundled_site();
     let files: Vec<PathBuf> = html_pages(&site).iter().map(|rel| site.join(rel)).collect();
-    let errors = nu_check(&tools, &files);
+    let errors = nu_check(tools, &files);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
 
 const GOOD_HEAD: &str =
     "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title></head>";
 
-#[test]
-fn each_check_catches_a_deliberately_broken_page() {
-    let Some(tools) = tools() else { return };
+fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
     let tmp = tempfile::tempdir().unwrap();
     let write = |name: &str, body: &str| {
         let path = tmp.path().join(name);
@@ -295,7 +273,7 @@ fn each_check_catches_a_deliberately_broken_page() {
         "<form data-filters=\"t\" hidden><select data-filter=\"gpu\"><option value=\"\">All</option><option>A</option></select></form><table id=\"t\"><tbody><tr data-gpu=\"A\"><td>a</td></tr></tbody></table>",
     );
 
-    let nu = nu_check(&tools, std::slice::from_ref(&unclosed));
+    let nu = nu_check(tools, std::slice::from_ref(&unclosed));
     assert!(!nu.is_empty(), "the Nu checker missed an unclosed tag");
 
     let url = |p: &PathBuf| PageUrl {
@@ -312,7 +290,7 @@ fn each_check_catches_a_deliberately_broken_page() {
     ]
     .map(url);
     let reports = run_browser_checks(
-        &tools,
+        tools,
         &pages,
         &["load", "axe", "phone", "sort", "filter"],
         None,
@@ -356,37 +334,4 @@ fn each_check_catches_a_deliberately_broken_page() {
     );
     // The checks only report what is wrong: the wide page has nothing else.
     assert!(!problems(2).contains("load:"), "{}", problems(2));
-}
-
-#[test]
-fn serve_rebuilds_when_the_data_changes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    let page = common::fixture_pages()[1].clone();
-    sitegen::ingest::import_pages(&[page], Some("step"), &data, false).unwrap();
-    let server = Server::start(&data, "/");
-    let get = |path: &str| {
-        reqwest::blocking::get(format!("{}{path}", server.base_url))
-            .unwrap()
-            .text()
-            .unwrap()
-    };
-    assert!(get("runs/step/").contains("<h1>Step-3.5-Flash on H200 SXM 141GB ×4</h1>"));
-    let run_json = data.join("step/run.json");
-    let text = std::fs::read_to_string(&run_json)
-        .unwrap()
-        .replace("\"Step-3.5-Flash\"", "\"Step-Renamed\"");
-    std::fs::write(&run_json, text).unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !get("runs/step/").contains("Step-Renamed on H200") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the page was not rebuilt"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    // A broken edit keeps the last good site up.
-    std::fs::write(&run_json, "{ not json").unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
-    assert!(get("runs/step/").contains("Step-Renamed on H200"));
 }

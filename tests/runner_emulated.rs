@@ -52,6 +52,11 @@ fn prefill(run: &Run) -> &PrefillCell {
     run.prefill_cells().next().unwrap()
 }
 
+/// When the cell's window started, in Unix seconds.
+fn t0(cell: &DecodeCell) -> f64 {
+    cell.detail.as_ref().unwrap().window_start_unix_s
+}
+
 fn data_dir() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -93,9 +98,21 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     );
     let truth_ttft =
         emu.engine.median_first_token_ms_after(t0, t0 + window) - starts[(starts.len() - 1) / 2];
+    // No token reaches the client before the engine emits it (0.5 ms for
+    // the two clocks). Above the truth, one stream gets 2 ms; N streams also
+    // half a decode step: on a busy 2-core machine their first chunks queue
+    // on the way out of the engine and into the runner, and that wait is
+    // part of what a client sees. The errors this is here to catch (Nagle's
+    // 40 ms, timing from the wrong moment) are larger.
+    let step_ms = emu.engine.config.step.as_secs_f64() * 1000.0;
+    let above = if cell.concurrency == 1 {
+        2.0
+    } else {
+        2.0 + step_ms / 2.0
+    };
     assert!(
-        (ttft - truth_ttft).abs() <= 2.0,
-        "x{}: TTFT {ttft:.2} ms vs emulator {truth_ttft:.2} ms",
+        ttft >= truth_ttft - 0.5 && ttft <= truth_ttft + above,
+        "x{}: TTFT {ttft:.2} ms vs emulator {truth_ttft:.2} ms (allowed: -0.5 to +{above} ms)",
         cell.concurrency
     );
     eprintln!(
@@ -130,14 +147,31 @@ async fn figures_match_the_engine_log_at_1_and_64_streams() {
         let cell = decode(&run, n);
         assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
         assert_matches_truth(&emu, cell);
-        // 20 ms per token: 50 tok/s per stream.
-        assert!((cell.per_request_tok_per_s.unwrap() - 50.0).abs() < 1.0);
+        // Per-request tok/s is the inverse of the engine's time per token
+        // (20 ms when the machine keeps up: 50 tok/s).
+        let truth_rate = 1000.0
+            / emu
+                .engine
+                .median_tbt_ms(t0(cell), t0(cell) + cell.measured_s.unwrap());
+        let rate = cell.per_request_tok_per_s.unwrap();
+        assert!(
+            (rate - truth_rate).abs() <= 0.02 * truth_rate,
+            "x{n}: {rate:.2} tok/s per request vs emulator {truth_rate:.2}"
+        );
         assert!((cell.avg_active_requests.unwrap() - f64::from(n)).abs() < 0.05 * f64::from(n));
         let server = cell.detail.as_ref().unwrap().server.as_ref().unwrap();
         let running = server.avg_running.unwrap();
         assert!(
             (running - f64::from(n)).abs() <= 0.1 * f64::from(n),
             "server ran {running} of {n}"
+        );
+        // The server's own time per token (vLLM's inter-token latency) over
+        // the window agrees with the runner's time between tokens.
+        let server_ms = server.ms_per_token.unwrap();
+        let tbt = cell.tbt_median_ms.unwrap();
+        assert!(
+            (server_ms - tbt).abs() <= 0.05 * tbt,
+            "x{n}: server {server_ms:.3} ms per token, runner {tbt:.3} ms"
         );
         let delta = server.generation_tokens_delta.unwrap();
         assert!(
@@ -457,8 +491,24 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
             sitegen_run(&url, &data, &args, &[]).await
         }
     });
-    // Stop the server during the first decode window.
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // Stop the server during the first decode window: once its first request
+    // (2,000 output tokens; prompts and prefill ask for 1) has arrived.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !emu
+        .engine
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.max_tokens == 2000)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no decode window started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
     emu.stop();
     let out = runner.await.unwrap();
     assert!(!out.success);
@@ -504,7 +554,7 @@ async fn ctrl_c_discards_only_the_cell_in_flight() {
         .unwrap();
     // Wait for the first decode cell, then interrupt the second window.
     let first = data.join("r/cells/decode-00001024-x001.json");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !first.exists() {
         assert!(
             std::time::Instant::now() < deadline,

@@ -26,6 +26,8 @@ pub struct RequestRecord {
     pub prompt_tokens: Option<u64>,
     /// The last characters of the output, for loop detection.
     pub text_tail: String,
+    /// The server's own time per output token, if it sent one.
+    pub server_ms_per_token: Option<f64>,
 }
 
 /// The figures of a window and the raw material behind them.
@@ -151,10 +153,12 @@ pub fn summarize(
         if let Some(ms) = ttft_ms.filter(|_| inside(r.start) && first.is_some_and(inside)) {
             ttfts.push((ms, 1.0));
         }
+        let mut tbt_ms = None;
         if let (Some((t0, k0)), Some((t1, _))) = (window_chunks.first(), window_chunks.last()) {
             let after_first = tokens - k0;
             if after_first > 0 && t1 > t0 {
                 let per_token_ms = (t1 - t0) * 1000.0 / after_first as f64;
+                tbt_ms = Some(per_token_ms);
                 tbts.push((per_token_ms, after_first as f64));
                 rates.push((after_first as f64 / (t1 - t0), 1.0));
             }
@@ -202,6 +206,8 @@ pub fn summarize(
                 Some(Finish::Error(_)) => "error".into(),
             },
             chunks: r.chunks.len() as u64,
+            tbt_ms,
+            server_ms_per_token: r.server_ms_per_token,
             error: match &r.finish {
                 Some(Finish::Error(e)) => Some(e.clone()),
                 _ => None,
@@ -325,6 +331,10 @@ mod tests {
         assert!((f.avg_active_requests - 3.96).abs() < 1e-9);
         assert_eq!(f.peak_decoding_requests, 4);
         assert_eq!(f.completed_requests, 0);
+        // Each request keeps the value the median is taken over.
+        for r in &f.requests {
+            assert!((r.tbt_ms.unwrap() - 10.0).abs() < 1e-6);
+        }
     }
 
     #[test]
@@ -371,6 +381,7 @@ mod tests {
             }],
             avg_running: Some(2.0),
             generation_tokens_delta: None,
+            ms_per_token: None,
             client_output_tokens: 0,
         };
         assert_eq!(

@@ -37,6 +37,9 @@ pub struct Chunk {
     pub completion_tokens: Option<u64>,
     pub prompt_tokens: Option<u64>,
     pub finish_reason: Option<String>,
+    /// The server's own time per output token for the whole request, sent
+    /// with the last chunk (llama.cpp's `timings.predicted_per_token_ms`).
+    pub server_ms_per_token: Option<f64>,
 }
 
 /// What a streamed completion's events are read into.
@@ -239,6 +242,10 @@ impl Client {
                     .and_then(|c| c.get("finish_reason"))
                     .and_then(Value::as_str)
                     .map(str::to_string),
+                server_ms_per_token: v
+                    .get("timings")
+                    .and_then(|t| t.get("predicted_per_token_ms"))
+                    .and_then(Value::as_f64),
             }));
         }
         if !done {

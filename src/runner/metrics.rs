@@ -107,6 +107,66 @@ pub const GENERATED: [&str; 3] = [
     "llamacpp:tokens_predicted_total",
 ];
 
+/// Pairs of series (seconds, count) whose growth over a window gives the
+/// server's own mean time per output token: llama.cpp's counters of decode
+/// time and predicted tokens, else the sum and count of vLLM's or SGLang's
+/// time-per-output-token histogram (vLLM's inter-token latency is per step,
+/// so under speculative decoding it spans several tokens).
+pub const TOKEN_TIME: [(&str, &str); 5] = [
+    (
+        "llamacpp:tokens_predicted_seconds_total",
+        "llamacpp:tokens_predicted_total",
+    ),
+    (
+        "vllm:request_time_per_output_token_seconds_sum",
+        "vllm:request_time_per_output_token_seconds_count",
+    ),
+    (
+        "vllm:time_per_output_token_seconds_sum",
+        "vllm:time_per_output_token_seconds_count",
+    ),
+    (
+        "vllm:inter_token_latency_seconds_sum",
+        "vllm:inter_token_latency_seconds_count",
+    ),
+    (
+        "sglang:time_per_output_token_seconds_sum",
+        "sglang:time_per_output_token_seconds_count",
+    ),
+];
+
+/// The server's decode counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DecodeCounters {
+    pub generated_tokens: Option<f64>,
+    /// (seconds, count) of the first [`TOKEN_TIME`] pair the server has.
+    pub token_time: Option<(f64, f64)>,
+}
+
+impl DecodeCounters {
+    pub fn read(samples: &[Sample]) -> DecodeCounters {
+        DecodeCounters {
+            generated_tokens: first_sum(samples, &GENERATED),
+            token_time: TOKEN_TIME
+                .iter()
+                .find_map(|(secs, count)| Some((sum(samples, secs)?, sum(samples, count)?))),
+        }
+    }
+
+    /// Growth of the generated-token counter since `before`.
+    pub fn generated_since(&self, before: &DecodeCounters) -> Option<f64> {
+        Some(self.generated_tokens? - before.generated_tokens?)
+    }
+
+    /// The server's mean time per output token, in ms, over what it
+    /// recorded since `before`; `None` when it recorded nothing.
+    pub fn ms_per_token_since(&self, before: &DecodeCounters) -> Option<f64> {
+        let (s1, n1) = self.token_time?;
+        let (s0, n0) = before.token_time?;
+        (n1 > n0 && s1 >= s0).then(|| (s1 - s0) * 1000.0 / (n1 - n0))
+    }
+}
+
 /// KV cache capacity in tokens from vLLM's `cache_config_info`:
 /// a `kv_cache_size_tokens` label, or `num_gpu_blocks` x `block_size`.
 pub fn vllm_kv_capacity(samples: &[Sample]) -> Option<u64> {
@@ -161,5 +221,30 @@ vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="150000
         assert_eq!(first_sum(&s, &WAITING), Some(4.0));
         assert_eq!(first_sum(&s, &GENERATED), None);
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn the_servers_time_per_token_is_the_growth_of_its_own_counters() {
+        let before = DecodeCounters::read(&parse(
+            "llamacpp:tokens_predicted_total 1000\nllamacpp:tokens_predicted_seconds_total 2.5\n",
+        ));
+        let after = DecodeCounters::read(&parse(
+            "llamacpp:tokens_predicted_total 1400\nllamacpp:tokens_predicted_seconds_total 3.5\n",
+        ));
+        assert_eq!(after.generated_since(&before), Some(400.0));
+        assert_eq!(after.ms_per_token_since(&before), Some(2.5));
+        // Nothing recorded in between: no figure, not a division by zero.
+        assert_eq!(before.ms_per_token_since(&before), None);
+
+        let vllm = |sum: f64, count: f64| {
+            DecodeCounters::read(&parse(&format!(
+                "vllm:inter_token_latency_seconds_sum{{model_name=\"m\"}} {sum}\nvllm:inter_token_latency_seconds_count{{model_name=\"m\"}} {count}\n"
+            )))
+        };
+        assert_eq!(
+            vllm(4.0, 300.0).ms_per_token_since(&vllm(1.0, 100.0)),
+            Some(15.0)
+        );
+        assert_eq!(vllm(4.0, 300.0).generated_since(&vllm(1.0, 100.0)), None);
     }
 }

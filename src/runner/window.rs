@@ -96,6 +96,9 @@ pub async fn record_request(
             if chunk.finish_reason.is_some() {
                 finish_reason = chunk.finish_reason;
             }
+            if chunk.server_ms_per_token.is_some() {
+                record.server_ms_per_token = chunk.server_ms_per_token;
+            }
         };
         let request = client.stream_completion(body, on_event);
         match deadline {
@@ -143,11 +146,11 @@ pub async fn decode_window(
     sample_metrics: Option<Duration>,
     live_tokens: Arc<AtomicU64>,
 ) -> WindowRecording {
-    // The generated-token counter is read before the first request and after
-    // the last one ends: servers that count a request's tokens when it ends
+    // The server's counters are read before the first request and after the
+    // last one ends: servers that count a request's tokens when it ends
     // (llama.cpp) then agree with the client's count.
-    let generated_before = match sample_metrics {
-        Some(_) => generated_tokens(client).await,
+    let counters_before = match sample_metrics {
+        Some(_) => decode_counters(client).await,
         None => None,
     };
     let window_start_unix_s = SystemTime::now()
@@ -195,12 +198,11 @@ pub async fn decode_window(
         Some(handle) => handle.await.ok().flatten(),
         None => None,
     };
-    if let Some(s) = &mut server {
-        let generated_after = generated_tokens(client).await;
-        s.generation_tokens_delta = match (generated_before, generated_after) {
-            (Some(a), Some(b)) => Some(b - a),
-            _ => None,
-        };
+    if let (Some(s), Some(before), Some(after)) =
+        (&mut server, counters_before, decode_counters(client).await)
+    {
+        s.generation_tokens_delta = after.generated_since(&before);
+        s.ms_per_token = after.ms_per_token_since(&before);
     }
     WindowRecording {
         window_start_unix_s,
@@ -209,10 +211,10 @@ pub async fn decode_window(
     }
 }
 
-/// The server's counter of generated tokens, if it has one.
-async fn generated_tokens(client: &Client) -> Option<f64> {
+/// The server's decode counters, if it serves metrics.
+async fn decode_counters(client: &Client) -> Option<metrics::DecodeCounters> {
     let text = client.get_text("/metrics").await.ok()?;
-    metrics::first_sum(&metrics::parse(&text), &metrics::GENERATED)
+    Some(metrics::DecodeCounters::read(&metrics::parse(&text)))
 }
 
 /// Samples the server's running and waiting requests every `every` until the deadline.
@@ -251,6 +253,7 @@ async fn sample_server(
             .then(|| running.iter().sum::<f64>() / running.len() as f64),
         samples,
         generation_tokens_delta: None,
+        ms_per_token: None,
         client_output_tokens: 0,
     })
 }

@@ -52,6 +52,10 @@ function screenshotName(name, variant) {
 // Opens `url` in a fresh context and records everything that went wrong while loading.
 async function openPage(url, contextOptions, problems) {
   const context = await browser.newContext(contextOptions);
+  // Generous limits: on a busy machine a local page can take seconds, and a
+  // limit here only stops a hang; nothing is judged by how long it took.
+  context.setDefaultTimeout(120_000);
+  context.setDefaultNavigationTimeout(120_000);
   const page = await context.newPage();
   page.on("console", (msg) => {
     if (msg.type() === "error") problems.push(`load: console error: ${msg.text()}`);

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod site_check;
+pub mod tier;
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,78 @@ pub fn spawn_with_first_line(
         .read_line(&mut line)
         .unwrap();
     (Background(child), line.trim().to_string())
+}
+
+/// `sitegen serve` in the background, killed when dropped. Its stderr is
+/// kept, so a test can wait for what the server says instead of sleeping.
+pub struct SitegenServe {
+    _process: Background,
+    pub base_url: String,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl SitegenServe {
+    pub fn start(data: &Path, base_path: &str) -> SitegenServe {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
+            .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
+            .arg(data)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                eprintln!("sitegen serve: {line}");
+                let mut log = sink.lock().unwrap();
+                log.push_str(&line);
+                log.push('\n');
+            }
+        });
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base_url = line
+            .trim()
+            .strip_prefix("serving ")
+            .unwrap_or_else(|| panic!("unexpected first line from sitegen serve: {line:?}"))
+            .to_string();
+        SitegenServe {
+            _process: Background(child),
+            base_url,
+            log,
+        }
+    }
+
+    /// How many lines of its stderr so far contain `text`.
+    pub fn said(&self, text: &str) -> usize {
+        self.log
+            .lock()
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(text))
+            .count()
+    }
+}
+
+/// Polls `done` until it holds. The deadline is generous on purpose: it only
+/// bounds a test that would otherwise hang, on a machine that may be busy.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 pub fn repo() -> PathBuf {

@@ -87,6 +87,10 @@ struct Counters {
     running: usize,
     waiting: usize,
     generated_total: u64,
+    /// vLLM's inter-token latency histogram: sum of the gaps between a
+    /// request's emissions, and their count.
+    itl_sum_s: f64,
+    itl_count: u64,
     cache: HashSet<u64>,
 }
 
@@ -357,10 +361,14 @@ async fn metrics(State(e): State<Arc<Engine>>) -> String {
         "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{m}\"}} {}\n\
          vllm:num_requests_waiting{{model_name=\"{m}\"}} {}\n\
          vllm:generation_tokens_total{{model_name=\"{m}\"}} {}\n\
+         vllm:inter_token_latency_seconds_sum{{model_name=\"{m}\"}} {}\n\
+         vllm:inter_token_latency_seconds_count{{model_name=\"{m}\"}} {}\n\
          vllm:cache_config_info{{block_size=\"16\",num_gpu_blocks=\"{}\"}} 1.0\n",
         c.running,
         c.waiting,
         c.generated_total,
+        c.itl_sum_s,
+        c.itl_count,
         e.config.kv_capacity / 16,
         m = e.config.model
     )
@@ -481,8 +489,21 @@ async fn generate(
         if tx.send(Ok(event)).await.is_err() {
             break false;
         }
-        e.log.lock().unwrap()[index].emissions.push((t, k));
-        e.counters.lock().unwrap().generated_total += k;
+        let previous = {
+            let mut log = e.log.lock().unwrap();
+            let emissions = &mut log[index].emissions;
+            let previous = emissions.last().map(|(t, _)| *t);
+            emissions.push((t, k));
+            previous
+        };
+        {
+            let mut c = e.counters.lock().unwrap();
+            c.generated_total += k;
+            if let Some(p) = previous {
+                c.itl_sum_s += t - p;
+                c.itl_count += 1;
+            }
+        }
         if emitted == max_tokens {
             let usage = json!({"id": "cmpl-emulated", "object": "text_completion", "model": e.config.model, "choices": [],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted}});
