@@ -120,34 +120,80 @@ fn slug(runs: &[Run], idx: &[usize]) -> String {
         .join("--")
 }
 
-/// A cell's throughput if it can be compared: measured and Valid.
-pub fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, &'static str> {
-    match cell {
-        None => Err("not measured"),
-        Some(c) => match c.status {
-            Status::Valid => c.total_tok_per_s.ok_or("not measured"),
-            Status::RequestsQueued => Err("queued"),
-            Status::OverCapacity => Err("over capacity"),
-            Status::Looped => Err("looped"),
-            Status::Error => Err("error"),
-        },
+/// Why one run's cell cannot be compared: not measured, or its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unusable {
+    NotMeasured,
+    Status(Status),
+}
+
+impl Unusable {
+    /// "not measured", "queued", "over capacity", ...
+    pub fn words(self) -> &'static str {
+        match self {
+            Unusable::NotMeasured => "not measured",
+            Unusable::Status(s) => s.not_compared_because().unwrap_or("not measured"),
+        }
     }
 }
 
-/// The ratio of `b` to `a` at one cell, or why there is none ("A over
-/// capacity", "B queued", ...).
-pub fn ratio(
-    a: Option<&DecodeCell>,
-    b: Option<&DecodeCell>,
-    names: (&str, &str),
-) -> Result<f64, String> {
+/// Why a cell of a comparison has no ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRatio {
+    /// The first run measured 0 tok/s.
+    ZeroBase,
+    /// One run's cell, or both, cannot be compared.
+    Unusable {
+        a: Option<Unusable>,
+        b: Option<Unusable>,
+    },
+}
+
+impl NoRatio {
+    /// The reason as pages and CSV files say it, with the runs' names:
+    /// "GLM over capacity", "both queued", "GLM queued, Step looped".
+    pub fn reason(self, names: (&str, &str)) -> String {
+        match self {
+            NoRatio::ZeroBase => format!("{} measured 0 tok/s", names.0),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: Some(b),
+            } if a.words() == b.words() => format!("both {}", a.words()),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: Some(b),
+            } => format!("{} {}, {} {}", names.0, a.words(), names.1, b.words()),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: None,
+            } => format!("{} {}", names.0, a.words()),
+            NoRatio::Unusable {
+                a: None,
+                b: Some(b),
+            } => format!("{} {}", names.1, b.words()),
+            NoRatio::Unusable { a: None, b: None } => "not measured".into(),
+        }
+    }
+}
+
+/// A cell's throughput if it can be compared: measured and Valid.
+pub fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+    let c = cell.ok_or(Unusable::NotMeasured)?;
+    match c.status {
+        Status::Valid => c.total_tok_per_s.ok_or(Unusable::NotMeasured),
+        other => Err(Unusable::Status(other)),
+    }
+}
+
+/// The ratio of `b` to `a` at one cell, or why there is none.
+pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
     match (valid_total(a), valid_total(b)) {
         (Ok(x), Ok(y)) if x > 0.0 => Ok(y / x),
-        (Ok(_), Ok(_)) => Err(format!("{} measured 0 tok/s", names.0)),
-        (Err(why_a), Err(why_b)) if why_a == why_b => Err(format!("both {why_a}")),
-        (Err(why_a), Err(why_b)) => Err(format!("{} {why_a}, {} {why_b}", names.0, names.1)),
-        (Err(why), Ok(_)) => Err(format!("{} {why}", names.0)),
-        (Ok(_), Err(why)) => Err(format!("{} {why}", names.1)),
+        (Ok(_), Ok(_)) => Err(NoRatio::ZeroBase),
+        (a, b) => Err(NoRatio::Unusable {
+            a: a.err(),
+            b: b.err(),
+        }),
     }
 }
 
@@ -224,34 +270,29 @@ mod tests {
 
     #[test]
     fn ratios_and_the_reasons_when_there_is_none() {
+        let names = ("GLM", "Step");
+        let why =
+            |a: Option<&DecodeCell>, b: Option<&DecodeCell>| ratio(a, b).unwrap_err().reason(names);
         let a = cell(Status::Valid, Some(200.0));
         let b = cell(Status::Valid, Some(150.0));
-        assert_eq!(ratio(Some(&a), Some(&b), ("GLM", "Step")), Ok(0.75));
+        assert_eq!(ratio(Some(&a), Some(&b)), Ok(0.75));
         let over = cell(Status::OverCapacity, None);
         let queued = cell(Status::RequestsQueued, Some(99.0));
+        assert_eq!(why(Some(&over), Some(&b)), "GLM over capacity");
+        assert_eq!(why(Some(&a), Some(&queued)), "Step queued");
+        assert_eq!(why(Some(&over), Some(&over)), "both over capacity");
+        assert_eq!(why(None, Some(&b)), "GLM not measured");
         assert_eq!(
-            ratio(Some(&over), Some(&b), ("GLM", "Step")),
-            Err("GLM over capacity".into())
+            why(Some(&queued), Some(&cell(Status::Looped, None))),
+            "GLM queued, Step looped"
         );
         assert_eq!(
-            ratio(Some(&a), Some(&queued), ("GLM", "Step")),
-            Err("Step queued".into())
+            ratio(Some(&cell(Status::Valid, Some(0.0))), Some(&b)),
+            Err(NoRatio::ZeroBase)
         );
         assert_eq!(
-            ratio(Some(&over), Some(&over), ("GLM", "Step")),
-            Err("both over capacity".into())
-        );
-        assert_eq!(
-            ratio(None, Some(&b), ("GLM", "Step")),
-            Err("GLM not measured".into())
-        );
-        assert_eq!(
-            ratio(
-                Some(&queued),
-                Some(&cell(Status::Looped, None)),
-                ("GLM", "Step")
-            ),
-            Err("GLM queued, Step looped".into())
+            why(Some(&cell(Status::Valid, Some(0.0))), Some(&b)),
+            "GLM measured 0 tok/s"
         );
     }
 

@@ -1,45 +1,12 @@
-//! Labels and sentences made from a run's data: titles, card values, status
-//! words, legends and the cells of the full measurement table.
+//! Labels and sentences made from a run's data: titles, card values,
+//! legends. (Status words live with [`Status`]; the measurement table's
+//! cells in [`crate::table`].)
 //!
 //! Pure functions over [`crate::model`] types, shared by the renderer (which
 //! shows them) and the page ingester (which checks a page against them).
 
-use crate::format::{self, DASH};
-use crate::model::{BenchmarkTool, Cell, DecodeTest, Engine, Hardware, PrefillMode, Run, Status};
-
-/// The words a page shows for a status.
-pub fn status_label(status: Status) -> &'static str {
-    match status {
-        Status::Valid => "Valid",
-        Status::RequestsQueued => "Requests queued",
-        Status::OverCapacity => "Over capacity",
-        Status::Looped => "Looped",
-        Status::Error => "Error",
-    }
-}
-
-pub fn parse_status_label(text: &str) -> Option<Status> {
-    Status::ALL.into_iter().find(|s| status_label(*s) == text)
-}
-
-/// The legend sentence for a status that is not Valid.
-pub fn status_legend(status: Status) -> Option<&'static str> {
-    match status {
-        Status::Valid => None,
-        Status::RequestsQueued => Some(
-            "Requests queued: the server could not run all requests at once, so some waited in a queue.",
-        ),
-        Status::OverCapacity => Some(
-            "Over capacity: not run because this many requests at this context would exceed the server's KV cache.",
-        ),
-        Status::Looped => Some(
-            "Looped: the model kept repeating the same text, so the benchmark discarded this measurement.",
-        ),
-        Status::Error => Some(
-            "Error: the measurement failed; the full measurement table and the cell's data give the reason.",
-        ),
-    }
-}
+use crate::format;
+use crate::model::{BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, Run, Status};
 
 /// The legend sentences for exactly the statuses present among `statuses`, in
 /// a fixed order.
@@ -48,7 +15,7 @@ pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'sta
     Status::ALL
         .into_iter()
         .filter(|s| present.contains(s))
-        .filter_map(status_legend)
+        .filter_map(Status::legend)
         .collect()
 }
 
@@ -167,61 +134,6 @@ pub fn prefill_summary(run: &Run) -> Option<String> {
     (!labels.is_empty()).then(|| format!("prefill at {}", labels.join(", ")))
 }
 
-/// The columns of the full measurement table, in the reference order.
-pub const TABLE_COLUMNS: [&str; 12] = [
-    "Phase",
-    "Context",
-    "Requests at once",
-    "Status",
-    "Total tok/s",
-    "Per request tok/s",
-    "TTFT",
-    "Time between tokens",
-    "Average active requests",
-    "Completed requests",
-    "Output tokens",
-    "Measured for",
-];
-
-fn or_dash<T>(value: Option<T>, f: impl Fn(T) -> String) -> String {
-    value.map_or_else(|| DASH.to_string(), f)
-}
-
-/// One row of the full measurement table as the page shows it.
-pub fn table_row(cell: &Cell) -> [String; 12] {
-    match cell {
-        Cell::Prefill(c) => [
-            "Prefill".to_string(),
-            format::context_label(c.context_tokens),
-            "1".to_string(),
-            status_label(c.status).to_string(),
-            or_dash(c.prompt_tok_per_s, format::tok_per_s),
-            DASH.to_string(),
-            or_dash(c.ttft_ms, format::millis),
-            DASH.to_string(),
-            DASH.to_string(),
-            // One cold prompt per context: it completed if the cell is valid.
-            if c.status == Status::Valid { "1" } else { "0" }.to_string(),
-            DASH.to_string(),
-            DASH.to_string(),
-        ],
-        Cell::Decode(c) => [
-            "Sustained decode".to_string(),
-            format::context_label(c.context_tokens),
-            c.concurrency.to_string(),
-            status_label(c.status).to_string(),
-            or_dash(c.total_tok_per_s, format::tok_per_s),
-            or_dash(c.per_request_tok_per_s, format::tok_per_s),
-            or_dash(c.ttft_median_ms, format::millis),
-            or_dash(c.tbt_median_ms, format::millis_tenths),
-            or_dash(c.avg_active_requests, format::tenths),
-            or_dash(c.completed_requests, format::count),
-            or_dash(c.output_tokens, format::count),
-            or_dash(c.measured_s, format::seconds),
-        ],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,11 +150,12 @@ mod tests {
     }
 
     #[test]
-    fn status_labels_read_back() {
+    fn status_labels_read_back_and_codes_are_the_data_files_names() {
         for s in Status::ALL {
-            assert_eq!(parse_status_label(status_label(s)), Some(s));
+            assert_eq!(Status::from_label(s.label()), Some(s));
+            assert_eq!(serde_json::to_value(s).unwrap(), s.code());
         }
-        assert_eq!(parse_status_label("valid"), None);
+        assert_eq!(Status::from_label("valid"), None);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! writes `data/`) -> [`compare`] (which comparisons, their figures) ->
 //! [`render`] (pages, charts) and [`export`] (downloads) -> [`output`] (the
 //! one writer into `site/`). [`format`] and [`labels`] turn numbers and runs
-//! into the strings pages show; [`atomic`] makes every write all-or-nothing;
+//! into the strings pages show, [`table`] defines the measurement table once
+//! for pages, CSV and importers; [`atomic`] makes every write all-or-nothing;
 //! [`pipeline`] runs a build, [`serve`] a preview; [`cli`] parses arguments.
 
 pub mod atomic;
@@ -23,3 +24,4 @@ pub mod runner;
 pub mod schema;
 pub mod serve;
 pub mod store;
+pub mod table;

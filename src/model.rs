@@ -147,6 +147,75 @@ impl Status {
     pub fn has_figures(self) -> bool {
         matches!(self, Status::Valid | Status::RequestsQueued)
     }
+
+    /// The name in data files and CSV downloads (serde's name).
+    pub fn code(self) -> &'static str {
+        match self {
+            Status::Valid => "valid",
+            Status::RequestsQueued => "requests_queued",
+            Status::OverCapacity => "over_capacity",
+            Status::Looped => "looped",
+            Status::Error => "error",
+        }
+    }
+
+    /// The words a page shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Valid => "Valid",
+            Status::RequestsQueued => "Requests queued",
+            Status::OverCapacity => "Over capacity",
+            Status::Looped => "Looped",
+            Status::Error => "Error",
+        }
+    }
+
+    /// The status a page's words name.
+    pub fn from_label(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.label() == text)
+    }
+
+    /// The CSS class of matrix cells and table rows with this status.
+    pub fn css_class(self) -> &'static str {
+        match self {
+            Status::Valid => "valid",
+            Status::RequestsQueued => "requests-queued",
+            Status::OverCapacity => "over-capacity",
+            Status::Looped => "looped",
+            Status::Error => "error",
+        }
+    }
+
+    /// The legend sentence for a status that is not Valid.
+    pub fn legend(self) -> Option<&'static str> {
+        match self {
+            Status::Valid => None,
+            Status::RequestsQueued => Some(
+                "Requests queued: the server could not run all requests at once, so some waited in a queue.",
+            ),
+            Status::OverCapacity => Some(
+                "Over capacity: not run because this many requests at this context would exceed the server's KV cache.",
+            ),
+            Status::Looped => Some(
+                "Looped: the model kept repeating the same text, so the benchmark discarded this measurement.",
+            ),
+            Status::Error => Some(
+                "Error: the measurement failed; the full measurement table and the cell's data give the reason.",
+            ),
+        }
+    }
+
+    /// Why a cell with this status is not compared with another run's
+    /// ("queued"); `None` for Valid, which is.
+    pub fn not_compared_because(self) -> Option<&'static str> {
+        match self {
+            Status::Valid => None,
+            Status::RequestsQueued => Some("queued"),
+            Status::OverCapacity => Some("over capacity"),
+            Status::Looped => Some("looped"),
+            Status::Error => Some("error"),
+        }
+    }
 }
 
 /// One measured cell: one file under `cells/`.

@@ -9,12 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{self, ParseError, parse_optional};
-use crate::labels::{self, TABLE_COLUMNS};
+use crate::format::{self, ParseError};
+use crate::labels;
 use crate::model::{
     BenchmarkTool, Cell, DecodeCell, Engine, Hardware, PrefillCell, Run, RunMeta, RunSettings,
     SCHEMA_VERSION, Status,
 };
+use crate::table;
 
 /// A page that could not be read: the file, the 1-based line, what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -170,7 +171,7 @@ impl<'a> Parser<'a> {
         self.expect_line(labels::TTFT_NOTE)?;
         self.expect_line("All measurements")?;
         let (table_header_line, table_header) = self.expect_prefix(labels::TABLE_NOTE)?;
-        let expected_header = markdown_row(&TABLE_COLUMNS.map(String::from));
+        let expected_header = markdown_row(&table::page_headers());
         if table_header != expected_header {
             return Err(self.error(table_header_line, expected_header, table_header));
         }
@@ -395,77 +396,25 @@ impl<'a> Parser<'a> {
 
     /// One row of the full measurement table.
     fn table_row(&self, n: usize, line: &str) -> Result<Cell, PageError> {
+        let columns = table::page_headers().len();
         let cols = split_markdown_row(line)
-            .filter(|c| c.len() == TABLE_COLUMNS.len())
-            .ok_or_else(|| {
-                self.error(
-                    n,
-                    format!("a table row of {} columns", TABLE_COLUMNS.len()),
-                    line,
-                )
-            })?;
-        let col_err = |i: usize, e: ParseError| {
-            self.error(
-                n,
-                format!("{} in column {:?}", e.expected, TABLE_COLUMNS[i]),
-                e.found,
-            )
-        };
-        let context_tokens = format::parse_context_label(cols[1]).map_err(|e| col_err(1, e))?;
-        let status = labels::parse_status_label(cols[3]).ok_or_else(|| {
-            self.error(n, "a status (Valid, Requests queued, Over capacity, Looped, Error) in column \"Status\"", cols[3])
+            .filter(|c| c.len() == columns)
+            .ok_or_else(|| self.error(n, format!("a table row of {columns} columns"), line))?;
+        let mut cell = table::read_page_row(&cols).map_err(|(column, e)| {
+            self.error(n, format!("{} in column {column:?}", e.expected), e.found)
         })?;
-        let reason =
-            (status == Status::Error).then(|| "the published page gives no reason".to_string());
-        let cell = match cols[0] {
-            "Prefill" => Cell::Prefill(PrefillCell {
-                context_tokens,
-                status,
-                reason,
-                prompt_tokens: None,
-                prompt_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s)
-                    .map_err(|e| col_err(4, e))?,
-                ttft_ms: parse_optional(cols[6], format::parse_millis)
-                    .map_err(|e| col_err(6, e))?,
-            }),
-            "Sustained decode" => Cell::Decode(DecodeCell {
-                context_tokens,
-                concurrency: cols[2].parse().map_err(|_| {
-                    self.error(n, "a whole number in column \"Requests at once\"", cols[2])
-                })?,
-                status,
-                reason,
-                total_tok_per_s: parse_optional(cols[4], format::parse_tok_per_s)
-                    .map_err(|e| col_err(4, e))?,
-                per_request_tok_per_s: parse_optional(cols[5], format::parse_tok_per_s)
-                    .map_err(|e| col_err(5, e))?,
-                ttft_median_ms: parse_optional(cols[6], format::parse_millis)
-                    .map_err(|e| col_err(6, e))?,
-                tbt_median_ms: parse_optional(cols[7], format::parse_millis)
-                    .map_err(|e| col_err(7, e))?,
-                avg_active_requests: parse_optional(cols[8], format::parse_grouped)
-                    .map_err(|e| col_err(8, e))?,
-                completed_requests: parse_optional(cols[9], format::parse_count)
-                    .map_err(|e| col_err(9, e))?,
-                output_tokens: parse_optional(cols[10], format::parse_count)
-                    .map_err(|e| col_err(10, e))?,
-                measured_s: parse_optional(cols[11], format::parse_seconds)
-                    .map_err(|e| col_err(11, e))?,
-                detail: None,
-            }),
-            other => {
-                return Err(self.error(
-                    n,
-                    "a phase (Prefill or Sustained decode) in column \"Phase\"",
-                    other,
-                ));
+        if cell.status() == Status::Error {
+            let reason = Some("the published page gives no reason".to_string());
+            match &mut cell {
+                Cell::Prefill(c) => c.reason = reason,
+                Cell::Decode(c) => c.reason = reason,
             }
-        };
+        }
         crate::store::validate_cell(self.file, &cell)
             .map_err(|e| self.error(n, "a row whose figures fit its status", e.to_string()))?;
         // Everything the row says must be what the cell shows again: columns
         // this parser does not keep (a prefill row's dashes) are checked here.
-        let shown = markdown_row(&labels::table_row(&cell));
+        let shown = markdown_row(&table::page_row(&cell));
         if shown != line {
             return Err(self.error(n, shown, line));
         }
@@ -595,18 +544,19 @@ fn matrix_cell_text(cell: &DecodeCell) -> String {
             text.push_str(&format::tok_per_s(t));
         }
         if cell.status != Status::Valid {
-            text.push_str(labels::status_label(cell.status));
+            text.push_str(cell.status.label());
         }
         if let Some(ttft) = cell.ttft_median_ms {
             text.push_str(&format!("{} TTFT", format::millis(ttft)));
         }
     } else {
-        text.push_str(labels::status_label(cell.status));
+        text.push_str(cell.status.label());
     }
     text
 }
 
-fn markdown_row(cols: &[String]) -> String {
+fn markdown_row(cols: &[impl AsRef<str>]) -> String {
+    let cols: Vec<&str> = cols.iter().map(AsRef::as_ref).collect();
     format!("| {} |", cols.join(" | "))
 }
 
@@ -718,7 +668,7 @@ mod tests {
         let changed = with_line(
             GLM,
             n,
-            &format!("{last} {}", labels::status_legend(Status::Looped).unwrap()),
+            &format!("{last} {}", Status::Looped.legend().unwrap()),
         );
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, n);

@@ -307,8 +307,8 @@ fn decode_blocks(runs: &[&Run]) -> Vec<ChartBlock> {
                                 c.total_tok_per_s.map_or_else(|| DASH.into(), format::tok_per_s)
                             }
                             Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
-                                Some(t) => format!("{} ({})", format::tok_per_s(t), labels::status_label(c.status)),
-                                None => labels::status_label(c.status).to_string(),
+                                Some(t) => format!("{} ({})", format::tok_per_s(t), c.status.label()),
+                                None => c.status.label().to_string(),
                             },
                         });
                     }
@@ -358,12 +358,8 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
             context: format::context_label(ctx),
             cells: levels
                 .iter()
-                .map(|&n| {
-                    match compare::ratio(
-                        a.decode_cell(ctx, n),
-                        b.decode_cell(ctx, n),
-                        (&a.meta.model, &b.meta.model),
-                    ) {
+                .map(
+                    |&n| match compare::ratio(a.decode_cell(ctx, n), b.decode_cell(ctx, n)) {
                         Ok(r) => {
                             let bg = ratio_colour(r);
                             RatioCell {
@@ -376,13 +372,13 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
                                 )),
                             }
                         }
-                        Err(why) => RatioCell {
+                        Err(none) => RatioCell {
                             text: DASH.into(),
-                            reason: Some(why),
+                            reason: Some(none.reason((&a.meta.model, &b.meta.model))),
                             style: None,
                         },
-                    }
-                })
+                    },
+                )
                 .collect(),
         })
         .collect();

@@ -17,7 +17,7 @@ use crate::compare::Comparison;
 use crate::export;
 use crate::format;
 use crate::labels;
-use crate::model::{Run, RunMeta, Status};
+use crate::model::{Run, RunMeta};
 
 /// Named in each page's footer; a version, never a time, so builds repeat byte for byte.
 pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
@@ -178,15 +178,4 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
             ],
         ),
     ]
-}
-
-/// CSS class of a status.
-pub fn status_class(status: Status) -> &'static str {
-    match status {
-        Status::Valid => "valid",
-        Status::RequestsQueued => "requests-queued",
-        Status::OverCapacity => "over-capacity",
-        Status::Looped => "looped",
-        Status::Error => "error",
-    }
 }

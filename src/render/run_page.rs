@@ -3,14 +3,15 @@
 
 use askama::Template;
 
+use super::Card;
 use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, text_colour_on, viridis};
 use super::markdown::render_markdown;
-use super::{Card, status_class};
 use crate::compare::Comparison;
 use crate::format;
-use crate::labels::{self, TABLE_COLUMNS};
+use crate::labels;
 use crate::model::{Cell, Run, Status};
+use crate::table;
 
 #[derive(Template)]
 #[template(path = "run.html")]
@@ -34,7 +35,7 @@ pub struct RunPage {
     pub legend: Vec<&'static str>,
     pub ttft_note: &'static str,
     pub table_note: &'static str,
-    pub columns: [&'static str; 12],
+    pub columns: Vec<&'static str>,
     pub rows: Vec<TableRow>,
     pub source: Option<String>,
     /// Comparison pages this run is part of: (link, title).
@@ -101,7 +102,7 @@ impl RunPage {
             legend: labels::legend_sentences(run.decode_cells().map(|c| c.status)),
             ttft_note: labels::TTFT_NOTE,
             table_note: labels::TABLE_NOTE,
-            columns: TABLE_COLUMNS,
+            columns: table::page_headers(),
             rows: run.cells.iter().map(table_row).collect(),
             source: run.meta.source.clone(),
             comparisons: compared_in
@@ -191,12 +192,12 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
         }
         _ => None,
     };
-    let flag = (cell.status != Status::Valid).then(|| labels::status_label(cell.status));
+    let flag = (cell.status != Status::Valid).then(|| cell.status.label());
     let ttft = cell
         .ttft_median_ms
         .filter(|_| cell.status.has_figures())
         .map(|t| format!("{} TTFT", format::millis(t)));
-    let mut describe = format!("{where_}: {}", labels::status_label(cell.status));
+    let mut describe = format!("{where_}: {}", cell.status.label());
     if let Some(v) = tok {
         describe.push_str(&format!(", {} tok/s total", format::tok_per_s(v)));
     }
@@ -207,7 +208,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
         describe.push_str(&format!(" ({reason})"));
     }
     MatrixCell {
-        class: status_class(cell.status),
+        class: cell.status.css_class(),
         style,
         tok_per_s: tok.map(format::tok_per_s),
         flag,
@@ -218,40 +219,10 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
 
 /// Sort keys make the table sortable by value, not by its display text.
 fn table_row(cell: &Cell) -> TableRow {
-    let texts = labels::table_row(cell);
-    let num = |v: Option<f64>| v.map_or_else(String::new, |v| v.to_string());
-    let keys: [String; 12] = match cell {
-        Cell::Prefill(c) => [
-            "0".into(),
-            c.context_tokens.to_string(),
-            "1".into(),
-            texts[3].clone(),
-            num(c.prompt_tok_per_s),
-            String::new(),
-            num(c.ttft_ms),
-            String::new(),
-            String::new(),
-            texts[9].clone(),
-            String::new(),
-            String::new(),
-        ],
-        Cell::Decode(c) => [
-            "1".into(),
-            c.context_tokens.to_string(),
-            c.concurrency.to_string(),
-            texts[3].clone(),
-            num(c.total_tok_per_s),
-            num(c.per_request_tok_per_s),
-            num(c.ttft_median_ms),
-            num(c.tbt_median_ms),
-            num(c.avg_active_requests),
-            num(c.completed_requests.map(|v| v as f64)),
-            num(c.output_tokens.map(|v| v as f64)),
-            num(c.measured_s),
-        ],
-    };
     TableRow {
-        class: status_class(cell.status()),
-        cells: keys.into_iter().zip(texts).collect(),
+        class: cell.status().css_class(),
+        cells: table::page_columns()
+            .map(|c| (c.sort_key(cell), c.shown(cell)))
+            .collect(),
     }
 }

@@ -522,7 +522,7 @@ fn say(bar: &ProgressBar, line: String) {
 
 /// A log line for a finished cell.
 fn describe(cell: &Cell) -> String {
-    let status = crate::labels::status_label(cell.status());
+    let status = cell.status().label();
     match cell {
         Cell::Prefill(c) => format!(
             "prefill {}: {status}{}",

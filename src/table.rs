@@ -1,0 +1,563 @@
+//! The full measurement table, defined once.
+//!
+//! Each [`Column`] says its header on the page, its name in the CSV download,
+//! the text a page shows for a cell, the value the page sorts by, the raw
+//! value the CSV holds, and how each is read back into a cell. The run page,
+//! the CSV export and the importers (published pages, CSV files) all go
+//! through [`COLUMNS`], so adding a figure is one entry here.
+
+use crate::format::{self, DASH, ParseError};
+use crate::model::{Cell, DecodeCell, PrefillCell, Status};
+
+/// One column of the measurement table.
+pub struct Column {
+    /// Header on the page; `None` for a column only the CSV has.
+    pub header: Option<&'static str>,
+    /// Name in the CSV download.
+    pub csv_name: &'static str,
+    kind: Kind,
+}
+
+enum Kind {
+    /// A number a cell may hold: shown with `show`, read back with `parse`,
+    /// sorted by and exported as the number itself.
+    Number {
+        get: fn(&Cell) -> Option<f64>,
+        set: fn(&mut Cell, f64) -> Result<(), ParseError>,
+        show: fn(f64) -> String,
+        parse: fn(&str) -> Result<f64, ParseError>,
+    },
+    /// Anything else: each side written out.
+    Other {
+        show: fn(&Cell) -> String,
+        sort_key: fn(&Cell) -> String,
+        raw: fn(&Cell) -> String,
+        read_shown: fn(&mut Cell, &str) -> Result<(), ParseError>,
+        read_raw: fn(&mut Cell, &str) -> Result<(), ParseError>,
+    },
+}
+
+fn err(expected: &'static str, found: &str) -> ParseError {
+    ParseError {
+        expected,
+        found: found.to_string(),
+    }
+}
+
+fn count(text: &str) -> Result<f64, ParseError> {
+    format::parse_count(text).map(|v| v as f64)
+}
+
+fn raw_number(text: &str) -> Result<f64, ParseError> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| err("a number", text))
+}
+
+fn raw_int(text: &str) -> Result<u64, ParseError> {
+    text.parse().map_err(|_| err("a whole number", text))
+}
+
+/// Sets a field of a decode cell; a prefill cell does not have it.
+fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), ParseError> {
+    if let Cell::Decode(c) = cell {
+        set(c)
+    }
+    Ok(())
+}
+
+fn on_prefill(cell: &mut Cell, set: impl FnOnce(&mut PrefillCell)) -> Result<(), ParseError> {
+    if let Cell::Prefill(c) = cell {
+        set(c)
+    }
+    Ok(())
+}
+
+fn decode_only(cell: &Cell, get: impl FnOnce(&DecodeCell) -> Option<f64>) -> Option<f64> {
+    match cell {
+        Cell::Decode(c) => get(c),
+        Cell::Prefill(_) => None,
+    }
+}
+
+/// Every column, in the CSV's order; the page shows those with a header.
+pub static COLUMNS: [Column; 14] = [
+    Column {
+        header: Some("Phase"),
+        csv_name: "phase",
+        kind: Kind::Other {
+            show: |c| match c {
+                Cell::Prefill(_) => "Prefill".into(),
+                Cell::Decode(_) => "Sustained decode".into(),
+            },
+            sort_key: |c| match c {
+                Cell::Prefill(_) => "0".into(),
+                Cell::Decode(_) => "1".into(),
+            },
+            raw: |c| match c {
+                Cell::Prefill(_) => "prefill".into(),
+                Cell::Decode(_) => "decode".into(),
+            },
+            read_shown: |c, text| match text {
+                "Prefill" => {
+                    *c = Cell::Prefill(blank_prefill());
+                    Ok(())
+                }
+                "Sustained decode" => {
+                    *c = Cell::Decode(blank_decode());
+                    Ok(())
+                }
+                _ => Err(err("a phase (Prefill or Sustained decode)", text)),
+            },
+            read_raw: |c, text| match text {
+                "prefill" => {
+                    *c = Cell::Prefill(blank_prefill());
+                    Ok(())
+                }
+                "decode" => {
+                    *c = Cell::Decode(blank_decode());
+                    Ok(())
+                }
+                _ => Err(err("a phase (prefill or decode)", text)),
+            },
+        },
+    },
+    Column {
+        header: Some("Context"),
+        csv_name: "context_tokens",
+        kind: Kind::Other {
+            show: |c| format::context_label(c.context_tokens()),
+            sort_key: |c| c.context_tokens().to_string(),
+            raw: |c| c.context_tokens().to_string(),
+            read_shown: |c, text| set_context(c, format::parse_context_label(text)?),
+            read_raw: |c, text| set_context(c, raw_int(text)?),
+        },
+    },
+    Column {
+        header: Some("Requests at once"),
+        csv_name: "concurrency",
+        kind: Kind::Other {
+            show: |c| concurrency(c).to_string(),
+            sort_key: |c| concurrency(c).to_string(),
+            raw: |c| concurrency(c).to_string(),
+            read_shown: read_concurrency,
+            read_raw: read_concurrency,
+        },
+    },
+    Column {
+        header: Some("Status"),
+        csv_name: "status",
+        kind: Kind::Other {
+            show: |c| c.status().label().into(),
+            sort_key: |c| c.status().label().into(),
+            raw: |c| c.status().code().into(),
+            read_shown: |c, text| {
+                let s = Status::from_label(text).ok_or_else(|| {
+                    err(
+                        "a status (Valid, Requests queued, Over capacity, Looped, Error)",
+                        text,
+                    )
+                })?;
+                set_status(c, s)
+            },
+            read_raw: |c, text| {
+                let s = Status::ALL
+                    .into_iter()
+                    .find(|s| s.code() == text)
+                    .ok_or_else(|| {
+                        err(
+                            "a status (valid, requests_queued, over_capacity, looped, error)",
+                            text,
+                        )
+                    })?;
+                set_status(c, s)
+            },
+        },
+    },
+    Column {
+        header: None,
+        csv_name: "reason",
+        kind: Kind::Other {
+            show: |c| reason(c).unwrap_or_default().to_string(),
+            sort_key: |_| String::new(),
+            raw: |c| reason(c).unwrap_or_default().to_string(),
+            read_shown: |_, _| Ok(()),
+            read_raw: |c, text| {
+                let r = (!text.is_empty()).then(|| text.to_string());
+                match c {
+                    Cell::Prefill(p) => p.reason = r,
+                    Cell::Decode(d) => d.reason = r,
+                }
+                Ok(())
+            },
+        },
+    },
+    Column {
+        header: Some("Total tok/s"),
+        csv_name: "total_tok_per_s",
+        kind: Kind::Number {
+            get: |c| match c {
+                Cell::Prefill(p) => p.prompt_tok_per_s,
+                Cell::Decode(d) => d.total_tok_per_s,
+            },
+            set: |c, v| {
+                match c {
+                    Cell::Prefill(p) => p.prompt_tok_per_s = Some(v),
+                    Cell::Decode(d) => d.total_tok_per_s = Some(v),
+                }
+                Ok(())
+            },
+            show: format::tok_per_s,
+            parse: format::parse_tok_per_s,
+        },
+    },
+    Column {
+        header: Some("Per request tok/s"),
+        csv_name: "per_request_tok_per_s",
+        kind: Kind::Number {
+            get: |c| decode_only(c, |d| d.per_request_tok_per_s),
+            set: |c, v| on_decode(c, |d| d.per_request_tok_per_s = Some(v)),
+            show: format::tok_per_s,
+            parse: format::parse_tok_per_s,
+        },
+    },
+    Column {
+        header: Some("TTFT"),
+        csv_name: "ttft_ms",
+        kind: Kind::Number {
+            get: |c| match c {
+                Cell::Prefill(p) => p.ttft_ms,
+                Cell::Decode(d) => d.ttft_median_ms,
+            },
+            set: |c, v| {
+                match c {
+                    Cell::Prefill(p) => p.ttft_ms = Some(v),
+                    Cell::Decode(d) => d.ttft_median_ms = Some(v),
+                }
+                Ok(())
+            },
+            show: format::millis,
+            parse: format::parse_millis,
+        },
+    },
+    Column {
+        header: Some("Time between tokens"),
+        csv_name: "tbt_ms",
+        kind: Kind::Number {
+            get: |c| decode_only(c, |d| d.tbt_median_ms),
+            set: |c, v| on_decode(c, |d| d.tbt_median_ms = Some(v)),
+            show: format::millis_tenths,
+            parse: format::parse_millis,
+        },
+    },
+    Column {
+        header: Some("Average active requests"),
+        csv_name: "avg_active_requests",
+        kind: Kind::Number {
+            get: |c| decode_only(c, |d| d.avg_active_requests),
+            set: |c, v| on_decode(c, |d| d.avg_active_requests = Some(v)),
+            show: format::tenths,
+            parse: format::parse_grouped,
+        },
+    },
+    Column {
+        header: Some("Completed requests"),
+        csv_name: "completed_requests",
+        kind: Kind::Other {
+            // One cold prompt per context: a prefill completed if it is Valid.
+            show: |c| match c {
+                Cell::Prefill(p) => prefill_completed(p).into(),
+                Cell::Decode(d) => d.completed_requests.map_or(DASH.into(), format::count),
+            },
+            sort_key: |c| match c {
+                Cell::Prefill(p) => prefill_completed(p).into(),
+                Cell::Decode(d) => d
+                    .completed_requests
+                    .map_or(String::new(), |v| v.to_string()),
+            },
+            raw: |c| match c {
+                Cell::Prefill(_) => String::new(),
+                Cell::Decode(d) => d
+                    .completed_requests
+                    .map_or(String::new(), |v| v.to_string()),
+            },
+            read_shown: |c, text| {
+                let v = format::parse_optional(text, format::parse_count)?;
+                on_decode(c, |d| d.completed_requests = v)
+            },
+            read_raw: |c, text| {
+                let v = optional_raw(text, raw_int)?;
+                on_decode(c, |d| d.completed_requests = v)
+            },
+        },
+    },
+    Column {
+        header: Some("Output tokens"),
+        csv_name: "output_tokens",
+        kind: Kind::Number {
+            get: |c| decode_only(c, |d| d.output_tokens.map(|v| v as f64)),
+            set: |c, v| on_decode(c, |d| d.output_tokens = Some(v as u64)),
+            show: |v| format::count(v as u64),
+            parse: count,
+        },
+    },
+    Column {
+        header: Some("Measured for"),
+        csv_name: "measured_s",
+        kind: Kind::Number {
+            get: |c| decode_only(c, |d| d.measured_s),
+            set: |c, v| on_decode(c, |d| d.measured_s = Some(v)),
+            show: format::seconds,
+            parse: format::parse_seconds,
+        },
+    },
+    Column {
+        header: None,
+        csv_name: "prompt_tokens",
+        kind: Kind::Number {
+            get: |c| {
+                match c {
+                    Cell::Prefill(p) => p.prompt_tokens,
+                    Cell::Decode(d) => d.detail.as_ref().and_then(|x| x.prompt_tokens),
+                }
+                .map(|v| v as f64)
+            },
+            // Only a prefill cell keeps it outside its raw detail.
+            set: |c, v| on_prefill(c, |p| p.prompt_tokens = Some(v as u64)),
+            show: |v| format::count(v as u64),
+            parse: count,
+        },
+    },
+];
+
+fn blank_prefill() -> PrefillCell {
+    PrefillCell {
+        context_tokens: 0,
+        status: Status::Valid,
+        reason: None,
+        prompt_tokens: None,
+        prompt_tok_per_s: None,
+        ttft_ms: None,
+    }
+}
+
+fn blank_decode() -> DecodeCell {
+    DecodeCell::without_figures(0, 1, Status::Valid, None)
+}
+
+fn concurrency(c: &Cell) -> u32 {
+    match c {
+        Cell::Prefill(_) => 1,
+        Cell::Decode(d) => d.concurrency,
+    }
+}
+
+fn read_concurrency(c: &mut Cell, text: &str) -> Result<(), ParseError> {
+    let n: u32 = text
+        .parse()
+        .map_err(|_| err("a whole number of requests", text))?;
+    on_decode(c, |d| d.concurrency = n)
+}
+
+fn set_context(c: &mut Cell, tokens: u64) -> Result<(), ParseError> {
+    match c {
+        Cell::Prefill(p) => p.context_tokens = tokens,
+        Cell::Decode(d) => d.context_tokens = tokens,
+    }
+    Ok(())
+}
+
+fn set_status(c: &mut Cell, s: Status) -> Result<(), ParseError> {
+    match c {
+        Cell::Prefill(p) => p.status = s,
+        Cell::Decode(d) => d.status = s,
+    }
+    Ok(())
+}
+
+fn reason(c: &Cell) -> Option<&str> {
+    match c {
+        Cell::Prefill(p) => p.reason.as_deref(),
+        Cell::Decode(d) => d.reason.as_deref(),
+    }
+}
+
+fn prefill_completed(p: &PrefillCell) -> &'static str {
+    if p.status == Status::Valid { "1" } else { "0" }
+}
+
+fn optional_raw<T>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, ParseError>,
+) -> Result<Option<T>, ParseError> {
+    if text.is_empty() {
+        Ok(None)
+    } else {
+        parse(text).map(Some)
+    }
+}
+
+impl Column {
+    /// The text a page shows for `cell` (a dash for a missing number).
+    pub fn shown(&self, cell: &Cell) -> String {
+        match &self.kind {
+            Kind::Number { get, show, .. } => get(cell).map_or(DASH.into(), show),
+            Kind::Other { show, .. } => show(cell),
+        }
+    }
+
+    /// The value a page sorts `cell` by ("" for none).
+    pub fn sort_key(&self, cell: &Cell) -> String {
+        match &self.kind {
+            Kind::Number { get, .. } => get(cell).map_or(String::new(), |v| v.to_string()),
+            Kind::Other { sort_key, .. } => sort_key(cell),
+        }
+    }
+
+    /// The raw value the CSV holds for `cell` ("" for none).
+    pub fn raw(&self, cell: &Cell) -> String {
+        match &self.kind {
+            Kind::Number { get, .. } => get(cell).map_or(String::new(), |v| v.to_string()),
+            Kind::Other { raw, .. } => raw(cell),
+        }
+    }
+
+    /// Reads the text a page shows into `cell`. Columns a phase does not
+    /// have are left alone: the importer checks the row shows again as read.
+    pub fn read_shown(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
+        match &self.kind {
+            Kind::Number { set, parse, .. } => match format::parse_optional(text, parse)? {
+                Some(v) => set(cell, v),
+                None => Ok(()),
+            },
+            Kind::Other { read_shown, .. } => read_shown(cell, text),
+        }
+    }
+
+    /// Reads a CSV value into `cell`.
+    pub fn read_raw(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
+        match &self.kind {
+            Kind::Number { set, .. } => match optional_raw(text, raw_number)? {
+                Some(v) => set(cell, v),
+                None => Ok(()),
+            },
+            Kind::Other { read_raw, .. } => read_raw(cell, text),
+        }
+    }
+}
+
+/// The columns the page shows, in order.
+pub fn page_columns() -> impl Iterator<Item = &'static Column> {
+    COLUMNS.iter().filter(|c| c.header.is_some())
+}
+
+/// The page's headers.
+pub fn page_headers() -> Vec<&'static str> {
+    page_columns().filter_map(|c| c.header).collect()
+}
+
+/// One row of the page's table: the text of each column.
+pub fn page_row(cell: &Cell) -> Vec<String> {
+    page_columns().map(|c| c.shown(cell)).collect()
+}
+
+/// A cell read from the texts of a page's row, one per page column. The
+/// error names the column's header.
+pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)> {
+    let mut cell = Cell::Decode(blank_decode());
+    for (column, text) in page_columns().zip(texts) {
+        column
+            .read_shown(&mut cell, text)
+            .map_err(|e| (column.header.unwrap_or(column.csv_name), e))?;
+    }
+    Ok(cell)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode() -> Cell {
+        Cell::Decode(DecodeCell {
+            total_tok_per_s: Some(1412.4),
+            per_request_tok_per_s: Some(117.7),
+            ttft_median_ms: Some(433.2),
+            tbt_median_ms: Some(8.5),
+            avg_active_requests: Some(11.9),
+            completed_requests: Some(12),
+            output_tokens: Some(42_372),
+            measured_s: Some(30.0),
+            ..DecodeCell::without_figures(8192, 12, Status::RequestsQueued, Some("q".into()))
+        })
+    }
+
+    #[test]
+    fn a_row_shows_sorts_and_exports_each_figure_in_its_column() {
+        let c = decode();
+        assert_eq!(
+            page_row(&c),
+            [
+                "Sustained decode",
+                "8K",
+                "12",
+                "Requests queued",
+                "1,412.4",
+                "117.7",
+                "433 ms",
+                "8.5 ms",
+                "11.9",
+                "12",
+                "42,372",
+                "30.0 s"
+            ]
+        );
+        let keys: Vec<String> = page_columns().map(|col| col.sort_key(&c)).collect();
+        assert_eq!(keys[0], "1");
+        assert_eq!(keys[3], "Requests queued");
+        assert_eq!(keys[4], "1412.4");
+        let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
+        assert_eq!(raw[3], "requests_queued");
+        assert_eq!(raw[4], "q");
+        assert_eq!(raw[13], "");
+    }
+
+    #[test]
+    fn a_page_row_reads_back_into_the_cell_it_shows() {
+        let c = decode();
+        let texts = page_row(&c);
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut read = read_page_row(&refs).unwrap();
+        // The page does not show the reason; everything else reads back.
+        if let Cell::Decode(d) = &mut read {
+            d.reason = Some("q".into());
+            // Shown rounded: 433 ms.
+            d.ttft_median_ms = Some(433.2);
+        }
+        assert_eq!(read, c);
+        let (column, e) = read_page_row(&["Sustained decode", "8K", "x"]).unwrap_err();
+        assert_eq!(column, "Requests at once");
+        assert_eq!(e.found, "x");
+    }
+
+    #[test]
+    fn a_csv_row_reads_back_exactly() {
+        for c in [
+            decode(),
+            Cell::Prefill(PrefillCell {
+                context_tokens: 16_384,
+                status: Status::Valid,
+                reason: None,
+                prompt_tokens: Some(16_384),
+                prompt_tok_per_s: Some(18_900.5),
+                ttft_ms: Some(866.9),
+            }),
+        ] {
+            let mut read = Cell::Decode(blank_decode());
+            for col in &COLUMNS {
+                col.read_raw(&mut read, &col.raw(&c)).unwrap();
+            }
+            assert_eq!(read, c);
+        }
+    }
+}
