@@ -2,7 +2,7 @@
 //! comparison page shows (ratios with their reasons, Pareto frontiers,
 //! capacity frontiers). No I/O.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
 
@@ -212,6 +212,90 @@ pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
     frontier
 }
 
+/// Decode contexts that at least two of the runs measured: the contexts a
+/// comparison draws decode against concurrency for.
+pub fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
+    let all: BTreeSet<u64> = runs.iter().flat_map(|r| r.decode_contexts()).collect();
+    all.into_iter()
+        .filter(|ctx| {
+            runs.iter()
+                .filter(|r| r.decode_contexts().contains(ctx))
+                .count()
+                >= 2
+        })
+        .collect()
+}
+
+/// Concurrency levels any of the runs measured at `ctx`.
+pub fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
+    let levels: BTreeSet<u32> = runs
+        .iter()
+        .flat_map(|r| {
+            r.decode_cells()
+                .filter(move |c| c.context_tokens == ctx)
+                .map(|c| c.concurrency)
+        })
+        .collect();
+    levels.into_iter().collect()
+}
+
+/// (concurrency, total tok/s) of the run's Valid cells at `ctx`.
+pub fn valid_totals_at(run: &Run, ctx: u64) -> Vec<(f64, f64)> {
+    run.decode_cells()
+        .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
+        .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
+        .collect()
+}
+
+/// The grid of a ratio matrix: every context and every concurrency level
+/// either run measured.
+pub fn union_grid(a: &Run, b: &Run) -> (Vec<u64>, Vec<u32>) {
+    let contexts: BTreeSet<u64> = a
+        .decode_contexts()
+        .into_iter()
+        .chain(b.decode_contexts())
+        .collect();
+    let levels: BTreeSet<u32> = a
+        .concurrency_levels()
+        .into_iter()
+        .chain(b.concurrency_levels())
+        .collect();
+    (contexts.into_iter().collect(), levels.into_iter().collect())
+}
+
+/// A Valid decode cell as a point of throughput against interactivity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct InteractivityPoint {
+    pub per_request_tok_per_s: f64,
+    pub total_tok_per_s: f64,
+    pub context_tokens: u64,
+    pub concurrency: u32,
+}
+
+/// The run's Valid decode cells with both throughputs, in cell order.
+pub fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
+    run.decode_cells()
+        .filter(|c| c.status == Status::Valid)
+        .filter_map(|c| {
+            Some(InteractivityPoint {
+                per_request_tok_per_s: c.per_request_tok_per_s?,
+                total_tok_per_s: c.total_tok_per_s?,
+                context_tokens: c.context_tokens,
+                concurrency: c.concurrency,
+            })
+        })
+        .collect()
+}
+
+/// The largest context any cell of the run measured Valid.
+pub fn largest_valid_context(run: &Run) -> Option<u64> {
+    run.cells
+        .iter()
+        .filter(|c| c.status() == Status::Valid)
+        .map(|c| c.context_tokens())
+        .max()
+}
+
 /// For each decode context of the run, the largest concurrency that ran Valid.
 pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
     run.decode_contexts()
@@ -310,6 +394,58 @@ mod tests {
             cells: vec![],
             notes_markdown: None,
         }
+    }
+
+    fn with_cells(id: &str, cells: &[(u64, u32, Status, f64)]) -> Run {
+        let mut r = run(id, "H200");
+        r.cells = cells
+            .iter()
+            .map(|&(ctx, n, status, total)| {
+                crate::model::Cell::Decode(DecodeCell {
+                    total_tok_per_s: Some(total),
+                    per_request_tok_per_s: Some(total / f64::from(n)),
+                    ..DecodeCell::without_figures(ctx, n, status, None)
+                })
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn cells_and_points_a_comparison_draws() {
+        use Status::*;
+        let a = with_cells(
+            "a",
+            &[
+                (8192, 1, Valid, 100.0),
+                (8192, 4, Valid, 300.0),
+                (65536, 1, Looped, 90.0),
+            ],
+        );
+        let b = with_cells(
+            "b",
+            &[
+                (8192, 1, Valid, 80.0),
+                (8192, 2, RequestsQueued, 150.0),
+                (32768, 1, Valid, 70.0),
+            ],
+        );
+        // Only 8K was measured by both runs.
+        assert_eq!(shared_contexts(&[&a, &b]), [8192]);
+        assert_eq!(levels_at(&[&a, &b], 8192), [1, 2, 4]);
+        // Queued and looped cells are not drawn as valid throughput.
+        assert_eq!(valid_totals_at(&a, 8192), [(1.0, 100.0), (4.0, 300.0)]);
+        assert_eq!(valid_totals_at(&b, 8192), [(1.0, 80.0)]);
+        assert_eq!(
+            union_grid(&a, &b),
+            (vec![8192, 32768, 65536], vec![1, 2, 4])
+        );
+        let points = interactivity_points(&a);
+        assert_eq!(points.len(), 2);
+        assert_eq!(points[1].per_request_tok_per_s, 75.0);
+        assert_eq!(points[1].concurrency, 4);
+        assert_eq!(largest_valid_context(&a), Some(8192));
+        assert_eq!(largest_valid_context(&b), Some(32768));
     }
 
     fn spec(title: &str, runs: &[&str]) -> crate::model::ComparisonSpec {

@@ -71,9 +71,34 @@ pub fn viridis(t: f64) -> Rgb {
     let x = t * (VIRIDIS.len() - 1) as f64;
     let i = (x.floor() as usize).min(VIRIDIS.len() - 2);
     let f = x - i as f64;
-    let (a, b) = (VIRIDIS[i], VIRIDIS[i + 1]);
-    let mix = |p: u8, q: u8| (f64::from(p) + (f64::from(q) - f64::from(p)) * f).round() as u8;
-    Rgb(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    mix(VIRIDIS[i], VIRIDIS[i + 1], f)
+}
+
+/// The colour `t` of the way from `a` to `b`.
+fn mix(a: Rgb, b: Rgb, t: f64) -> Rgb {
+    let channel = |p: u8, q: u8| (f64::from(p) + (f64::from(q) - f64::from(p)) * t).round() as u8;
+    Rgb(channel(a.0, b.0), channel(a.1, b.1), channel(a.2, b.2))
+}
+
+/// Diverging colour for a ratio, centred on 1.0: orange below (slower),
+/// blue above, white at parity; full colour at half or double.
+pub fn ratio_colour(r: f64) -> Rgb {
+    let t = r.log2().clamp(-1.0, 1.0);
+    if t < 0.0 {
+        mix(WHITE, Rgb(0xe6, 0x8a, 0x3c), -t)
+    } else {
+        mix(WHITE, Rgb(0x3a, 0x86, 0xc8), t)
+    }
+}
+
+/// The inline style of a table cell filled with `background`, with the text
+/// colour that reads on it.
+pub fn fill_style(background: Rgb) -> String {
+    format!(
+        "background-color:{};color:{}",
+        background.hex(),
+        text_colour_on(background).hex()
+    )
 }
 
 /// Maps values onto [0, 1] on a log scale between the smallest and largest,

@@ -6,12 +6,13 @@ use std::collections::BTreeSet;
 use askama::Template;
 
 use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
-use super::colour::{Rgb, text_colour_on};
+use super::charts::{CAPACITY_SIZE, ChartError, DECODE_SIZE, INTERACTIVITY_SIZE, PREFILL_SIZE};
+use super::colour::{fill_style, ratio_colour};
 use super::markdown::render_markdown;
 use crate::compare::{self, Comparison};
 use crate::format;
 use crate::labels;
-use crate::model::{Run, Status};
+use crate::model::{DecodeCell, Run, Status};
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -47,14 +48,24 @@ pub struct SetupRow {
     pub differs: bool,
 }
 
-/// A chart with its caption and the table of its numbers.
+/// A chart with the table of its numbers; its caption, by kind, is in
+/// templates/chart_block.html.
 pub struct ChartBlock {
     pub id: String,
     pub heading: String,
-    pub caption: String,
+    pub kind: ChartKind,
     pub svg: String,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
+}
+
+/// Which chart a block holds: it chooses the caption.
+pub enum ChartKind {
+    Prefill,
+    /// Decode at one context (its label, "8K").
+    Decode(String),
+    Interactivity,
+    Capacity,
 }
 
 pub struct RatioMatrix {
@@ -80,9 +91,9 @@ pub struct RatioCell {
 const DASH: &str = format::DASH;
 
 impl ComparePage {
-    pub fn new(all: &[Run], c: &Comparison) -> ComparePage {
+    pub fn new(all: &[Run], c: &Comparison) -> Result<ComparePage, ChartError> {
         let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
-        ComparePage {
+        Ok(ComparePage {
             root: "../../",
             page_title: format!("{} · Comparison", c.title),
             generator: super::GENERATOR,
@@ -104,12 +115,12 @@ impl ComparePage {
                 .collect(),
             note_html: c.note_markdown.as_deref().map(render_markdown),
             setup: setup_rows(&runs),
-            prefill: prefill_block(&runs),
-            decode: decode_blocks(&runs),
+            prefill: prefill_block(&runs)?,
+            decode: decode_blocks(&runs)?,
             ratios: (1..runs.len()).map(|i| ratio_matrix(&runs, i)).collect(),
-            interactivity: interactivity_block(&runs),
-            capacity: capacity_block(&runs),
-        }
+            interactivity: interactivity_block(&runs)?,
+            capacity: capacity_block(&runs)?,
+        })
     }
 }
 
@@ -149,11 +160,7 @@ fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
             "Largest context measured",
             runs.iter()
                 .map(|r| {
-                    r.cells
-                        .iter()
-                        .filter(|c| c.status() == Status::Valid)
-                        .map(|c| c.context_tokens())
-                        .max()
+                    compare::largest_valid_context(r)
                         .map_or_else(|| DASH.into(), format::context_label)
                 })
                 .collect(),
@@ -211,14 +218,14 @@ fn context_axis() -> Axis {
     }
 }
 
-fn prefill_block(runs: &[&Run]) -> Option<ChartBlock> {
+fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
     let series = run_lines(runs.iter().map(|r| {
         r.prefill_cells()
             .filter_map(|c| Some((c.context_tokens as f64, c.prompt_tok_per_s?)))
             .collect()
     }));
     if series.iter().all(|s| s.points.is_empty()) {
-        return None;
+        return Ok(None);
     }
     let contexts: BTreeSet<u64> = runs
         .iter()
@@ -248,30 +255,19 @@ fn prefill_block(runs: &[&Run]) -> Option<ChartBlock> {
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
-    Some(ChartBlock {
+    Ok(Some(ChartBlock {
         id: "prefill".into(),
         heading: "Prefill".into(),
-        caption: "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.".into(),
-        svg: xy_chart(title, (900, 360), &context_axis(), &y, &series),
-        columns: std::iter::once("Context".to_string()).chain(names(runs)).collect(),
+        kind: ChartKind::Prefill,
+        svg: xy_chart(title, PREFILL_SIZE, &context_axis(), &y, &series)?,
+        columns: std::iter::once("Context".to_string())
+            .chain(names(runs))
+            .collect(),
         rows,
-    })
+    }))
 }
 
-/// Decode contexts that at least two of the runs measured.
-fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
-    let all: BTreeSet<u64> = runs.iter().flat_map(|r| r.decode_contexts()).collect();
-    all.into_iter()
-        .filter(|ctx| {
-            runs.iter()
-                .filter(|r| r.decode_contexts().contains(ctx))
-                .count()
-                >= 2
-        })
-        .collect()
-}
-
-fn decode_blocks(runs: &[&Run]) -> Vec<ChartBlock> {
+fn decode_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
     let x = Axis {
         label: "simultaneous requests".into(),
         scale: Scale::Log2,
@@ -282,76 +278,53 @@ fn decode_blocks(runs: &[&Run]) -> Vec<ChartBlock> {
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
-    shared_contexts(runs)
+    compare::shared_contexts(runs)
         .into_iter()
         .map(|ctx| {
             let label = format::context_label(ctx);
-            let series = run_lines(runs.iter().map(|r| {
-                r.decode_cells()
-                    .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
-                    .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
-                    .collect()
-            }));
-            let levels: BTreeSet<u32> = runs
-                .iter()
-                .flat_map(|r| r.decode_cells().filter(|c| c.context_tokens == ctx).map(|c| c.concurrency))
-                .collect();
-            let rows = levels
-                .iter()
-                .map(|&n| {
+            let series = run_lines(runs.iter().map(|r| compare::valid_totals_at(r, ctx)));
+            let rows = compare::levels_at(runs, ctx)
+                .into_iter()
+                .map(|n| {
                     let mut row = vec![n.to_string()];
-                    for r in runs {
-                        row.push(match r.decode_cell(ctx, n) {
-                            None => DASH.into(),
-                            Some(c) if c.status == Status::Valid => {
-                                c.total_tok_per_s.map_or_else(|| DASH.into(), format::tok_per_s)
-                            }
-                            Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
-                                Some(t) => format!("{} ({})", format::tok_per_s(t), c.status.label()),
-                                None => c.status.label().to_string(),
-                            },
-                        });
-                    }
+                    row.extend(runs.iter().map(|r| decode_figure(r.decode_cell(ctx, n))));
                     row
                 })
                 .collect();
-            ChartBlock {
+            let title =
+                format!("Sustained decode at {label}: total tok/s by simultaneous requests");
+            Ok(ChartBlock {
                 id: format!("decode-{}", label.to_lowercase().replace(',', "")),
                 heading: format!("{label} context"),
-                caption: format!("Total tok/s against simultaneous requests at {label} context, valid cells only; the table also lists the other statuses."),
-                svg: xy_chart(&format!("Sustained decode at {label}: total tok/s by simultaneous requests"), (640, 300), &x, &y, &series),
-                columns: std::iter::once("Requests at once".to_string()).chain(names(runs)).collect(),
+                svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
+                kind: ChartKind::Decode(label),
+                columns: std::iter::once("Requests at once".to_string())
+                    .chain(names(runs))
+                    .collect(),
                 rows,
-            }
+            })
         })
         .collect()
 }
 
-/// Diverging colour centred on 1.0: orange below (slower), blue above, white
-/// at parity; full colour at half or double.
-fn ratio_colour(r: f64) -> Rgb {
-    let t = (r.log2()).clamp(-1.0, 1.0);
-    let (end, t) = if t < 0.0 {
-        (Rgb(0xe6, 0x8a, 0x3c), -t)
-    } else {
-        (Rgb(0x3a, 0x86, 0xc8), t)
-    };
-    let mix = |a: u8, b: u8| (f64::from(a) + (f64::from(b) - f64::from(a)) * t).round() as u8;
-    Rgb(mix(255, end.0), mix(255, end.1), mix(255, end.2))
+/// A decode cell in a comparison's table: its total tok/s, with the status
+/// when it is not Valid.
+fn decode_figure(cell: Option<&DecodeCell>) -> String {
+    match cell {
+        None => DASH.into(),
+        Some(c) if c.status == Status::Valid => c
+            .total_tok_per_s
+            .map_or_else(|| DASH.into(), format::tok_per_s),
+        Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
+            Some(t) => format!("{} ({})", format::tok_per_s(t), c.status.label()),
+            None => c.status.label().to_string(),
+        },
+    }
 }
 
 fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
     let (a, b) = (runs[0], runs[i]);
-    let contexts: BTreeSet<u64> = a
-        .decode_contexts()
-        .into_iter()
-        .chain(b.decode_contexts())
-        .collect();
-    let levels: BTreeSet<u32> = a
-        .concurrency_levels()
-        .into_iter()
-        .chain(b.concurrency_levels())
-        .collect();
+    let (contexts, levels) = compare::union_grid(a, b);
     let rows = contexts
         .iter()
         .map(|&ctx| RatioRow {
@@ -360,18 +333,11 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
                 .iter()
                 .map(
                     |&n| match compare::ratio(a.decode_cell(ctx, n), b.decode_cell(ctx, n)) {
-                        Ok(r) => {
-                            let bg = ratio_colour(r);
-                            RatioCell {
-                                text: format!("{:.2}×", r),
-                                reason: None,
-                                style: Some(format!(
-                                    "background-color:{};color:{}",
-                                    bg.hex(),
-                                    text_colour_on(bg).hex()
-                                )),
-                            }
-                        }
+                        Ok(r) => RatioCell {
+                            text: format!("{:.2}×", r),
+                            reason: None,
+                            style: Some(fill_style(ratio_colour(r))),
+                        },
                         Err(none) => RatioCell {
                             text: DASH.into(),
                             reason: Some(none.reason((&a.meta.model, &b.meta.model))),
@@ -385,33 +351,22 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
     RatioMatrix {
         id: format!("ratio-{}", b.id),
         heading: format!("{} / {}", b.meta.model, a.meta.model),
-        levels: levels.into_iter().collect(),
+        levels,
         rows,
     }
 }
 
-fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
+fn interactivity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
     let mut series = Vec::new();
     let mut rows = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let points: Vec<(f64, f64, u64, u32)> = r
-            .decode_cells()
-            .filter(|c| c.status == Status::Valid)
-            .filter_map(|c| {
-                Some((
-                    c.per_request_tok_per_s?,
-                    c.total_tok_per_s?,
-                    c.context_tokens,
-                    c.concurrency,
-                ))
-            })
-            .collect();
+        let points = compare::interactivity_points(r);
         // Thin lines: one per context, through its concurrency levels.
         for ctx in r.decode_contexts() {
             let line: Vec<(f64, f64)> = points
                 .iter()
-                .filter(|p| p.2 == ctx)
-                .map(|p| (p.0, p.1))
+                .filter(|p| p.context_tokens == ctx)
+                .map(|p| (p.per_request_tok_per_s, p.total_tok_per_s))
                 .collect();
             series.push(Series {
                 style: i,
@@ -420,7 +375,10 @@ fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
                 joined: true,
             });
         }
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+        let xy: Vec<(f64, f64)> = points
+            .iter()
+            .map(|p| (p.per_request_tok_per_s, p.total_tok_per_s))
+            .collect();
         let frontier = compare::pareto_frontier(&xy);
         series.push(Series {
             style: i,
@@ -431,10 +389,10 @@ fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
         for (k, p) in points.iter().enumerate() {
             rows.push(vec![
                 r.meta.model.clone(),
-                format::context_label(p.2),
-                p.3.to_string(),
-                format::tok_per_s(p.0),
-                format::tok_per_s(p.1),
+                format::context_label(p.context_tokens),
+                p.concurrency.to_string(),
+                format::tok_per_s(p.per_request_tok_per_s),
+                format::tok_per_s(p.total_tok_per_s),
                 if frontier.contains(&k) {
                     "yes".into()
                 } else {
@@ -444,7 +402,7 @@ fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
         }
     }
     if rows.is_empty() {
-        return None;
+        return Ok(None);
     }
     let x = Axis {
         label: "per-request tok/s (interactivity)".into(),
@@ -456,21 +414,36 @@ fn interactivity_block(runs: &[&Run]) -> Option<ChartBlock> {
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
-    Some(ChartBlock {
+    Ok(Some(ChartBlock {
         id: "interactivity".into(),
         heading: "Throughput against interactivity".into(),
-        caption: "Each point is a valid cell: how fast one request streams (x) against the server's total output (y). Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.".into(),
-        svg: xy_chart("Total tok/s against per-request tok/s, with each run's Pareto frontier", (900, 420), &x, &y, &series),
-        columns: ["Run", "Context", "Requests at once", "Per request tok/s", "Total tok/s", "On the frontier"].map(String::from).to_vec(),
+        kind: ChartKind::Interactivity,
+        svg: xy_chart(
+            "Total tok/s against per-request tok/s, with each run's Pareto frontier",
+            INTERACTIVITY_SIZE,
+            &x,
+            &y,
+            &series,
+        )?,
+        columns: [
+            "Run",
+            "Context",
+            "Requests at once",
+            "Per request tok/s",
+            "Total tok/s",
+            "On the frontier",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
-    })
+    }))
 }
 
-fn capacity_block(runs: &[&Run]) -> Option<ChartBlock> {
+fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
     let frontiers: Vec<_> = runs.iter().map(|r| compare::capacity_frontier(r)).collect();
     let contexts: BTreeSet<u64> = frontiers.iter().flat_map(|f| f.keys().copied()).collect();
     if contexts.is_empty() {
-        return None;
+        return Ok(None);
     }
     let series = run_lines(frontiers.iter().map(|f| {
         f.iter()
@@ -496,12 +469,20 @@ fn capacity_block(runs: &[&Run]) -> Option<ChartBlock> {
         scale: Scale::Log2,
         format: |v| format!("{}", v.round()),
     };
-    Some(ChartBlock {
+    Ok(Some(ChartBlock {
         id: "capacity".into(),
         heading: "Capacity frontier".into(),
-        caption: "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.".into(),
-        svg: xy_chart("Largest valid concurrency by context length", (900, 340), &context_axis(), &y, &series),
-        columns: std::iter::once("Context".to_string()).chain(names(runs)).collect(),
+        kind: ChartKind::Capacity,
+        svg: xy_chart(
+            "Largest valid concurrency by context length",
+            CAPACITY_SIZE,
+            &context_axis(),
+            &y,
+            &series,
+        )?,
+        columns: std::iter::once("Context".to_string())
+            .chain(names(runs))
+            .collect(),
         rows,
-    })
+    }))
 }

@@ -64,7 +64,7 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
     for (i, run) in runs.iter().enumerate() {
         let compared_in: Vec<&Comparison> =
             comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
-        let html = run_page::RunPage::new(run, &compared_in)
+        let html = run_page::RunPage::new(run, &compared_in)?
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
         let dir = run_path(run);
@@ -79,7 +79,7 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
         );
     }
     for c in comparisons {
-        let html = compare_page::ComparePage::new(runs, c)
+        let html = compare_page::ComparePage::new(runs, c)?
             .render()
             .with_context(|| format!("rendering the comparison {}", c.id))?;
         let dir = compare_path(c);

@@ -4,8 +4,9 @@
 use askama::Template;
 
 use super::Card;
+use super::charts::ChartError;
 use super::charts::prefill::{PrefillBar, prefill_chart};
-use super::colour::{LogScale, text_colour_on, viridis};
+use super::colour::{LogScale, fill_style, viridis};
 use super::markdown::render_markdown;
 use crate::compare::Comparison;
 use crate::format;
@@ -78,11 +79,12 @@ pub struct TableRow {
 }
 
 impl RunPage {
-    pub fn new(run: &Run, compared_in: &[&Comparison]) -> Self {
+    pub fn new(run: &Run, compared_in: &[&Comparison]) -> Result<Self, ChartError> {
         let title = labels::run_title(run);
         let prefill_svg = prefill_bars(run)
-            .map(|bars| prefill_chart(&bars, &format!("Prefill: {}", labels::PREFILL_CAPTION)));
-        RunPage {
+            .map(|bars| prefill_chart(&bars, &format!("Prefill: {}", labels::PREFILL_CAPTION)))
+            .transpose()?;
+        Ok(RunPage {
             root: "../../",
             page_title: format!("{title} · Speed test matrix"),
             generator: super::GENERATOR,
@@ -114,7 +116,7 @@ impl RunPage {
                     )
                 })
                 .collect(),
-        }
+        })
     }
 }
 
@@ -182,14 +184,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     };
     let tok = cell.total_tok_per_s.filter(|_| cell.status.has_figures());
     let style = match (tok, scale) {
-        (Some(v), Some(s)) => {
-            let bg = viridis(s.position(v));
-            Some(format!(
-                "background-color:{};color:{}",
-                bg.hex(),
-                text_colour_on(bg).hex()
-            ))
-        }
+        (Some(v), Some(s)) => Some(fill_style(viridis(s.position(v)))),
         _ => None,
     };
     let flag = (cell.status != Status::Valid).then(|| cell.status.label());

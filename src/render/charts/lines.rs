@@ -7,7 +7,7 @@
 
 use plotters::prelude::*;
 
-use super::{FONT, FONT_SIZE, finish_svg};
+use super::{ChartError, FONT, FONT_SIZE, finish_svg};
 
 /// Okabe–Ito colours without yellow (too light on white), in series order.
 pub const PALETTE: [RGBColor; 6] = [
@@ -107,10 +107,28 @@ fn range(scale: Scale, values: impl Iterator<Item = f64>, from_zero: bool) -> (f
 }
 
 /// Draws the series into an SVG with a title (also its accessible name).
-pub fn xy_chart(title: &str, size: (u32, u32), x: &Axis, y: &Axis, series: &[Series]) -> String {
+pub fn xy_chart(
+    title: &str,
+    size: (u32, u32),
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+) -> Result<String, ChartError> {
     let mut svg = String::new();
+    draw_xy(&mut svg, size, x, y, series).map_err(|e| ChartError::new(title, e))?;
+    finish_svg(&svg, size, title, "chart")
+}
+
+fn draw_xy(
+    svg: &mut String,
+    size: (u32, u32),
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+) -> Result<(), String> {
+    let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     {
-        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        let root = SVGBackend::with_string(svg, size).into_drawing_area();
         let all = || series.iter().flat_map(|s| s.points.iter().copied());
         let (x0, x1) = range(x.scale, all().map(|p| p.0), false);
         let (y0, y1) = range(y.scale, all().map(|p| p.1), true);
@@ -119,7 +137,7 @@ pub fn xy_chart(title: &str, size: (u32, u32), x: &Axis, y: &Axis, series: &[Ser
             .x_label_area_size(40)
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, y0..y1)
-            .expect("chart ranges are valid");
+            .map_err(fail)?;
         let text = TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK);
         let label = |scale: Scale, format: fn(f64) -> String, v: f64| match scale {
             // Only whole powers of two are labelled on a log2 axis.
@@ -150,7 +168,7 @@ pub fn xy_chart(title: &str, size: (u32, u32), x: &Axis, y: &Axis, series: &[Ser
             .x_label_formatter(&|v| label(x.scale, x.format, *v))
             .y_label_formatter(&|v| label(y.scale, y.format, *v))
             .draw()
-            .expect("drawing into a string cannot fail");
+            .map_err(fail)?;
         for s in series {
             let colour = PALETTE[s.style % PALETTE.len()];
             let pts: Vec<(f64, f64)> = s
@@ -170,7 +188,7 @@ pub fn xy_chart(title: &str, size: (u32, u32), x: &Axis, y: &Axis, series: &[Ser
                         pts.clone(),
                         line_colour.stroke_width(width),
                     ))
-                    .expect("drawing into a string cannot fail");
+                    .map_err(fail)?;
             }
             if s.emphasis || !s.joined {
                 let (filled, stroke) = (colour.filled(), colour.stroke_width(2));
@@ -187,12 +205,12 @@ pub fn xy_chart(title: &str, size: (u32, u32), x: &Axis, y: &Axis, series: &[Ser
                     4 => chart.draw_series(pts.iter().map(|&p| Cross::new(p, 4, stroke))),
                     _ => chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, stroke))),
                 };
-                drawn.expect("drawing into a string cannot fail");
+                drawn.map_err(fail)?;
             }
         }
-        root.present().expect("drawing into a string cannot fail");
+        root.present().map_err(fail)?;
     }
-    finish_svg(&svg, size, title, "chart")
+    Ok(())
 }
 
 #[cfg(test)]
@@ -223,7 +241,8 @@ mod tests {
             &axis(Scale::Log2),
             &axis(Scale::Linear),
             &series,
-        );
+        )
+        .unwrap();
         for i in 0..6 {
             assert!(
                 svg.contains(&palette(i).to_uppercase()[1..]) || svg.contains(&palette(i)[1..]),
@@ -242,7 +261,8 @@ mod tests {
             &axis(Scale::Log2),
             &axis(Scale::Log2),
             &one,
-        );
+        )
+        .unwrap();
         assert!(svg.contains("<circle"), "{svg}");
         let none: [Series; 0] = [];
         assert!(
@@ -253,6 +273,7 @@ mod tests {
                 &axis(Scale::Linear),
                 &none
             )
+            .unwrap()
             .ends_with("</svg>\n")
         );
     }
@@ -270,7 +291,7 @@ mod tests {
             scale: Scale::Log2,
             format: |v| crate::format::context_label(v as u64),
         };
-        let svg = xy_chart("t", (640, 320), &x, &axis(Scale::Linear), &s);
+        let svg = xy_chart("t", (640, 320), &x, &axis(Scale::Linear), &s).unwrap();
         assert!(
             svg.contains(">\n8K\n<") && svg.contains(">\n1024K\n<"),
             "{svg}"

@@ -4,23 +4,70 @@
 pub mod lines;
 pub mod prefill;
 
+/// Chart sizes in SVG user units (the SVG scales with its box): a wide
+/// chart per section, smaller ones for the small multiples of decode.
+pub const PREFILL_SIZE: (u32, u32) = (900, 360);
+pub const DECODE_SIZE: (u32, u32) = (640, 300);
+pub const INTERACTIVITY_SIZE: (u32, u32) = (900, 420);
+pub const CAPACITY_SIZE: (u32, u32) = (900, 340);
+
+/// A chart that could not be drawn.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("drawing the chart {title:?}: {message}")]
+pub struct ChartError {
+    pub title: String,
+    pub message: String,
+}
+
+impl ChartError {
+    pub fn new(title: &str, message: impl std::fmt::Display) -> ChartError {
+        ChartError {
+            title: title.to_string(),
+            message: message.to_string(),
+        }
+    }
+}
+
 /// Chart text size in SVG user units.
 pub const FONT_SIZE: f64 = 15.0;
 pub const FONT: &str = "sans-serif";
 
 /// Makes plotters' SVG scale with its box and gives it an accessible name:
 /// the fixed width/height become a viewBox, and a `<title>` is added.
-pub fn finish_svg(svg: &str, (width, height): (u32, u32), title: &str, class: &str) -> String {
+pub fn finish_svg(
+    svg: &str,
+    (width, height): (u32, u32),
+    title: &str,
+    class: &str,
+) -> Result<String, ChartError> {
     let head = format!(
         r#"<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">"#
     );
-    let body = svg
-        .strip_prefix(&head)
-        .expect("plotters writes its own <svg> header first");
-    let title = html_escape(title);
-    format!(
-        r#"<svg class="{class}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{title}"><title>{title}</title>{body}"#
-    )
+    let body = svg.strip_prefix(&head).ok_or_else(|| {
+        ChartError::new(
+            title,
+            format!(
+                "plotters' SVG does not start with the header expected: {}",
+                svg.chars().take(120).collect::<String>()
+            ),
+        )
+    })?;
+    let escaped = html_escape(title);
+    Ok(format!(
+        r#"<svg class="{class}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{escaped}"><title>{escaped}</title>{body}"#
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_svg_without_the_expected_header_is_an_error_not_a_panic() {
+        let e = finish_svg("<svg width=\"1\">", (900, 360), "Prefill", "chart").unwrap_err();
+        assert_eq!(e.title, "Prefill");
+        assert!(e.message.contains("header"), "{e}");
+    }
 }
 
 /// Escapes text for an HTML attribute or element, with askama's escaper.

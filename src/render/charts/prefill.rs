@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{FONT, FONT_SIZE, finish_svg};
+use super::{ChartError, FONT, FONT_SIZE, PREFILL_SIZE, finish_svg};
 use crate::format;
 
 /// One bar: a context with its prompt throughput and cold-prompt TTFT.
@@ -18,11 +18,16 @@ pub struct PrefillBar {
 /// Bar colour: Okabe–Ito blue, readable on light and dark backgrounds.
 const BAR: RGBColor = RGBColor(0x00, 0x72, 0xb2);
 
-pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
-    const SIZE: (u32, u32) = (900, 360);
+pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> Result<String, ChartError> {
     let mut svg = String::new();
+    draw_bars(&mut svg, bars).map_err(|e| ChartError::new(title, e))?;
+    finish_svg(&svg, PREFILL_SIZE, title, "chart")
+}
+
+fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
+    let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     {
-        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(svg, PREFILL_SIZE).into_drawing_area();
         let top = bars.iter().map(|b| b.tok_per_s).fold(0.0, f64::max);
         // Room above the tallest bar for its two-line label.
         let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
@@ -33,7 +38,7 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
             .x_label_area_size(34)
             .y_label_area_size(64)
             .build_cartesian_2d((0..last).into_segmented(), 0.0..y_max)
-            .expect("chart ranges are valid");
+            .map_err(fail)?;
         let label_style = TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK);
         chart
             .configure_mesh()
@@ -53,7 +58,7 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
             })
             .y_label_formatter(&|v| format::tok_per_s_short(*v))
             .draw()
-            .expect("drawing into a string cannot fail");
+            .map_err(fail)?;
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
                 let i = i as u32;
@@ -65,12 +70,12 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
                     BAR.filled(),
                 );
                 // Bars at most ~90 px wide, so a run with few contexts does not show slabs.
-                let slot = (SIZE.0 - 12 * 2 - 64) / bars.len().max(1) as u32;
+                let slot = (PREFILL_SIZE.0 - 12 * 2 - 64) / bars.len().max(1) as u32;
                 let side = (slot.saturating_sub(90) / 2).max(8);
                 r.set_margin(0, 0, side, side);
                 r
             }))
-            .expect("drawing into a string cannot fail");
+            .map_err(fail)?;
         let value_style = label_style
             .clone()
             .pos(Pos::new(HPos::Center, VPos::Bottom));
@@ -92,10 +97,10 @@ pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> String {
                         ttft_style.clone(),
                     )
             }))
-            .expect("drawing into a string cannot fail");
-        root.present().expect("drawing into a string cannot fail");
+            .map_err(fail)?;
+        root.present().map_err(fail)?;
     }
-    finish_svg(&svg, SIZE, title, "chart")
+    Ok(())
 }
 
 #[cfg(test)]
@@ -116,7 +121,7 @@ mod tests {
                 ttft_ms: 13_540.0,
             },
         ];
-        let svg = prefill_chart(&bars, "Prefill <test>");
+        let svg = prefill_chart(&bars, "Prefill <test>").unwrap();
         assert!(svg.starts_with("<svg class=\"chart\" viewBox=\"0 0 900 360\""));
         assert!(
             svg.contains("<title>Prefill &#60;test&#62;</title>")
@@ -143,7 +148,7 @@ mod tests {
             tok_per_s: 500.0,
             ttft_ms: 4.0,
         }];
-        assert!(prefill_chart(&one, "t").contains("500"));
-        assert!(prefill_chart(&[], "t").ends_with("</svg>\n"));
+        assert!(prefill_chart(&one, "t").unwrap().contains("500"));
+        assert!(prefill_chart(&[], "t").unwrap().ends_with("</svg>\n"));
     }
 }
