@@ -92,16 +92,23 @@ fn start_server(python: &Path, model: &Path) -> LlamaServer {
     }
 }
 
-/// How far a request's time between tokens, as the runner saw it, may be from
-/// llama.cpp's own time per token for the same request. Both time the same
-/// tokens on one machine, so load slows them alike. What is left: llama.cpp
-/// divides by all tokens and the client by the gaps after the first (1/64),
-/// and when the first and last chunks reached the client.
-const TBT_TOLERANCE: f64 = 0.10;
+/// How far the runner's time between tokens may be from llama.cpp's own time
+/// per token, as the median over a cell's finished requests of their ratio.
+/// Both time the same tokens on one machine, so load slows them alike. What
+/// is left is systematic (llama.cpp divides by all tokens, the client by the
+/// gaps after the first: 1/64) or one request's first or last chunk reaching
+/// a busy client late, which at 0.5 ms per token moves that one request by up
+/// to 10% and the median by little. A wrong runner is wrong for every request.
+const TBT_TOLERANCE: f64 = 0.05;
 
-/// Whether the runner's time between tokens agrees with the server's.
+/// Whether two figures agree within [`TBT_TOLERANCE`].
 fn tbt_agrees(runner_ms: f64, server_ms: f64) -> bool {
     (runner_ms - server_ms).abs() <= TBT_TOLERANCE * server_ms
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
@@ -218,9 +225,9 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
         }
     }
 
-    // The runner's time between tokens is llama.cpp's own time per token:
-    // request by request, for every request that finished inside its window
-    // (llama.cpp reports `timings` with a request's last chunk).
+    // The runner's time between tokens is llama.cpp's own time per token,
+    // compared request by request over the requests that finished inside
+    // the window (llama.cpp reports `timings` with a request's last chunk).
     for c in run.decode_cells() {
         let cell = format!("{} x {}", c.context_tokens, c.concurrency);
         let detail = c.detail.as_ref().unwrap();
@@ -233,34 +240,33 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
             !finished.is_empty(),
             "{cell}: no request finished in the window"
         );
-        let (mut server_ms_sum, mut tokens) = (0.0, 0.0);
-        for r in &finished {
-            let runner_ms = r.tbt_ms.unwrap();
-            let server_ms = r.server_ms_per_token.unwrap();
-            assert!(
-                tbt_agrees(runner_ms, server_ms),
-                "{cell}, stream {} at {:.3} s: time between tokens: runner {runner_ms:.3} ms, llama.cpp {server_ms:.3} ms per token",
-                r.stream,
-                r.start_s
-            );
-            server_ms_sum += server_ms * r.output_tokens as f64;
-            tokens += r.output_tokens as f64;
-        }
+        let ratios: Vec<f64> = finished
+            .iter()
+            .map(|r| r.tbt_ms.unwrap() / r.server_ms_per_token.unwrap())
+            .collect();
+        let ratio = median(ratios.clone());
+        assert!(
+            tbt_agrees(ratio, 1.0),
+            "{cell}: time between tokens: the runner's is {ratio:.3} times llama.cpp's time per token for the same requests (median over {}; all: {ratios:.3?})",
+            finished.len()
+        );
         // llama.cpp's counters over the window count these requests (it counts
         // a request when it finishes), and at most one more per stream: one
         // that finished on the server while the client cancelled it.
         let counters_ms = detail.server.as_ref().unwrap().ms_per_token.unwrap();
+        let server_ms_sum: f64 = finished
+            .iter()
+            .map(|r| r.server_ms_per_token.unwrap() * r.output_tokens as f64)
+            .sum();
+        let tokens: f64 = finished.iter().map(|r| r.output_tokens as f64).sum();
         let mean_ms = server_ms_sum / tokens;
         assert!(
-            tbt_agrees(counters_ms, mean_ms),
+            (counters_ms - mean_ms).abs() <= 0.1 * mean_ms,
             "{cell}: llama.cpp's counters say {counters_ms:.3} ms per token, its requests {mean_ms:.3} ms"
         );
-        let worst = finished
-            .iter()
-            .map(|r| (r.tbt_ms.unwrap() / r.server_ms_per_token.unwrap() - 1.0).abs())
-            .fold(0.0, f64::max);
+        let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
         eprintln!(
-            "llama.cpp {cell}: median time between tokens {:.3} ms; {} finished requests, runner vs llama.cpp per request at most {:.1}% apart; counters {counters_ms:.3} ms per token",
+            "llama.cpp {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token",
             c.tbt_median_ms.unwrap(),
             finished.len(),
             worst * 100.0

@@ -58,6 +58,13 @@ pub fn finish_svg(
     ))
 }
 
+/// Escapes text for an HTML attribute or element, with askama's escaper.
+pub fn html_escape(text: &str) -> String {
+    askama::filters::escape(text, askama::filters::Html)
+        .map(|safe| safe.to_string())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,11 +75,4 @@ mod tests {
         assert_eq!(e.title, "Prefill");
         assert!(e.message.contains("header"), "{e}");
     }
-}
-
-/// Escapes text for an HTML attribute or element, with askama's escaper.
-pub fn html_escape(text: &str) -> String {
-    askama::filters::escape(text, askama::filters::Html)
-        .map(|safe| safe.to_string())
-        .unwrap_or_default()
 }
