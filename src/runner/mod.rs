@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod redact;
 pub mod window;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,10 +26,10 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::format;
-use crate::model::{Cell, CellKey, DecodeCell, DecodeDetail, Phase, PrefillCell, Status};
+use crate::model::{Cell, CellKey, DecodeCell, DecodeDetail, PrefillCell, Status};
 use crate::store;
 use client::{Client, TokenizeStyle};
-use plan::Plan;
+use plan::{ContextWork, Plan};
 use window::RequestSettings;
 
 #[derive(Debug, Clone)]
@@ -198,125 +199,114 @@ struct Measure {
 }
 
 impl Measure {
-    fn done(&self, key: CellKey) -> bool {
-        !self.force
-            && store::read_cell(&self.run_dir.join(store::CELLS_DIR).join(key.file_name())).is_ok()
-    }
-
+    /// Measures what the plan still lacks, context by context.
     async fn all(&self) -> anyhow::Result<()> {
-        let mut contexts: Vec<u64> = self
-            .plan
-            .prefill
-            .iter()
-            .copied()
-            .chain(self.plan.decode.iter().map(|d| d.context))
-            .collect();
-        contexts.sort_unstable();
-        contexts.dedup();
-        let total = self.plan.prefill.len() + self.plan.decode.len();
+        let work = self.plan.remaining(&self.cells_done());
+        let total = self.plan.cell_count();
+        let left: usize = work.iter().map(ContextWork::cells).sum();
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
             ProgressStyle::with_template("{bar:30} {pos}/{len} cells, ETA {eta} {msg}")
                 .expect("valid template"),
         );
-        let mut skipped = 0;
-        for ctx in contexts {
-            let prefill_key = CellKey {
-                phase: Phase::Prefill,
-                context_tokens: ctx,
-                concurrency: 1,
-            };
-            let want_prefill = self.plan.prefill.contains(&ctx) && !self.done(prefill_key);
-            let decode: Vec<_> = self
-                .plan
-                .decode
-                .iter()
-                .filter(|d| d.context == ctx)
-                .filter(|d| {
-                    let key = CellKey {
-                        phase: Phase::Decode,
-                        context_tokens: ctx,
-                        concurrency: d.concurrency,
-                    };
-                    !self.done(key)
-                })
-                .collect();
-            let finished_before = usize::from(self.plan.prefill.contains(&ctx) && !want_prefill)
-                + self.plan.decode.iter().filter(|d| d.context == ctx).count()
-                - decode.len();
-            skipped += finished_before;
-            bar.inc(finished_before as u64);
-            if !want_prefill && decode.is_empty() {
-                continue;
-            }
-            let streams = self.plan.streams_at(ctx).max(1);
-            let output = if decode.is_empty() {
-                1
-            } else {
-                self.plan.max_output
-            };
-            let target = plan::prompt_target(ctx, self.max_model_len, output);
-            bar.set_message(format!(
-                "building {streams} prompts of {} tokens",
-                format::count(target)
-            ));
-            let prompts = self.prompts(ctx, streams, target).await?;
-
-            // Prefill: stream 0's prompt, cold. It also warms that prompt's cache.
-            bar.set_message(format!("prefill at {}", format::context_label(ctx)));
-            self.settle().await;
-            let cell = self.prefill(ctx, target, &prompts[0]).await;
-            if want_prefill {
-                let line = describe(&cell);
-                store::write_cell(&self.run_dir, &cell)?;
-                say(&bar, line);
-                bar.inc(1);
-            }
-            if decode.is_empty() {
-                continue;
-            }
-            bar.set_message(format!(
-                "warming {} prompts at {}",
-                streams - 1,
-                format::context_label(ctx)
-            ));
-            self.warm(&prompts[1..]).await;
-
-            for d in decode {
-                let cell = match &d.over_capacity {
-                    Some(reason) => Cell::Decode(DecodeCell::without_figures(
-                        ctx,
-                        d.concurrency,
-                        Status::OverCapacity,
-                        Some(reason.clone()),
-                    )),
-                    None => self.decode(ctx, d.concurrency, &prompts, &bar).await,
-                };
-                let line = describe(&cell);
-                store::write_cell(&self.run_dir, &cell)?;
-                say(&bar, line);
-                bar.inc(1);
-                if cell.status() == Status::Error
-                    && self.client.get_json("/v1/models").await.is_err()
-                {
-                    bar.abandon();
-                    bail!(
-                        "the server at {} stopped answering during decode at {} × {}; finished cells are kept in {}",
-                        self.client.base(),
-                        format::context_label(ctx),
-                        d.concurrency,
-                        self.run_dir.display()
-                    );
-                }
-            }
+        bar.inc((total - left) as u64);
+        for w in &work {
+            self.context(w, &bar).await?;
         }
         bar.finish_and_clear();
         eprintln!(
-            "done: {} cells measured, {skipped} cells already measured were kept, in {}",
-            total - skipped,
+            "done: {left} cells measured, {} cells already measured were kept, in {}",
+            total - left,
             self.run_dir.display()
         );
         Ok(())
+    }
+
+    /// The cells of the plan whose files are already there and read (none
+    /// with --force): a rerun resumes after them.
+    fn cells_done(&self) -> BTreeSet<CellKey> {
+        if self.force {
+            return BTreeSet::new();
+        }
+        let cells = self.run_dir.join(store::CELLS_DIR);
+        self.plan
+            .keys()
+            .filter(|k| store::read_cell(&cells.join(k.file_name())).is_ok())
+            .collect()
+    }
+
+    /// One context: build its prompts, measure its prefill (which also warms
+    /// stream 0's prompt), warm the other prompts, then each decode cell.
+    async fn context(&self, w: &ContextWork<'_>, bar: &ProgressBar) -> anyhow::Result<()> {
+        let ctx = w.context;
+        let streams = self.plan.streams_at(ctx).max(1);
+        // Prompts only for a prefill leave room for its one output token.
+        let output = if w.decode.is_empty() {
+            1
+        } else {
+            self.plan.max_output
+        };
+        let target = plan::prompt_target(ctx, self.max_model_len, output);
+        bar.set_message(format!(
+            "building {streams} prompts of {} tokens",
+            format::count(target)
+        ));
+        let prompts = self.prompts(ctx, streams, target).await?;
+
+        bar.set_message(format!("prefill at {}", format::context_label(ctx)));
+        self.settle().await;
+        let cell = self.prefill(ctx, target, &prompts[0]).await;
+        if w.prefill {
+            self.record(&cell, bar)?;
+        }
+        if w.decode.is_empty() {
+            return Ok(());
+        }
+        bar.set_message(format!(
+            "warming {} prompts at {}",
+            streams - 1,
+            format::context_label(ctx)
+        ));
+        self.warm(&prompts[1..]).await;
+        for d in &w.decode {
+            let cell = match &d.over_capacity {
+                Some(reason) => Cell::Decode(DecodeCell::without_figures(
+                    ctx,
+                    d.concurrency,
+                    Status::OverCapacity,
+                    Some(reason.clone()),
+                )),
+                None => self.decode(ctx, d.concurrency, &prompts, bar).await,
+            };
+            self.record(&cell, bar)?;
+            if cell.status() == Status::Error {
+                self.check_alive(ctx, d.concurrency, bar).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a finished cell and says so.
+    fn record(&self, cell: &Cell, bar: &ProgressBar) -> anyhow::Result<()> {
+        store::write_cell(&self.run_dir, cell)?;
+        say(bar, describe(cell));
+        bar.inc(1);
+        Ok(())
+    }
+
+    /// After a failed cell: stops the run if the server no longer answers.
+    async fn check_alive(&self, ctx: u64, n: u32, bar: &ProgressBar) -> anyhow::Result<()> {
+        if self.client.get_json("/v1/models").await.is_ok() {
+            return Ok(());
+        }
+        bar.abandon();
+        bail!(
+            "the server at {} stopped answering during decode at {} × {}; finished cells are kept in {}",
+            self.client.base(),
+            format::context_label(ctx),
+            n,
+            self.run_dir.display()
+        );
     }
 
     /// One exact prompt per stream.

@@ -1,7 +1,10 @@
 //! The measurement plan: which contexts and concurrency levels to run, and
 //! which cells are skipped as Over capacity. Pure functions.
 
+use std::collections::BTreeSet;
+
 use crate::format::{self, TOKENS_PER_K};
+use crate::model::{CellKey, Phase};
 
 /// Tokens kept free between the largest decode context plus its output and
 /// `max_model_len` (1019K and 251K in the reference runs).
@@ -83,6 +86,22 @@ pub struct PlannedDecode {
     pub over_capacity: Option<String>,
 }
 
+/// The cells still to measure at one context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextWork<'a> {
+    pub context: u64,
+    /// The prefill cell is still to measure.
+    pub prefill: bool,
+    /// Decode cells still to measure (or to write as Over capacity).
+    pub decode: Vec<&'a PlannedDecode>,
+}
+
+impl ContextWork<'_> {
+    pub fn cells(&self) -> usize {
+        usize::from(self.prefill) + self.decode.len()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
     pub prefill: Vec<u64>,
@@ -116,6 +135,70 @@ impl Plan {
             window_s,
             max_output,
         }
+    }
+
+    /// Every cell of the plan.
+    pub fn cell_count(&self) -> usize {
+        self.prefill.len() + self.decode.len()
+    }
+
+    /// The keys of every cell of the plan.
+    pub fn keys(&self) -> impl Iterator<Item = CellKey> + '_ {
+        let prefill = self.prefill.iter().map(|&c| CellKey {
+            phase: Phase::Prefill,
+            context_tokens: c,
+            concurrency: 1,
+        });
+        let decode = self.decode.iter().map(|d| CellKey {
+            phase: Phase::Decode,
+            context_tokens: d.context,
+            concurrency: d.concurrency,
+        });
+        prefill.chain(decode)
+    }
+
+    /// Every context of the plan, prefill or decode, ascending.
+    pub fn contexts(&self) -> Vec<u64> {
+        let all: BTreeSet<u64> = self
+            .prefill
+            .iter()
+            .copied()
+            .chain(self.decode.iter().map(|d| d.context))
+            .collect();
+        all.into_iter().collect()
+    }
+
+    /// What is still to measure, context by context in ascending order,
+    /// given the cells already `done`; contexts with nothing left are left out.
+    pub fn remaining(&self, done: &BTreeSet<CellKey>) -> Vec<ContextWork<'_>> {
+        self.contexts()
+            .into_iter()
+            .filter_map(|context| {
+                let prefill = self.prefill.contains(&context)
+                    && !done.contains(&CellKey {
+                        phase: Phase::Prefill,
+                        context_tokens: context,
+                        concurrency: 1,
+                    });
+                let decode: Vec<&PlannedDecode> = self
+                    .decode
+                    .iter()
+                    .filter(|d| d.context == context)
+                    .filter(|d| {
+                        !done.contains(&CellKey {
+                            phase: Phase::Decode,
+                            context_tokens: context,
+                            concurrency: d.concurrency,
+                        })
+                    })
+                    .collect();
+                (prefill || !decode.is_empty()).then_some(ContextWork {
+                    context,
+                    prefill,
+                    decode,
+                })
+            })
+            .collect()
     }
 
     /// The most streams run at `context`: how many prompts to build and warm.
@@ -197,6 +280,53 @@ pub fn parse_concurrency(text: &str) -> Result<Vec<u32>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_remains_is_the_plan_less_the_cells_done() {
+        // 8K and 16K decode at 1 and 4 (16K x 4 over capacity), prefill at 8K, 16K, 32K.
+        let plan = Plan::new(
+            &[8192, 16_384],
+            vec![8192, 16_384, 32_768],
+            &[1, 4],
+            30.0,
+            1000,
+            Some(60_000),
+        );
+        assert_eq!(plan.cell_count(), 7);
+        assert_eq!(plan.contexts(), [8192, 16_384, 32_768]);
+        let all = plan.remaining(&BTreeSet::new());
+        assert_eq!(all.iter().map(ContextWork::cells).sum::<usize>(), 7);
+        assert!(all[1].decode[1].over_capacity.is_some());
+
+        let key = |phase, context_tokens, concurrency| CellKey {
+            phase,
+            context_tokens,
+            concurrency,
+        };
+        let done = BTreeSet::from([
+            key(Phase::Prefill, 8192, 1),
+            key(Phase::Decode, 8192, 1),
+            key(Phase::Decode, 8192, 4),
+            key(Phase::Decode, 16_384, 4),
+            key(Phase::Prefill, 32_768, 1),
+        ]);
+        let left = plan.remaining(&done);
+        // 8K and 32K are finished; at 16K the prefill and decode x 1 remain.
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].context, 16_384);
+        assert!(left[0].prefill);
+        assert_eq!(
+            left[0]
+                .decode
+                .iter()
+                .map(|d| d.concurrency)
+                .collect::<Vec<_>>(),
+            [1]
+        );
+        // A cell that is not in the plan does not count as done work.
+        let stray = BTreeSet::from([key(Phase::Decode, 8192, 2)]);
+        assert_eq!(plan.remaining(&stray).len(), 3);
+    }
 
     const K: u64 = TOKENS_PER_K;
 
