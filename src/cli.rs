@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::runner::meta::MetaFlags;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "sitegen",
@@ -133,40 +135,7 @@ pub struct RunArgs {
     /// JSON merged over run.json's cards (same field names as run.json).
     #[arg(long)]
     pub meta: Option<PathBuf>,
-    /// Display name of the model (default: the served model name).
-    #[arg(long)]
-    pub model_name: Option<String>,
-    #[arg(long)]
-    pub hardware_type: Option<String>,
-    /// GPU model, e.g. "H200 SXM" (default: from nvidia-smi when the server is on this host).
-    #[arg(long)]
-    pub gpu: Option<String>,
-    #[arg(long)]
-    pub gpu_count: Option<u32>,
-    /// Memory of one GPU in GB.
-    #[arg(long)]
-    pub vram_gb: Option<u32>,
-    #[arg(long)]
-    pub os: Option<String>,
-    /// Engine name (default: recognised from the server).
-    #[arg(long)]
-    pub engine: Option<String>,
-    #[arg(long)]
-    pub engine_version: Option<String>,
-    #[arg(long)]
-    pub quantization: Option<String>,
-    #[arg(long)]
-    pub backend: Option<String>,
-    #[arg(long)]
-    pub repository: Option<String>,
-    #[arg(long)]
-    pub build: Option<String>,
-    #[arg(long)]
-    pub commit: Option<String>,
-    /// Model revision.
-    #[arg(long)]
-    pub revision: Option<String>,
-    /// The server's launch command; secrets in it are redacted before it is stored.
-    #[arg(long)]
-    pub launch_command: Option<String>,
+    /// Card fields: --model-name, --gpu, --gpu-count, --engine ...
+    #[command(flatten)]
+    pub cards: MetaFlags,
 }

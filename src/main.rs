@@ -1,6 +1,6 @@
 use clap::Parser;
 use sitegen::cli::{Cli, Command, IngestCommand, RunArgs};
-use sitegen::runner::{RunOptions, meta::MetaFlags, plan};
+use sitegen::runner::{RunOptions, plan};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -87,22 +87,6 @@ fn run_options(a: RunArgs) -> anyhow::Result<RunOptions> {
         request_timeout: a.request_timeout.into(),
         metrics_every: (!metrics_every.is_zero()).then_some(metrics_every),
         meta_file: a.meta,
-        meta: MetaFlags {
-            model_name: a.model_name,
-            hardware_type: a.hardware_type,
-            gpu: a.gpu,
-            gpu_count: a.gpu_count,
-            vram_gb: a.vram_gb,
-            os: a.os,
-            engine: a.engine,
-            engine_version: a.engine_version,
-            quantization: a.quantization,
-            backend: a.backend,
-            repository: a.repository,
-            build: a.build,
-            commit: a.commit,
-            revision: a.revision,
-            launch_command: a.launch_command,
-        },
+        meta: a.cards,
     })
 }

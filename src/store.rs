@@ -296,36 +296,28 @@ fn check_number(path: &Path, field: &str, value: Option<f64>) -> Result<(), Stor
     }
 }
 
-fn require<T>(
+/// Checks that a figure is there exactly when a cell of `status` carries
+/// figures (`wanted`), naming the field when it is not.
+fn figure_presence(
     path: &Path,
     field: &str,
     status: Status,
-    value: &Option<T>,
+    present: bool,
+    wanted: bool,
 ) -> Result<(), StoreError> {
-    if value.is_none() {
-        return Err(field_err(
+    match (present, wanted) {
+        (false, true) => Err(field_err(
             path,
             field,
             format!("expected a value: a cell with status {status:?} carries it"),
-        ));
-    }
-    Ok(())
-}
-
-fn forbid<T>(
-    path: &Path,
-    field: &str,
-    status: Status,
-    value: &Option<T>,
-) -> Result<(), StoreError> {
-    if value.is_some() {
-        return Err(field_err(
+        )),
+        (true, false) => Err(field_err(
             path,
             field,
             format!("expected no value: a cell with status {status:?} has no figures to show"),
-        ));
+        )),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Checks what serde cannot: figures that a status requires or forbids.
@@ -350,8 +342,12 @@ pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
             check_number(path, "prompt_tok_per_s", c.prompt_tok_per_s)?;
             check_number(path, "ttft_ms", c.ttft_ms)?;
             if status == Status::Valid {
-                require(path, "prompt_tok_per_s", status, &c.prompt_tok_per_s)?;
-                require(path, "ttft_ms", status, &c.ttft_ms)?;
+                for (field, v) in [
+                    ("prompt_tok_per_s", c.prompt_tok_per_s),
+                    ("ttft_ms", c.ttft_ms),
+                ] {
+                    figure_presence(path, field, status, v.is_some(), true)?;
+                }
             } else if status != Status::Error {
                 return Err(field_err(
                     path,
@@ -374,16 +370,17 @@ pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
             ] {
                 check_number(path, field, v)?;
             }
-            if status.has_figures() {
-                require(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
-            } else {
-                forbid(path, "total_tok_per_s", status, &c.total_tok_per_s)?;
-                forbid(
-                    path,
-                    "per_request_tok_per_s",
-                    status,
-                    &c.per_request_tok_per_s,
-                )?;
+            let figures = status.has_figures();
+            figure_presence(
+                path,
+                "total_tok_per_s",
+                status,
+                c.total_tok_per_s.is_some(),
+                figures,
+            )?;
+            if !figures {
+                let present = c.per_request_tok_per_s.is_some();
+                figure_presence(path, "per_request_tok_per_s", status, present, false)?;
             }
         }
     }
@@ -473,11 +470,17 @@ mod tests {
         "run":{"decode_test":"fixed_duration","prefill_mode":"decode_warmup",
                "seconds_per_measurement":30,"max_output_tokens":4096}}"#;
 
-    #[test]
-    fn a_bad_field_is_named_with_its_file_and_expectation() {
+    /// A temporary run folder with a valid run.json.
+    fn run_folder() -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let run = tmp.path().join("r1");
         write(&run, RUN_FILE, META);
+        (tmp, run)
+    }
+
+    #[test]
+    fn a_bad_field_is_named_with_its_file_and_expectation() {
+        let (_tmp, run) = run_folder();
         let cell = write(
             &run,
             "cells/decode-1.json",
@@ -491,9 +494,7 @@ mod tests {
 
     #[test]
     fn a_valid_decode_cell_without_throughput_is_rejected() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("r1");
-        write(&run, RUN_FILE, META);
+        let (_tmp, run) = run_folder();
         write(
             &run,
             "cells/d.json",
@@ -505,9 +506,7 @@ mod tests {
 
     #[test]
     fn an_error_cell_needs_a_reason_and_over_capacity_no_figures() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("r1");
-        write(&run, RUN_FILE, META);
+        let (_tmp, run) = run_folder();
         let p = write(
             &run,
             "cells/d.json",
@@ -529,9 +528,7 @@ mod tests {
 
     #[test]
     fn unknown_phase_unknown_field_and_wrong_schema_version_are_errors() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("r1");
-        write(&run, RUN_FILE, META);
+        let (_tmp, run) = run_folder();
         let p = write(
             &run,
             "cells/x.json",
@@ -575,9 +572,7 @@ mod tests {
 
     #[test]
     fn two_files_for_one_cell_are_an_error_naming_both() {
-        let tmp = tempfile::tempdir().unwrap();
-        let run = tmp.path().join("r1");
-        write(&run, RUN_FILE, META);
+        let (_tmp, run) = run_folder();
         let body = r#"{"phase":"prefill","context_tokens":8192,"status":"valid","prompt_tok_per_s":1,"ttft_ms":1}"#;
         write(&run, "cells/a.json", body);
         write(&run, "cells/b.json", body);

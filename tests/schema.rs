@@ -58,5 +58,13 @@ fn the_schema_rejects_what_the_store_rejects() {
         serde_json::json!({"phase": "prefill", "context_tokens": 8192, "status": "valid", "extra": 1}),
     ] {
         assert!(!cell_schema.is_valid(&bad), "{bad}");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("decode-00008192-x004.json");
+        std::fs::write(&path, bad.to_string()).unwrap();
+        let err = sitegen::store::read_cell(&path).expect_err(&bad.to_string());
+        assert!(
+            err.to_string().contains("decode-00008192-x004.json"),
+            "the store's error names the file: {err}"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Imports the text of a published "Speed test matrix" page (the form of the
-//! pages in `shared/seeds/`) into a [`Run`].
+//! pages in `tests/fixtures/pages/`) into a [`Run`].
 //!
 //! The cards, the launch command and the full measurement table are read as
 //! data. The title, subtitle, prefill chart, decode matrix and legends are
@@ -294,28 +294,14 @@ impl<'a> Parser<'a> {
             commit: owned(engine, "Commit"),
         };
 
-        let (n, text) = required(run, "Run", "Decode test")?;
-        let decode_test = labels::parse_decode_test_label(text).ok_or_else(|| {
-            self.error(
-                n,
-                format!(
-                    "a decode test ({:?})",
-                    labels::decode_test_label(crate::model::DecodeTest::FixedDuration)
-                ),
-                text,
-            )
-        })?;
-        let (n, text) = required(run, "Run", "Prefill mode")?;
-        let prefill_mode = labels::parse_prefill_mode_label(text).ok_or_else(|| {
-            self.error(
-                n,
-                format!(
-                    "a prefill mode ({:?})",
-                    labels::prefill_mode_label(crate::model::PrefillMode::DecodeWarmup)
-                ),
-                text,
-            )
-        })?;
+        let fixed_duration = labels::decode_test_label(crate::model::DecodeTest::FixedDuration);
+        let decode_test = required(run, "Run", "Decode test")?;
+        let decode_test =
+            self.known_label(decode_test, labels::parse_decode_test_label, fixed_duration)?;
+        let warmup = labels::prefill_mode_label(crate::model::PrefillMode::DecodeWarmup);
+        let prefill_mode = required(run, "Run", "Prefill mode")?;
+        let prefill_mode =
+            self.known_label(prefill_mode, labels::parse_prefill_mode_label, warmup)?;
         let (n, text) = required(run, "Run", "Time per measurement")?;
         let seconds_per_measurement =
             format::parse_seconds(text).map_err(|e| self.parse_error(n, e))?;
@@ -388,6 +374,16 @@ impl<'a> Parser<'a> {
             ));
         }
         Ok(per_gpu)
+    }
+
+    /// A card value that must be one of a few labels (`known`), read with `parse`.
+    fn known_label<T>(
+        &self,
+        (n, text): (usize, &str),
+        parse: fn(&str) -> Option<T>,
+        known: &str,
+    ) -> Result<T, PageError> {
+        parse(text).ok_or_else(|| self.error(n, format!("{known:?}"), text))
     }
 
     fn parse_error(&self, n: usize, e: ParseError) -> PageError {
@@ -610,14 +606,15 @@ mod tests {
         text.lines().position(|l| l.contains(needle)).unwrap() + 1
     }
 
+    /// GLM's page with `from` replaced by `to` on line `n`.
+    fn glm_with(n: usize, from: &str, to: &str) -> String {
+        with_line(GLM, n, &GLM.lines().nth(n - 1).unwrap().replace(from, to))
+    }
+
     #[test]
     fn a_table_figure_that_disagrees_with_the_matrix_names_the_matrix_line() {
         let n = line_of(GLM, "| Sustained decode | 8K | 1 | Valid | 175.8");
-        let changed = with_line(
-            GLM,
-            n,
-            &GLM.lines().nth(n - 1).unwrap().replace("175.8", "175.9"),
-        );
+        let changed = glm_with(n, "175.8", "175.9");
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, line_of(GLM, "| 8K | 175.8109 ms TTFT"));
         assert!(e.expected.contains("175.9109 ms TTFT"), "{e}");
@@ -626,11 +623,7 @@ mod tests {
     #[test]
     fn a_malformed_number_names_line_column_and_form() {
         let n = line_of(GLM, "| Sustained decode | 8K | 2 |");
-        let changed = with_line(
-            GLM,
-            n,
-            &GLM.lines().nth(n - 1).unwrap().replace("126 ms", "126ms"),
-        );
+        let changed = glm_with(n, "126 ms", "126ms");
         let e = parse(&changed).unwrap_err();
         assert_eq!(e.line, n);
         assert_eq!(e.expected, "a latency like 433 ms in column \"TTFT\"");

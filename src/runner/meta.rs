@@ -13,22 +13,44 @@ use crate::model::{
 };
 
 /// Card fields given on the command line; each overrides what was found.
-#[derive(Debug, Clone, Default)]
+/// Declared once: `sitegen run` takes them flattened into its arguments.
+#[derive(Debug, Clone, Default, clap::Args)]
 pub struct MetaFlags {
+    /// Display name of the model (default: the served model name).
+    #[arg(long)]
     pub model_name: Option<String>,
+    #[arg(long)]
     pub hardware_type: Option<String>,
+    /// GPU model, e.g. "H200 SXM" (default: from nvidia-smi when the server is on this host).
+    #[arg(long)]
     pub gpu: Option<String>,
+    #[arg(long)]
     pub gpu_count: Option<u32>,
+    /// Memory of one GPU in GB.
+    #[arg(long)]
     pub vram_gb: Option<u32>,
+    #[arg(long)]
     pub os: Option<String>,
+    /// Engine name (default: recognised from the server).
+    #[arg(long)]
     pub engine: Option<String>,
+    #[arg(long)]
     pub engine_version: Option<String>,
+    #[arg(long)]
     pub quantization: Option<String>,
+    #[arg(long)]
     pub backend: Option<String>,
+    #[arg(long)]
     pub repository: Option<String>,
+    #[arg(long)]
     pub build: Option<String>,
+    #[arg(long)]
     pub commit: Option<String>,
+    /// Model revision.
+    #[arg(long)]
     pub revision: Option<String>,
+    /// The server's launch command; secrets in it are redacted before it is stored.
+    #[arg(long)]
     pub launch_command: Option<String>,
 }
 

@@ -170,28 +170,43 @@ impl Engine {
 
     /// Median TTFT (first emission minus arrival) of requests arriving in [t0, t1).
     pub fn median_ttft_ms(&self, t0: f64, t1: f64) -> f64 {
-        let mut v: Vec<f64> = self
-            .log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.arrived >= t0 && r.arrived < t1)
-            .filter_map(|r| r.emissions.first().map(|(t, _)| (t - r.arrived) * 1000.0))
-            .collect();
-        median(&mut v)
+        self.median_first_token_ms(t0, t1, |r| r.arrived)
     }
 
     /// Median time from `t0` to the first emission of requests arriving in [t0, t1).
     pub fn median_first_token_ms_after(&self, t0: f64, t1: f64) -> f64 {
+        self.median_first_token_ms(t0, t1, |_| t0)
+    }
+
+    /// Median time from `since(request)` to the first emission, of requests
+    /// arriving in [t0, t1).
+    fn median_first_token_ms(&self, t0: f64, t1: f64, since: impl Fn(&RequestLog) -> f64) -> f64 {
         let mut v: Vec<f64> = self
             .log
             .lock()
             .unwrap()
             .iter()
             .filter(|r| r.arrived >= t0 && r.arrived < t1)
-            .filter_map(|r| r.emissions.first().map(|(t, _)| (t - t0) * 1000.0))
+            .filter_map(|r| r.emissions.first().map(|(t, _)| (t - since(r)) * 1000.0))
             .collect();
         median(&mut v)
+    }
+
+    /// Median gap between two emissions of one request, in [t0, t1]: the
+    /// engine's decode step as it really ran (longer than configured when the
+    /// machine is busy).
+    pub fn median_step_ms(&self, t0: f64, t1: f64) -> f64 {
+        let mut gaps: Vec<f64> = Vec::new();
+        for r in self.log.lock().unwrap().iter() {
+            let inside: Vec<f64> = r
+                .emissions
+                .iter()
+                .map(|(t, _)| *t)
+                .filter(|t| *t >= t0 && *t <= t1)
+                .collect();
+            gaps.extend(inside.windows(2).map(|w| (w[1] - w[0]) * 1000.0));
+        }
+        median(&mut gaps)
     }
 
     /// Median over tokens of each request's (last - first emission) / tokens

@@ -216,6 +216,7 @@ fn draw_xy(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::charts::DECODE_SIZE;
 
     fn axis(scale: Scale) -> Axis {
         Axis {
@@ -223,6 +224,10 @@ mod tests {
             scale,
             format: |v| format!("{v:.0}"),
         }
+    }
+
+    fn draw(x: Scale, y: Scale, series: &[Series]) -> String {
+        xy_chart("t", DECODE_SIZE, &axis(x), &axis(y), series).unwrap()
     }
 
     #[test]
@@ -235,14 +240,7 @@ mod tests {
                 joined: true,
             })
             .collect();
-        let svg = xy_chart(
-            "six runs",
-            (640, 320),
-            &axis(Scale::Log2),
-            &axis(Scale::Linear),
-            &series,
-        )
-        .unwrap();
+        let svg = draw(Scale::Log2, Scale::Linear, &series);
         for i in 0..6 {
             assert!(
                 svg.contains(&palette(i).to_uppercase()[1..]) || svg.contains(&palette(i)[1..]),
@@ -255,27 +253,10 @@ mod tests {
             emphasis: true,
             joined: true,
         }];
-        let svg = xy_chart(
-            "one point",
-            (640, 320),
-            &axis(Scale::Log2),
-            &axis(Scale::Log2),
-            &one,
-        )
-        .unwrap();
+        let svg = draw(Scale::Log2, Scale::Log2, &one);
         assert!(svg.contains("<circle"), "{svg}");
         let none: [Series; 0] = [];
-        assert!(
-            xy_chart(
-                "empty",
-                (640, 320),
-                &axis(Scale::Linear),
-                &axis(Scale::Linear),
-                &none
-            )
-            .unwrap()
-            .ends_with("</svg>\n")
-        );
+        assert!(draw(Scale::Linear, Scale::Linear, &none).ends_with("</svg>\n"));
     }
 
     #[test]
@@ -291,7 +272,7 @@ mod tests {
             scale: Scale::Log2,
             format: |v| crate::format::context_label(v as u64),
         };
-        let svg = xy_chart("t", (640, 320), &x, &axis(Scale::Linear), &s).unwrap();
+        let svg = xy_chart("t", DECODE_SIZE, &x, &axis(Scale::Linear), &s).unwrap();
         assert!(
             svg.contains(">\n8K\n<") && svg.contains(">\n1024K\n<"),
             "{svg}"
