@@ -21,9 +21,9 @@ pub struct Cli {
 pub enum Command {
     /// Render every run under the data folder into a static site.
     Build(BuildArgs),
-    /// Import measurements made elsewhere into the data folder.
-    #[command(subcommand)]
-    Ingest(IngestCommand),
+    /// Import measurements made elsewhere into the data folder:
+    /// sitegen ingest [FORMAT] FILE... (FORMAT: page, csv; recognised from each file when left out).
+    Ingest(IngestArgs),
     /// Measure an OpenAI-compatible server into data/<run-id>/, one file per cell.
     Run(Box<RunArgs>),
     /// Build the site in memory and serve it on 127.0.0.1, rebuilding when the data changes.
@@ -61,17 +61,11 @@ pub struct BuildArgs {
     pub out: PathBuf,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum IngestCommand {
-    /// Import the text of published "Speed test matrix" pages, one run per file.
-    Page(IngestPageArgs),
-}
-
 #[derive(Debug, Args)]
-pub struct IngestPageArgs {
-    /// Page text files.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
+pub struct IngestArgs {
+    /// An optional format (page, csv), then the files, one run per file.
+    #[arg(required = true, value_name = "[FORMAT] FILE")]
+    pub inputs: Vec<PathBuf>,
     /// Data folder to write the runs into.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
@@ -81,6 +75,9 @@ pub struct IngestPageArgs {
     /// Replace a run that already exists.
     #[arg(long)]
     pub force: bool,
+    /// JSON merged over what each file says of the run's cards (same fields as run.json).
+    #[arg(long)]
+    pub meta: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,7 @@ pub mod labels;
 pub mod model;
 pub mod output;
 pub mod pipeline;
+pub mod redact;
 pub mod render;
 pub mod runner;
 pub mod schema;

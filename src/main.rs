@@ -1,5 +1,8 @@
 use clap::Parser;
-use sitegen::cli::{Cli, Command, IngestCommand, RunArgs};
+use std::path::PathBuf;
+
+use sitegen::cli::{Cli, Command, RunArgs};
+use sitegen::ingest::Format;
 use sitegen::runner::{RunOptions, plan};
 
 fn main() -> std::process::ExitCode {
@@ -24,15 +27,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 args.out.display()
             );
         }
-        Command::Ingest(IngestCommand::Page(args)) => {
-            let written = sitegen::ingest::import_pages(
-                &args.files,
-                args.id.as_deref(),
-                &args.data,
-                args.force,
-            )?;
-            for dir in written {
-                eprintln!("wrote {}", dir.display());
+        Command::Ingest(args) => {
+            let (format, files) = ingest_inputs(args.inputs)?;
+            let opts = sitegen::ingest::ImportOptions {
+                id: args.id,
+                data: args.data,
+                force: args.force,
+                meta: args.meta,
+            };
+            for (dir, format) in sitegen::ingest::import(format, &files, &opts)? {
+                eprintln!("wrote {} ({})", dir.display(), format.name());
             }
         }
         Command::Run(args) => {
@@ -53,6 +57,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Splits `[FORMAT] FILE...`: a first word that is not a file is the format
+/// ("auto" recognises each file's format, as leaving it out does).
+fn ingest_inputs(mut inputs: Vec<PathBuf>) -> anyhow::Result<(Option<Format>, Vec<PathBuf>)> {
+    let Some(first) = inputs.first().filter(|f| !f.exists()).cloned() else {
+        return Ok((None, inputs));
+    };
+    let word = first.to_string_lossy();
+    let format = match (word.as_ref(), Format::from_name(&word)) {
+        ("auto", _) => None,
+        (_, Some(format)) => Some(format),
+        (_, None) => anyhow::bail!(
+            "{word}: no such file, and not a format ({}, auto)",
+            Format::ALL.map(Format::name).join(", ")
+        ),
+    };
+    inputs.remove(0);
+    if inputs.is_empty() {
+        anyhow::bail!("expected at least one file to import after the format {word}");
+    }
+    Ok((format, inputs))
 }
 
 fn run_options(a: RunArgs) -> anyhow::Result<RunOptions> {

@@ -155,3 +155,89 @@ fn build_refuses_to_replace_a_folder_it_did_not_write() {
         "mine"
     );
 }
+
+#[test]
+fn a_run_page_survives_a_round_trip_through_its_csv_download() {
+    // build -> measurements.csv -> ingest csv (cards from --meta) -> build.
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data_dir(), &site).unwrap();
+    let again = tmp.path().join("again");
+    std::fs::create_dir_all(&again).unwrap();
+    std::fs::copy(
+        data_dir().join("comparisons.json"),
+        again.join("comparisons.json"),
+    )
+    .unwrap();
+    let runs = [
+        "glm-5.3-flash-h200x4-vllm",
+        "step-3.5-flash-h200x4-vllm-0.29.0",
+    ];
+    for id in runs {
+        let csv = site.join(format!("runs/{id}/measurements.csv"));
+        let meta = data_dir().join(id).join("run.json");
+        let out = sitegen(
+            &[
+                "ingest",
+                "csv",
+                &csv.display().to_string(),
+                "--id",
+                id,
+                "--meta",
+                &meta.display().to_string(),
+                "--data",
+                &again.display().to_string(),
+            ],
+            tmp.path(),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stderr(&out).contains("(csv)"), "{}", stderr(&out));
+    }
+    let rebuilt = tmp.path().join("rebuilt");
+    sitegen::pipeline::build_site(&again, &rebuilt).unwrap();
+    for id in runs {
+        let page = format!("runs/{id}/index.html");
+        assert!(
+            std::fs::read(site.join(&page)).unwrap() == std::fs::read(rebuilt.join(&page)).unwrap(),
+            "{page} changed in the round trip"
+        );
+    }
+    // Not only the pages: every file of the site comes back the same.
+    assert_eq!(files_under(&rebuilt), files_under(&site));
+}
+
+#[test]
+fn ingest_recognises_the_format_or_says_which_it_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = fixture_pages()[1].display().to_string();
+    // No format named: recognised from the content.
+    let out = sitegen(&["ingest", &page, "--data", "d"], tmp.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(page)"), "{}", stderr(&out));
+    // A word that is neither a file nor a format.
+    let out = sitegen(&["ingest", "vllm-bnech", &page, "--data", "d"], tmp.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, auto)"),
+        "{}",
+        stderr(&out)
+    );
+    // A CSV without cards: the missing fields are listed, nothing is written.
+    let csv = tmp.path().join("m.csv");
+    std::fs::write(
+        &csv,
+        format!(
+            "{}\ndecode,8192,1,valid,,10,10,5,100,1,3,300,30,\n",
+            sitegen::ingest::csv::header()
+        ),
+    )
+    .unwrap();
+    let out = sitegen(&["ingest", "csv", "m.csv", "--data", "e"], tmp.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("m.csv: the file does not say model, hardware.gpu"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp.path().join("e").exists(), "nothing is written");
+}

@@ -28,6 +28,9 @@ pub struct PageError {
 }
 
 /// Reads `text`, the content of the page file `file`, as run `id`.
+/// The first line of every page.
+pub const FIRST_LINE: &str = "Speed test matrix";
+
 pub fn parse_page(file: &Path, text: &str, id: &str) -> Result<Run, PageError> {
     Parser::new(file, text).parse(id)
 }
@@ -146,7 +149,7 @@ impl<'a> Parser<'a> {
     }
 
     fn parse(mut self, id: &str) -> Result<Run, PageError> {
-        self.expect_line("Speed test matrix")?;
+        self.expect_line(FIRST_LINE)?;
         let (title_line, title) = self.next("the page title")?;
         let (subtitle_line, subtitle) = self.next("the subtitle")?;
         let hardware_card = self.card("Hardware", HARDWARE_FIELDS, "Engine")?;

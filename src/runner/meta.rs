@@ -7,10 +7,10 @@ use std::process::Command;
 use anyhow::Context;
 
 use super::probe::ServerInfo;
-use super::redact::redact_command;
 use crate::model::{
     BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, RunMeta, RunSettings, SCHEMA_VERSION,
 };
+use crate::redact::redact_command;
 
 /// Card fields given on the command line; each overrides what was found.
 /// Declared once: `sitegen run` takes them flattened into its arguments.

@@ -13,7 +13,6 @@ pub mod metrics;
 pub mod plan;
 pub mod probe;
 pub mod prompt;
-pub mod redact;
 pub mod window;
 
 use std::collections::BTreeSet;

@@ -1,0 +1,158 @@
+//! The `csv` format: the measurement table as a run page's `measurements.csv`
+//! exports it, one row per cell, with the columns of [`crate::table::COLUMNS`].
+//! It carries no cards: they come from `--meta` (a run.json will do).
+
+use std::path::Path;
+
+use anyhow::bail;
+use serde_json::json;
+
+use super::Imported;
+use crate::model::{Cell, DecodeCell, Status};
+use crate::table::COLUMNS;
+
+/// The header line of the format.
+pub fn header() -> String {
+    COLUMNS
+        .iter()
+        .map(|c| c.csv_name)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Reads every row into a cell. An error names the file, the row (as a
+/// spreadsheet numbers it, the header being row 1) and the column.
+pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
+    let name = file.display();
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .from_reader(text.as_bytes());
+    let headers = reader
+        .headers()
+        .map_err(|e| anyhow::anyhow!("{name}: row 1: {e}"))?
+        .clone();
+    let found: Vec<&str> = headers.iter().collect();
+    let expected: Vec<&str> = COLUMNS.iter().map(|c| c.csv_name).collect();
+    if found != expected {
+        bail!(
+            "{name}: row 1: expected the header {}, found {}",
+            expected.join(","),
+            found.join(",")
+        );
+    }
+    let mut cells: Vec<(usize, Cell)> = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let row = i + 2;
+        let record = record.map_err(|e| anyhow::anyhow!("{name}: row {row}: {e}"))?;
+        let mut cell = Cell::Decode(DecodeCell::without_figures(0, 1, Status::Valid, None));
+        for (column, value) in COLUMNS.iter().zip(record.iter()) {
+            column.read_raw(&mut cell, value).map_err(|e| {
+                anyhow::anyhow!(
+                    "{name}: row {row}, column {}: expected {}, found {:?}",
+                    column.csv_name,
+                    e.expected,
+                    e.found
+                )
+            })?;
+        }
+        crate::store::validate_cell(file, &cell).map_err(|e| anyhow::anyhow!("row {row}: {e}"))?;
+        if let Some((first, _)) = cells.iter().find(|(_, c)| c.key() == cell.key()) {
+            bail!("{name}: rows {first} and {row} are the same cell");
+        }
+        cells.push((row, cell));
+    }
+    if cells.is_empty() {
+        bail!("{name}: expected at least one row of measurements after the header");
+    }
+    let file_name = file
+        .file_name()
+        .map_or_else(|| name.to_string(), |f| f.to_string_lossy().into_owned());
+    Ok(Imported {
+        meta: json!({ "source": format!("Imported from {file_name} (the measurement table as CSV).") }),
+        cells: cells.into_iter().map(|(_, c)| c).collect(),
+        notes_markdown: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(body: &str) -> anyhow::Result<Imported> {
+        parse_csv(Path::new("m.csv"), &format!("{}\n{body}", header()))
+    }
+
+    #[test]
+    fn rows_become_cells_with_every_figure() {
+        let got = parse(
+            "prefill,8192,1,valid,,18900.5,,433.25,,,,,,8192\n\
+             decode,8192,4,requests_queued,the server reported waiting requests,1412.4,117.7,126,8.5,3.9,12,42372,30,\n\
+             decode,65536,128,over_capacity,too big,,,,,,,,,\n",
+        )
+        .unwrap();
+        assert_eq!(got.cells.len(), 3);
+        let Cell::Prefill(p) = &got.cells[0] else {
+            panic!()
+        };
+        assert_eq!(p.prompt_tok_per_s, Some(18900.5));
+        assert_eq!(p.ttft_ms, Some(433.25));
+        assert_eq!(p.prompt_tokens, Some(8192));
+        let Cell::Decode(d) = &got.cells[1] else {
+            panic!()
+        };
+        assert_eq!(d.concurrency, 4);
+        assert_eq!(d.status, Status::RequestsQueued);
+        assert_eq!(
+            d.reason.as_deref(),
+            Some("the server reported waiting requests")
+        );
+        assert_eq!(d.total_tok_per_s, Some(1412.4));
+        assert_eq!(d.tbt_median_ms, Some(8.5));
+        assert_eq!(d.completed_requests, Some(12));
+        assert_eq!(d.output_tokens, Some(42_372));
+        assert_eq!(d.measured_s, Some(30.0));
+        let Cell::Decode(o) = &got.cells[2] else {
+            panic!()
+        };
+        assert_eq!(o.status, Status::OverCapacity);
+        assert_eq!(o.total_tok_per_s, None);
+        assert!(got.meta["source"].as_str().unwrap().contains("m.csv"));
+    }
+
+    #[test]
+    fn a_bad_row_names_its_row_and_column() {
+        let e = parse("decode,8192,four,valid,,1,1,1,1,1,1,1,30,\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "m.csv: row 2, column concurrency: expected a whole number of requests, found \"four\""
+        );
+        let e = parse("decode,8192,4,valid,,NaN,1,1,1,1,1,1,30,\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("m.csv: row 2, column total_tok_per_s: expected a number"),
+            "{e}"
+        );
+        let e = parse("decode,8192,4,valid,,,1,1,1,1,1,1,30,\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("row 2") && e.contains("total_tok_per_s"), "{e}");
+        let e = parse("decode,8192,4\n").unwrap_err().to_string();
+        assert!(e.starts_with("m.csv: row 2:"), "{e}");
+        let twice = "decode,8192,4,error,x,,,,,,,,,\ndecode,8192,4,error,y,,,,,,,,,\n";
+        assert_eq!(
+            parse(twice).unwrap_err().to_string(),
+            "m.csv: rows 2 and 3 are the same cell"
+        );
+        let e = parse_csv(Path::new("m.csv"), "phase,context\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("m.csv: row 1: expected the header phase,context_tokens"),
+            "{e}"
+        );
+        assert!(parse("").is_err(), "a header alone is no run");
+    }
+}
