@@ -300,7 +300,22 @@ async fn looped_only_when_the_model_repeats_itself() {
         step: fast,
         ..Default::default()
     };
-    let run = small_run(looping, "1,2").await;
+    // Loop evidence needs 400 characters of repetition inside the window:
+    // about 100 tokens after the loop starts. Three seconds leave room for
+    // an engine slowed to a third of its speed by a busy machine.
+    let plan = [
+        "--contexts",
+        "1K",
+        "--duration",
+        "3s",
+        "--max-output",
+        "2000",
+        "--metrics-interval",
+        "200ms",
+        "--concurrency",
+        "1,2",
+    ];
+    let run = measure(looping, &plan).await.1;
     for n in [1, 2] {
         let cell = decode(&run, n);
         assert_eq!(cell.status, Status::Looped);

@@ -192,11 +192,11 @@ impl Engine {
         median(&mut v)
     }
 
-    /// Median gap between two emissions of one request, in [t0, t1]: the
-    /// engine's decode step as it really ran (longer than configured when the
-    /// machine is busy).
+    /// The engine's decode step as it really ran (longer than configured
+    /// when the machine is busy): per request, the mean gap between its
+    /// emissions in [t0, t1]; the median over requests.
     pub fn median_step_ms(&self, t0: f64, t1: f64) -> f64 {
-        let mut gaps: Vec<f64> = Vec::new();
+        let mut steps: Vec<f64> = Vec::new();
         for r in self.log.lock().unwrap().iter() {
             let inside: Vec<f64> = r
                 .emissions
@@ -204,9 +204,12 @@ impl Engine {
                 .map(|(t, _)| *t)
                 .filter(|t| *t >= t0 && *t <= t1)
                 .collect();
-            gaps.extend(inside.windows(2).map(|w| (w[1] - w[0]) * 1000.0));
+            if inside.len() >= 2 {
+                let span = inside[inside.len() - 1] - inside[0];
+                steps.push(span * 1000.0 / (inside.len() - 1) as f64);
+            }
         }
-        median(&mut gaps)
+        median(&mut steps)
     }
 
     /// Median over tokens of each request's (last - first emission) / tokens
