@@ -87,7 +87,10 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     // some milliseconds on a shared 2-core machine, which its own arrival
     // stamps cannot see. So the truth is the engine's first-token times,
     // measured from the window's start, less when the runner sent the
-    // requests (all streams send their first request at once).
+    // requests. The streams send their first requests together but not at
+    // one instant, and which request the engine served first is not logged,
+    // so the truth is a range: from the median first token less the last
+    // send to the same less the first send.
     let ttft = cell.ttft_median_ms.unwrap();
     let mut starts: Vec<f64> = detail.requests.iter().map(|r| r.start_s * 1000.0).collect();
     starts.sort_by(f64::total_cmp);
@@ -96,8 +99,11 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
         "x{}: the streams did not start together: {starts:?}",
         cell.concurrency
     );
-    let truth_ttft =
-        emu.engine.median_first_token_ms_after(t0, t0 + window) - starts[(starts.len() - 1) / 2];
+    let first_tokens = emu.engine.median_first_token_ms_after(t0, t0 + window);
+    let (earliest, latest) = (
+        first_tokens - starts[starts.len() - 1],
+        first_tokens - starts[0],
+    );
     // No token reaches the client before the engine emits it (0.5 ms for
     // the two clocks). Above the truth, one stream gets 2 ms; N streams also
     // half a decode step: on a busy 2-core machine their first chunks queue
@@ -111,10 +117,11 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
         2.0 + step_ms / 2.0
     };
     assert!(
-        ttft >= truth_ttft - 0.5 && ttft <= truth_ttft + above,
-        "x{}: TTFT {ttft:.2} ms vs emulator {truth_ttft:.2} ms (allowed: -0.5 to +{above} ms)",
+        ttft >= earliest - 0.5 && ttft <= latest + above,
+        "x{}: TTFT {ttft:.2} ms vs emulator {earliest:.2} to {latest:.2} ms after send (allowed: 0.5 below to {above} above)",
         cell.concurrency
     );
+    let truth_ttft = first_tokens - starts[(starts.len() - 1) / 2];
     eprintln!(
         "x{}: TTFT {ttft:.2} ms, engine first tokens {truth_ttft:.2} ms after send, engine-side TTFT {:.2} ms",
         cell.concurrency,
