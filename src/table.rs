@@ -22,8 +22,10 @@ enum Kind {
     /// A number a cell may hold: shown with `show`, read back with `parse`,
     /// sorted by and exported as the number itself.
     Number {
-        get: fn(&Cell) -> Option<f64>,
-        set: fn(&mut Cell, f64) -> Result<(), ParseError>,
+        /// Where prefill cells keep it; `None` if they do not have it.
+        prefill: Option<Field<PrefillCell>>,
+        /// Where decode cells keep it.
+        decode: Option<Field<DecodeCell>>,
         show: fn(f64) -> String,
         parse: fn(&str) -> Result<f64, ParseError>,
     },
@@ -35,6 +37,12 @@ enum Kind {
         read_shown: fn(&mut Cell, &str) -> Result<(), ParseError>,
         read_raw: fn(&mut Cell, &str) -> Result<(), ParseError>,
     },
+}
+
+/// One number field of a phase's cells, as a float.
+struct Field<C> {
+    get: fn(&C) -> Option<f64>,
+    set: fn(&mut C, f64),
 }
 
 fn err(expected: &'static str, found: &str) -> ParseError {
@@ -65,20 +73,6 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
         set(c)
     }
     Ok(())
-}
-
-fn on_prefill(cell: &mut Cell, set: impl FnOnce(&mut PrefillCell)) -> Result<(), ParseError> {
-    if let Cell::Prefill(c) = cell {
-        set(c)
-    }
-    Ok(())
-}
-
-fn decode_only(cell: &Cell, get: impl FnOnce(&DecodeCell) -> Option<f64>) -> Option<f64> {
-    match cell {
-        Cell::Decode(c) => get(c),
-        Cell::Prefill(_) => None,
-    }
 }
 
 /// Every column, in the CSV's order; the page shows those with a header.
@@ -197,17 +191,14 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Total tok/s"),
         csv_name: "total_tok_per_s",
         kind: Kind::Number {
-            get: |c| match c {
-                Cell::Prefill(p) => p.prompt_tok_per_s,
-                Cell::Decode(d) => d.total_tok_per_s,
-            },
-            set: |c, v| {
-                match c {
-                    Cell::Prefill(p) => p.prompt_tok_per_s = Some(v),
-                    Cell::Decode(d) => d.total_tok_per_s = Some(v),
-                }
-                Ok(())
-            },
+            prefill: Some(Field {
+                get: |p| p.prompt_tok_per_s,
+                set: |p, v| p.prompt_tok_per_s = Some(v),
+            }),
+            decode: Some(Field {
+                get: |d| d.total_tok_per_s,
+                set: |d, v| d.total_tok_per_s = Some(v),
+            }),
             show: format::tok_per_s,
             parse: format::parse_tok_per_s,
         },
@@ -216,8 +207,11 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Per request tok/s"),
         csv_name: "per_request_tok_per_s",
         kind: Kind::Number {
-            get: |c| decode_only(c, |d| d.per_request_tok_per_s),
-            set: |c, v| on_decode(c, |d| d.per_request_tok_per_s = Some(v)),
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.per_request_tok_per_s,
+                set: |d, v| d.per_request_tok_per_s = Some(v),
+            }),
             show: format::tok_per_s,
             parse: format::parse_tok_per_s,
         },
@@ -226,17 +220,14 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("TTFT"),
         csv_name: "ttft_ms",
         kind: Kind::Number {
-            get: |c| match c {
-                Cell::Prefill(p) => p.ttft_ms,
-                Cell::Decode(d) => d.ttft_median_ms,
-            },
-            set: |c, v| {
-                match c {
-                    Cell::Prefill(p) => p.ttft_ms = Some(v),
-                    Cell::Decode(d) => d.ttft_median_ms = Some(v),
-                }
-                Ok(())
-            },
+            prefill: Some(Field {
+                get: |p| p.ttft_ms,
+                set: |p, v| p.ttft_ms = Some(v),
+            }),
+            decode: Some(Field {
+                get: |d| d.ttft_median_ms,
+                set: |d, v| d.ttft_median_ms = Some(v),
+            }),
             show: format::millis,
             parse: format::parse_millis,
         },
@@ -245,8 +236,11 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Time between tokens"),
         csv_name: "tbt_ms",
         kind: Kind::Number {
-            get: |c| decode_only(c, |d| d.tbt_median_ms),
-            set: |c, v| on_decode(c, |d| d.tbt_median_ms = Some(v)),
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.tbt_median_ms,
+                set: |d, v| d.tbt_median_ms = Some(v),
+            }),
             show: format::millis_tenths,
             parse: format::parse_millis,
         },
@@ -255,8 +249,11 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Average active requests"),
         csv_name: "avg_active_requests",
         kind: Kind::Number {
-            get: |c| decode_only(c, |d| d.avg_active_requests),
-            set: |c, v| on_decode(c, |d| d.avg_active_requests = Some(v)),
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.avg_active_requests,
+                set: |d, v| d.avg_active_requests = Some(v),
+            }),
             show: format::tenths,
             parse: format::parse_grouped,
         },
@@ -296,8 +293,11 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Output tokens"),
         csv_name: "output_tokens",
         kind: Kind::Number {
-            get: |c| decode_only(c, |d| d.output_tokens.map(|v| v as f64)),
-            set: |c, v| on_decode(c, |d| d.output_tokens = Some(v as u64)),
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.output_tokens.map(|v| v as f64),
+                set: |d, v| d.output_tokens = Some(v as u64),
+            }),
             show: |v| format::count(v as u64),
             parse: count,
         },
@@ -306,8 +306,11 @@ pub static COLUMNS: [Column; 14] = [
         header: Some("Measured for"),
         csv_name: "measured_s",
         kind: Kind::Number {
-            get: |c| decode_only(c, |d| d.measured_s),
-            set: |c, v| on_decode(c, |d| d.measured_s = Some(v)),
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.measured_s,
+                set: |d, v| d.measured_s = Some(v),
+            }),
             show: format::seconds,
             parse: format::parse_seconds,
         },
@@ -316,15 +319,21 @@ pub static COLUMNS: [Column; 14] = [
         header: None,
         csv_name: "prompt_tokens",
         kind: Kind::Number {
-            get: |c| {
-                match c {
-                    Cell::Prefill(p) => p.prompt_tokens,
-                    Cell::Decode(d) => d.detail.as_ref().and_then(|x| x.prompt_tokens),
-                }
-                .map(|v| v as f64)
-            },
-            // Only a prefill cell keeps it outside its raw detail.
-            set: |c, v| on_prefill(c, |p| p.prompt_tokens = Some(v as u64)),
+            prefill: Some(Field {
+                get: |p| p.prompt_tokens.map(|v| v as f64),
+                set: |p, v| p.prompt_tokens = Some(v as u64),
+            }),
+            // A decode cell keeps it in its raw detail, which a CSV row does
+            // not carry: it is exported, not read back.
+            decode: Some(Field {
+                get: |d| {
+                    d.detail
+                        .as_ref()
+                        .and_then(|x| x.prompt_tokens)
+                        .map(|v| v as f64)
+                },
+                set: |_, _| {},
+            }),
             show: |v| format::count(v as u64),
             parse: count,
         },
@@ -398,11 +407,40 @@ fn optional_raw<T>(
     }
 }
 
+impl Kind {
+    /// A number column's value in `cell`.
+    fn number(&self, cell: &Cell) -> Option<f64> {
+        let Kind::Number {
+            prefill, decode, ..
+        } = self
+        else {
+            return None;
+        };
+        match cell {
+            Cell::Prefill(p) => prefill.as_ref().and_then(|f| (f.get)(p)),
+            Cell::Decode(d) => decode.as_ref().and_then(|f| (f.get)(d)),
+        }
+    }
+
+    /// Sets a number column's value in `cell`, if its phase has the figure.
+    fn set_number(&self, cell: &mut Cell, v: f64) {
+        if let Kind::Number {
+            prefill, decode, ..
+        } = self
+        {
+            match cell {
+                Cell::Prefill(p) => prefill.iter().for_each(|f| (f.set)(p, v)),
+                Cell::Decode(d) => decode.iter().for_each(|f| (f.set)(d, v)),
+            }
+        }
+    }
+}
+
 impl Column {
     /// The text a page shows for `cell` (a dash for a missing number).
     pub fn shown(&self, cell: &Cell) -> String {
         match &self.kind {
-            Kind::Number { get, show, .. } => get(cell).map_or(DASH.into(), show),
+            Kind::Number { show, .. } => self.kind.number(cell).map_or(DASH.into(), show),
             Kind::Other { show, .. } => show(cell),
         }
     }
@@ -410,7 +448,7 @@ impl Column {
     /// The value a page sorts `cell` by ("" for none).
     pub fn sort_key(&self, cell: &Cell) -> String {
         match &self.kind {
-            Kind::Number { get, .. } => get(cell).map_or(String::new(), |v| v.to_string()),
+            Kind::Number { .. } => self.raw(cell),
             Kind::Other { sort_key, .. } => sort_key(cell),
         }
     }
@@ -418,7 +456,10 @@ impl Column {
     /// The raw value the CSV holds for `cell` ("" for none).
     pub fn raw(&self, cell: &Cell) -> String {
         match &self.kind {
-            Kind::Number { get, .. } => get(cell).map_or(String::new(), |v| v.to_string()),
+            Kind::Number { .. } => self
+                .kind
+                .number(cell)
+                .map_or(String::new(), |v| v.to_string()),
             Kind::Other { raw, .. } => raw(cell),
         }
     }
@@ -427,10 +468,12 @@ impl Column {
     /// have are left alone: the importer checks the row shows again as read.
     pub fn read_shown(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
         match &self.kind {
-            Kind::Number { set, parse, .. } => match format::parse_optional(text, parse)? {
-                Some(v) => set(cell, v),
-                None => Ok(()),
-            },
+            Kind::Number { parse, .. } => {
+                if let Some(v) = format::parse_optional(text, parse)? {
+                    self.kind.set_number(cell, v);
+                }
+                Ok(())
+            }
             Kind::Other { read_shown, .. } => read_shown(cell, text),
         }
     }
@@ -438,10 +481,12 @@ impl Column {
     /// Reads a CSV value into `cell`.
     pub fn read_raw(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
         match &self.kind {
-            Kind::Number { set, .. } => match optional_raw(text, raw_number)? {
-                Some(v) => set(cell, v),
-                None => Ok(()),
-            },
+            Kind::Number { .. } => {
+                if let Some(v) = optional_raw(text, raw_number)? {
+                    self.kind.set_number(cell, v);
+                }
+                Ok(())
+            }
             Kind::Other { read_raw, .. } => read_raw(cell, text),
         }
     }
@@ -470,6 +515,20 @@ pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)>
         column
             .read_shown(&mut cell, text)
             .map_err(|e| (column.header.unwrap_or(column.csv_name), e))?;
+    }
+    Ok(cell)
+}
+
+/// A cell read from a CSV row's values, one per column of [`COLUMNS`]. The
+/// error names the column's CSV name.
+pub fn read_csv_row<'a>(
+    values: impl IntoIterator<Item = &'a str>,
+) -> Result<Cell, (&'static str, ParseError)> {
+    let mut cell = Cell::Decode(blank_decode());
+    for (column, value) in COLUMNS.iter().zip(values) {
+        column
+            .read_raw(&mut cell, value)
+            .map_err(|e| (column.csv_name, e))?;
     }
     Ok(cell)
 }
@@ -553,10 +612,8 @@ mod tests {
                 ttft_ms: Some(866.9),
             }),
         ] {
-            let mut read = Cell::Decode(blank_decode());
-            for col in &COLUMNS {
-                col.read_raw(&mut read, &col.raw(&c)).unwrap();
-            }
+            let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
+            let read = read_csv_row(raw.iter().map(String::as_str)).unwrap();
             assert_eq!(read, c);
         }
     }

@@ -8,8 +8,8 @@ use anyhow::bail;
 use serde_json::json;
 
 use super::Imported;
-use crate::model::{Cell, DecodeCell, Status};
-use crate::table::COLUMNS;
+use crate::model::Cell;
+use crate::table::{self, COLUMNS};
 
 /// The header line of the format.
 pub fn header() -> String {
@@ -44,18 +44,14 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
     for (i, record) in reader.records().enumerate() {
         let row = i + 2;
         let record = record.map_err(|e| anyhow::anyhow!("{name}: row {row}: {e}"))?;
-        let mut cell = Cell::Decode(DecodeCell::without_figures(0, 1, Status::Valid, None));
-        for (column, value) in COLUMNS.iter().zip(record.iter()) {
-            column.read_raw(&mut cell, value).map_err(|e| {
-                anyhow::anyhow!(
-                    "{name}: row {row}, column {}: expected {}, found {:?}",
-                    column.csv_name,
-                    e.expected,
-                    e.found
-                )
-            })?;
-        }
-        crate::store::validate_cell(file, &cell).map_err(|e| anyhow::anyhow!("row {row}: {e}"))?;
+        let cell = table::read_csv_row(record.iter()).map_err(|(column, e)| {
+            anyhow::anyhow!(
+                "{name}: row {row}, column {column}: expected {}, found {:?}",
+                e.expected,
+                e.found
+            )
+        })?;
+        crate::store::validate_cell(file, &cell).map_err(|e| anyhow::anyhow!("{e} (row {row})"))?;
         if let Some((first, _)) = cells.iter().find(|(_, c)| c.key() == cell.key()) {
             bail!("{name}: rows {first} and {row} are the same cell");
         }
@@ -77,6 +73,7 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Status;
 
     fn parse(body: &str) -> anyhow::Result<Imported> {
         parse_csv(Path::new("m.csv"), &format!("{}\n{body}", header()))
