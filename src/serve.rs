@@ -138,12 +138,24 @@ fn header(name: &str, value: &str) -> tiny_http::Header {
     tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("valid header")
 }
 
+/// Whether a file event can change what a build reads. Reading a file is an
+/// event too (inotify reports opens and closes), and a rebuild reads every
+/// file: reacting to those made each rebuild trigger the next, forever.
+fn changes_content(kind: &notify::EventKind) -> bool {
+    use notify::EventKind::{Access, Any, Modify, Other};
+    use notify::event::ModifyKind;
+    !matches!(
+        kind,
+        Access(_) | Modify(ModifyKind::Metadata(_)) | Any | Other
+    )
+}
+
 /// Rebuilds `site` whenever something under `data` changes. Events are
 /// gathered for a moment first, so one save does not cause several builds.
 fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::RecommendedWatcher> {
     let (tx, rx) = mpsc::channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok() {
+        if event.is_ok_and(|e| changes_content(&e.kind)) {
             let _ = tx.send(());
         }
     })
@@ -170,6 +182,30 @@ fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::Recomme
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_the_data_is_not_a_change_but_writing_it_is() {
+        use notify::EventKind;
+        use notify::event::{
+            AccessKind, AccessMode, CreateKind, DataChange, MetadataKind, ModifyKind, RemoveKind,
+            RenameMode,
+        };
+        for read in [
+            EventKind::Access(AccessKind::Open(AccessMode::Read)),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::AccessTime)),
+        ] {
+            assert!(!changes_content(&read), "{read:?}");
+        }
+        for write in [
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            EventKind::Create(CreateKind::File),
+            EventKind::Remove(RemoveKind::File),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+        ] {
+            assert!(changes_content(&write), "{write:?}");
+        }
+    }
 
     fn site() -> Site {
         let mut s = Site::default();

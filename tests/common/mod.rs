@@ -47,14 +47,13 @@ pub struct SitegenServe {
 impl SitegenServe {
     pub fn start(data: &Path, base_path: &str) -> SitegenServe {
         use std::io::BufRead;
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
-            .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
-            .arg(data)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stderr = child.stderr.take().unwrap();
+        let (mut process, line) = spawn_with_first_line(
+            std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
+                .args(["serve", "--port", "0", "--base-path", base_path, "--data"])
+                .arg(data),
+            std::process::Stdio::piped(),
+        );
+        let stderr = process.0.stderr.take().unwrap();
         let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
         let sink = std::sync::Arc::clone(&log);
         std::thread::spawn(move || {
@@ -68,17 +67,13 @@ impl SitegenServe {
                 log.push('\n');
             }
         });
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
         let base_url = line
             .trim()
             .strip_prefix("serving ")
             .unwrap_or_else(|| panic!("unexpected first line from sitegen serve: {line:?}"))
             .to_string();
         SitegenServe {
-            _process: Background(child),
+            _process: process,
             base_url,
             log,
         }
