@@ -198,8 +198,9 @@ pub async fn decode_window(
         Some(handle) => handle.await.ok().flatten(),
         None => None,
     };
-    if let (Some(s), Some(before), Some(after)) =
-        (&mut server, counters_before, decode_counters(client).await)
+    // Read the counters again only when they were read before the window.
+    if let (Some(s), Some(before)) = (&mut server, counters_before)
+        && let Some(after) = decode_counters(client).await
     {
         s.generation_tokens_delta = after.generated_since(&before);
         s.ms_per_token = after.ms_per_token_since(&before);

@@ -26,14 +26,10 @@ pub fn run<T: Send + Sync + 'static>(
         Err(String::new())
     } else {
         find()
+            .map(Arc::new)
+            .inspect_err(|why| eprintln!("{tier} tier: {why}"))
     };
     let in_ci = std::env::var_os("CI").is_some();
-    let tools = tools.map(Arc::new).map_err(|why| {
-        if !args.list {
-            eprintln!("{tier} tier: {why}");
-        }
-        why
-    });
     let trials = tests
         .into_iter()
         .map(|(name, body)| {
