@@ -218,6 +218,20 @@ async fn decode_counters(client: &Client) -> Option<metrics::DecodeCounters> {
     Some(metrics::DecodeCounters::read(&metrics::parse(&text)))
 }
 
+/// When, after a window's start, the server is sampled: every `every`
+/// strictly inside the window (one interval in, never at the deadline), or
+/// once halfway through a window shorter than the interval.
+fn sample_offsets(window: Duration, every: Duration) -> Vec<Duration> {
+    let mut at: Vec<Duration> = (1..)
+        .map(|k| every * k)
+        .take_while(|t| *t < window)
+        .collect();
+    if at.is_empty() {
+        at.push(window / 2);
+    }
+    at
+}
+
 /// Samples the server's running and waiting requests every `every` until the deadline.
 async fn sample_server(
     client: &Client,
@@ -228,21 +242,22 @@ async fn sample_server(
     let mut samples = Vec::new();
     // The first sample comes one interval in: at the window's very start the
     // requests are still on their way and the server would read as idle.
-    let mut next = t0;
-    loop {
-        next = (next + every).min(deadline);
-        tokio::time::sleep_until(next.into()).await;
+    // A sample counts only if its answer came back before the deadline: at
+    // the deadline the runner cancels its requests, and a gauge read after
+    // that (a busy machine delays the read) would count them as gone.
+    for offset in sample_offsets(deadline.duration_since(t0), every) {
+        tokio::time::sleep_until((t0 + offset).into()).await;
         let now = Instant::now();
         if let Ok(text) = client.get_text("/metrics").await {
+            if Instant::now() >= deadline {
+                break;
+            }
             let parsed = metrics::parse(&text);
             samples.push(MetricSample {
                 t_s: now.duration_since(t0).as_secs_f64(),
                 running: metrics::first_sum(&parsed, &metrics::RUNNING),
                 waiting: metrics::first_sum(&parsed, &metrics::WAITING),
             });
-        }
-        if next >= deadline {
-            break;
         }
     }
     if samples.is_empty() {
@@ -257,4 +272,29 @@ async fn sample_server(
         ms_per_token: None,
         client_output_tokens: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(v: u64) -> Duration {
+        Duration::from_millis(v)
+    }
+
+    #[test]
+    fn samples_fall_strictly_inside_the_window() {
+        // Never at the deadline, when the runner is cancelling its requests.
+        assert_eq!(
+            sample_offsets(ms(3000), ms(500)),
+            [500, 1000, 1500, 2000, 2500].map(ms)
+        );
+        assert_eq!(sample_offsets(ms(1000), ms(300)), [300, 600, 900].map(ms));
+    }
+
+    #[test]
+    fn a_window_shorter_than_the_interval_is_sampled_once_halfway() {
+        assert_eq!(sample_offsets(ms(800), ms(1000)), [ms(400)]);
+        assert_eq!(sample_offsets(ms(1000), ms(1000)), [ms(500)]);
+    }
 }
