@@ -29,11 +29,12 @@ pub const DECODE_CAPTION: &str =
 pub fn decode_test_label(t: DecodeTest) -> &'static str {
     match t {
         DecodeTest::FixedDuration => "Fixed duration",
+        DecodeTest::RequestBurst => "Request burst",
     }
 }
 
 pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
-    [DecodeTest::FixedDuration]
+    [DecodeTest::FixedDuration, DecodeTest::RequestBurst]
         .into_iter()
         .find(|t| decode_test_label(*t) == text)
 }

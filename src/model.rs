@@ -84,11 +84,17 @@ pub struct RunSettings {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmark_tool: Option<BenchmarkTool>,
     pub decode_test: DecodeTest,
-    pub prefill_mode: PrefillMode,
-    /// Length of one sustained-decode window in seconds.
-    pub seconds_per_measurement: f64,
-    /// `max_tokens` of each decode request.
-    pub max_output_tokens: u32,
+    /// How prefill was measured; absent when the run has no prefill cells
+    /// (a burst tool measures none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_mode: Option<PrefillMode>,
+    /// Length of one sustained-decode window in seconds; absent for request
+    /// bursts, whose length each cell records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_per_measurement: Option<f64>,
+    /// `max_tokens` of each decode request, where the source says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -105,6 +111,10 @@ pub struct BenchmarkTool {
 pub enum DecodeTest {
     /// N streams kept busy for a fixed window; finished requests are replaced at once.
     FixedDuration,
+    /// A fixed number of requests with at most N in flight, timed from the
+    /// first sent to the last finished: ramp-up and drain are inside the
+    /// figures (`vllm bench serve`, SGLang's bench_serving, guidellm).
+    RequestBurst,
 }
 
 /// How prefill was measured.
@@ -241,6 +251,14 @@ impl Cell {
         }
     }
 
+    /// The tool that measured the cell, when it was imported.
+    pub fn measured_by(&self) -> Option<&MeasuredBy> {
+        match self {
+            Cell::Prefill(c) => c.measured_by.as_ref(),
+            Cell::Decode(c) => c.measured_by.as_ref(),
+        }
+    }
+
     /// Identity of the cell within its run: (phase, context, concurrency).
     pub fn key(&self) -> CellKey {
         match self {
@@ -305,6 +323,9 @@ pub struct PrefillCell {
     /// Time to first token of the cold prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
+    /// The tool that measured the cell when it was not `sitegen run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<MeasuredBy>,
 }
 
 /// Sustained decode: `concurrency` streams kept busy for a fixed window.
@@ -345,6 +366,26 @@ pub struct DecodeCell {
     /// Raw material behind the figures, kept by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<DecodeDetail>>,
+    /// The tool that measured the cell when it was not `sitegen run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<MeasuredBy>,
+}
+
+/// A cell imported from another benchmark tool's result file: which tool,
+/// how that tool defines the figures where it differs from
+/// docs/measurement.md, and the tool's own record of the cell, untouched.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MeasuredBy {
+    /// The tool as the Run card names it, e.g. "vllm bench serve".
+    pub tool: String,
+    /// Field name (`total_tok_per_s`, ...) to how the tool defines it, for
+    /// each figure whose definition differs from sitegen's.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub definitions: std::collections::BTreeMap<String, String>,
+    /// The tool's record of this cell as the file had it (secrets redacted).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub raw: serde_json::Value,
 }
 
 impl DecodeCell {
@@ -369,6 +410,7 @@ impl DecodeCell {
             output_tokens: None,
             measured_s: None,
             detail: None,
+            measured_by: None,
         }
     }
 }

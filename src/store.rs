@@ -267,15 +267,16 @@ fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
     if meta.hardware.gpu_count == 0 {
         return Err(field_err(path, "hardware.gpu_count", "expected at least 1"));
     }
-    let secs = meta.run.seconds_per_measurement;
-    if !(secs.is_finite() && secs > 0.0) {
+    if let Some(secs) = meta.run.seconds_per_measurement
+        && !(secs.is_finite() && secs > 0.0)
+    {
         return Err(field_err(
             path,
             "run.seconds_per_measurement",
             format!("expected a positive number of seconds, found {secs}"),
         ));
     }
-    if meta.run.max_output_tokens == 0 {
+    if meta.run.max_output_tokens == Some(0) {
         return Err(field_err(
             path,
             "run.max_output_tokens",

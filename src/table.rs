@@ -348,6 +348,7 @@ fn blank_prefill() -> PrefillCell {
         prompt_tokens: None,
         prompt_tok_per_s: None,
         ttft_ms: None,
+        measured_by: None,
     }
 }
 
@@ -498,6 +499,15 @@ pub fn page_columns() -> impl Iterator<Item = &'static Column> {
 }
 
 /// The page's headers.
+/// The page's name of the column stored as `csv_name`, e.g. "Total tok/s"
+/// for `total_tok_per_s`: how a figure is named wherever it is explained.
+pub fn label_of(csv_name: &str) -> Option<&'static str> {
+    COLUMNS
+        .iter()
+        .find(|c| c.csv_name == csv_name)
+        .map(|c| c.header.unwrap_or(c.csv_name))
+}
+
 pub fn page_headers() -> Vec<&'static str> {
     page_columns().filter_map(|c| c.header).collect()
 }
@@ -610,6 +620,7 @@ mod tests {
                 prompt_tokens: Some(16_384),
                 prompt_tok_per_s: Some(18_900.5),
                 ttft_ms: Some(866.9),
+                measured_by: None,
             }),
         ] {
             let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();

@@ -191,7 +191,7 @@ async fn figures_match_the_engine_log_at_1_and_64_streams() {
     let p = prefill(&run);
     assert_eq!(p.prompt_tokens, Some(512));
     assert_eq!(run.meta.engine.name, "vllm");
-    assert_eq!(run.meta.run.max_output_tokens, 60_000);
+    assert_eq!(run.meta.run.max_output_tokens, Some(60_000));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -188,15 +188,12 @@ fn read_meta_patch(path: &Path) -> anyhow::Result<Value> {
 }
 
 /// The fields a run needs that a foreign file may not say, as JSON paths.
-const REQUIRED: [&str; 8] = [
+const REQUIRED: [&str; 5] = [
     "model",
     "hardware.gpu",
     "hardware.gpu_count",
     "engine.name",
     "run.decode_test",
-    "run.prefill_mode",
-    "run.seconds_per_measurement",
-    "run.max_output_tokens",
 ];
 
 fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {

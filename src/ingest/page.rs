@@ -318,9 +318,9 @@ impl<'a> Parser<'a> {
             revision: owned(run, "Revision"),
             benchmark_tool: get(run, "Benchmark tool").map(|(_, t)| benchmark_tool(t)),
             decode_test,
-            prefill_mode,
-            seconds_per_measurement,
-            max_output_tokens,
+            prefill_mode: Some(prefill_mode),
+            seconds_per_measurement: Some(seconds_per_measurement),
+            max_output_tokens: Some(max_output_tokens),
         };
 
         let hardware_label = labels::hardware_label(&hardware);
@@ -589,7 +589,7 @@ mod tests {
             (tool.name.as_str(), tool.version.as_deref()),
             ("llm-inference-bench", Some("0.6.2"))
         );
-        assert_eq!(m.run.max_output_tokens, 4096);
+        assert_eq!(m.run.max_output_tokens, Some(4096));
         assert!(
             m.launch_command
                 .as_deref()

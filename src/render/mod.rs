@@ -162,18 +162,17 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
                 ),
                 (
                     "Prefill mode",
-                    Some(labels::prefill_mode_label(run.prefill_mode).into()),
+                    run.prefill_mode
+                        .map(|m| labels::prefill_mode_label(m).into()),
                 ),
                 (
                     "Time per measurement",
-                    Some(format::seconds_setting(run.seconds_per_measurement)),
+                    run.seconds_per_measurement.map(format::seconds_setting),
                 ),
                 (
                     "Max output",
-                    Some(format!(
-                        "{} tokens",
-                        format::count(run.max_output_tokens.into())
-                    )),
+                    run.max_output_tokens
+                        .map(|n| format!("{} tokens", format::count(n.into()))),
                 ),
             ],
         ),

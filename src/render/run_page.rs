@@ -29,6 +29,8 @@ pub struct RunPage {
     pub cards: Vec<Card>,
     pub launch_command: Option<String>,
     pub notes_html: Option<String>,
+    /// How imported figures were defined, one entry per source tool.
+    pub definitions: Vec<ToolDefinitions>,
     pub prefill_svg: Option<String>,
     pub prefill_caption: &'static str,
     pub matrix: Option<Matrix>,
@@ -41,6 +43,52 @@ pub struct RunPage {
     pub source: Option<String>,
     /// Comparison pages this run is part of: (link, title).
     pub comparisons: Vec<(String, String)>,
+}
+
+/// Figures a benchmark tool defines differently from docs/measurement.md.
+pub struct ToolDefinitions {
+    pub tool: String,
+    /// Cells of the run this tool measured.
+    pub cells: usize,
+    /// (column name on the page, the tool's definition), in table order.
+    pub items: Vec<(&'static str, String)>,
+}
+
+/// The definitions every imported cell carries, gathered per tool: a cell's
+/// figures are read with its tool's definitions, not sitegen's.
+pub fn tool_definitions(run: &Run) -> Vec<ToolDefinitions> {
+    let mut out: Vec<ToolDefinitions> = Vec::new();
+    for by in run.cells.iter().filter_map(Cell::measured_by) {
+        let i = match out.iter().position(|t| t.tool == by.tool) {
+            Some(i) => i,
+            None => {
+                out.push(ToolDefinitions {
+                    tool: by.tool.clone(),
+                    cells: 0,
+                    items: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let entry = &mut out[i];
+        entry.cells += 1;
+        for (field, text) in &by.definitions {
+            let label = table::label_of(field).unwrap_or("Other");
+            if !entry.items.iter().any(|(l, t)| *l == label && t == text) {
+                entry.items.push((label, text.clone()));
+            }
+        }
+    }
+    let order = |label: &str| {
+        table::COLUMNS
+            .iter()
+            .position(|c| c.header.unwrap_or(c.csv_name) == label)
+            .unwrap_or(usize::MAX)
+    };
+    for t in &mut out {
+        t.items.sort_by_key(|(label, _)| order(label));
+    }
+    out
 }
 
 /// The sustained-decode matrix: rows are contexts, columns concurrency levels.
@@ -97,6 +145,7 @@ impl RunPage {
             cards: super::cards(&run.meta),
             launch_command: run.meta.launch_command.clone(),
             notes_html: run.notes_markdown.as_deref().map(render_markdown),
+            definitions: tool_definitions(run),
             prefill_svg,
             prefill_caption: labels::PREFILL_CAPTION,
             matrix: matrix(run),

@@ -370,6 +370,7 @@ impl Measure {
             prompt_tokens: r.prompt_tokens,
             prompt_tok_per_s: None,
             ttft_ms: None,
+            measured_by: None,
         };
         let error = match (&r.finish, r.chunks.first(), r.prompt_tokens) {
             (Some(analysis::Finish::Error(e)), _, _) => Some(e.clone()),
@@ -495,6 +496,7 @@ impl Measure {
                 server,
                 loop_evidence: f.loop_evidence,
             })),
+            measured_by: None,
         })
     }
 }
