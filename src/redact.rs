@@ -55,9 +55,74 @@ pub fn redact_command(command: &str) -> String {
     out.join(" ")
 }
 
+/// Whether a JSON key names a secret (`api_key`, `hf_token`, `password`).
+/// Not every key with "token" in it: `max_tokens` is a count.
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace('-', "_");
+    matches!(
+        k.as_str(),
+        "api_key"
+            | "apikey"
+            | "token"
+            | "hf_token"
+            | "access_token"
+            | "authorization"
+            | "password"
+            | "secret"
+            | "bearer"
+    ) || ["_api_key", "_secret", "_password", "_access_token"]
+        .iter()
+        .any(|end| k.ends_with(end))
+}
+
+/// Redacts secrets anywhere in a foreign tool's JSON before it is stored:
+/// the value of a secret-named key, and secret flags or keys inside strings
+/// (a launch command kept as text).
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if secret_key(key) && !v.is_null() {
+                    *v = Value::String(REDACTED.to_string());
+                } else {
+                    redact_json(v);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::String(s) => {
+            let redacted = redact_command(s);
+            if redacted.contains(REDACTED) {
+                *s = redacted;
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_in_foreign_json_are_redacted_and_counts_are_not() {
+        let mut v = serde_json::json!({
+            "api_key": "sk-live-123", "max_tokens": 4096, "total_output_tokens": 10,
+            "args": {"HF_TOKEN": "hf_x", "cmd": "vllm serve m --api-key abc --port 8000"},
+            "list": ["plain text stays as  it is"]
+        });
+        redact_json(&mut v);
+        assert_eq!(v["api_key"], "<redacted>");
+        assert_eq!(v["max_tokens"], 4096);
+        assert_eq!(v["total_output_tokens"], 10);
+        assert_eq!(v["args"]["HF_TOKEN"], "<redacted>");
+        assert_eq!(
+            v["args"]["cmd"],
+            "vllm serve m --api-key <redacted> --port 8000"
+        );
+        assert_eq!(v["list"][0], "plain text stays as  it is");
+    }
 
     #[test]
     fn secrets_are_redacted() {
