@@ -114,8 +114,13 @@ pub fn trim_number(v: f64) -> String {
 
 /// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
 /// A length that is not a whole number of K is written in tokens: "3,000".
+/// How a context of 0 tokens (a decode cell with no prompt) is labelled.
+pub const NO_PROMPT: &str = "0 (no prompt)";
+
 pub fn context_label(tokens: u64) -> String {
-    if tokens >= TOKENS_PER_K && tokens.is_multiple_of(TOKENS_PER_K) {
+    if tokens == 0 {
+        NO_PROMPT.to_string()
+    } else if tokens >= TOKENS_PER_K && tokens.is_multiple_of(TOKENS_PER_K) {
         format!("{}K", tokens / TOKENS_PER_K)
     } else {
         count(tokens)
@@ -218,6 +223,9 @@ pub fn parse_seconds(text: &str) -> Result<f64, ParseError> {
 /// Reads a context label ("8K", "1019K", "3,000") back into tokens.
 pub fn parse_context_label(text: &str) -> Result<u64, ParseError> {
     const WHAT: &str = "a context length like 8K";
+    if text == NO_PROMPT {
+        return Ok(0);
+    }
     match text.strip_suffix('K') {
         Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => k
             .parse::<u64>()
@@ -305,6 +313,8 @@ mod tests {
         assert_eq!(context_label(1_048_576), "1024K");
         assert_eq!(context_label(3_000), "3,000");
         assert_eq!(context_label(512), "512");
+        assert_eq!(context_label(0), "0 (no prompt)");
+        assert_eq!(parse_context_label("0 (no prompt)"), Ok(0));
         assert_eq!(parse_context_label("8K"), Ok(8_192));
         assert_eq!(parse_context_label("1019K"), Ok(1_043_456));
         assert_eq!(parse_context_label("251K"), Ok(257_024));

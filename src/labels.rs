@@ -42,11 +42,12 @@ pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
 pub fn prefill_mode_label(m: PrefillMode) -> &'static str {
     match m {
         PrefillMode::DecodeWarmup => "Measured during decode warm-up",
+        PrefillMode::Standalone => "Measured on its own, cold",
     }
 }
 
 pub fn parse_prefill_mode_label(text: &str) -> Option<PrefillMode> {
-    [PrefillMode::DecodeWarmup]
+    [PrefillMode::DecodeWarmup, PrefillMode::Standalone]
         .into_iter()
         .find(|m| prefill_mode_label(*m) == text)
 }

@@ -123,6 +123,8 @@ pub enum DecodeTest {
 pub enum PrefillMode {
     /// The first (cold) request of each context, sent while warming the prompt cache.
     DecodeWarmup,
+    /// Cold requests of their own, sent before any decode cell.
+    Standalone,
 }
 
 /// What a cell's figures may be read as.

@@ -324,8 +324,14 @@ fn figure_presence(
 /// Checks what serde cannot: figures that a status requires or forbids.
 pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
     let status = cell.status();
-    if cell.context_tokens() == 0 {
-        return Err(field_err(path, "context_tokens", "expected at least 1"));
+    // A decode cell may have no prompt at all (llm_decode_bench's context 0);
+    // a prefill cell measures a prompt, so it has one.
+    if cell.context_tokens() == 0 && matches!(cell, Cell::Prefill(_)) {
+        return Err(field_err(
+            path,
+            "context_tokens",
+            "expected at least 1 for a prefill cell",
+        ));
     }
     let reason = match cell {
         Cell::Prefill(c) => &c.reason,
@@ -417,14 +423,26 @@ pub fn write_meta(run_dir: &Path, meta: &RunMeta) -> Result<(), StoreError> {
     write_atomically(&path, to_json(meta).as_bytes())
 }
 
-/// Writes a whole run as `data_dir/<id>/`. The run is assembled in a hidden
-/// folder and renamed into place; an existing run is replaced only with `force`.
-pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, StoreError> {
+/// Checks everything [`write_run`] would refuse, writing nothing: so that
+/// several runs are written only when every one of them can be.
+pub fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), StoreError> {
     check_run_id(&run.id)?;
     let target = data_dir.join(&run.id);
     if target.exists() && !force {
         return Err(StoreError::RunExists { path: target });
     }
+    validate_meta(&target.join(RUN_FILE), &run.meta)?;
+    for cell in &run.cells {
+        validate_cell(&target.join(CELLS_DIR).join(cell.key().file_name()), cell)?;
+    }
+    Ok(())
+}
+
+/// Writes a whole run as `data_dir/<id>/`. The run is assembled in a hidden
+/// folder and renamed into place; an existing run is replaced only with `force`.
+pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, StoreError> {
+    check_run(data_dir, run, force)?;
+    let target = data_dir.join(&run.id);
     fs::create_dir_all(data_dir).map_err(io_err(data_dir))?;
     let staging = tempfile::Builder::new()
         .prefix(&format!(".tmp-{}-", run.id))

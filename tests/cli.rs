@@ -218,7 +218,7 @@ fn ingest_recognises_the_format_or_says_which_it_reads() {
     let out = sitegen(&["ingest", "vllm-bnech", &page, "--data", "d"], tmp.path());
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, auto)"),
+        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, llm-decode-bench, vllm-bench, guidellm, sglang-bench, auto)"),
         "{}",
         stderr(&out)
     );

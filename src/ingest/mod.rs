@@ -5,8 +5,14 @@
 //! overrides the cards; [`crate::store`] writes the runs only after every
 //! input was read, so a bad file writes nothing.
 
+pub mod burst;
 pub mod csv;
+pub mod guidellm;
+pub mod json;
+pub mod llm_decode_bench;
 pub mod page;
+pub mod sglang_bench;
+pub mod vllm_bench;
 
 use std::path::{Path, PathBuf};
 
@@ -22,16 +28,35 @@ pub enum Format {
     Page,
     /// The measurement table as a run page's `measurements.csv` exports it.
     Csv,
+    /// The results JSON of llm_decode_bench.py (llm-inference-bench).
+    LlmDecodeBench,
+    /// `vllm bench serve --save-result` JSON, one file per burst.
+    VllmBench,
+    /// guidellm's `benchmarks.json`.
+    Guidellm,
+    /// SGLang `bench_serving --output-file` JSONL, one line per burst.
+    SglangBench,
 }
 
 impl Format {
-    pub const ALL: [Format; 2] = [Format::Page, Format::Csv];
+    pub const ALL: [Format; 6] = [
+        Format::Page,
+        Format::Csv,
+        Format::LlmDecodeBench,
+        Format::VllmBench,
+        Format::Guidellm,
+        Format::SglangBench,
+    ];
 
     /// The name on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Format::Page => "page",
             Format::Csv => "csv",
+            Format::LlmDecodeBench => "llm-decode-bench",
+            Format::VllmBench => "vllm-bench",
+            Format::Guidellm => "guidellm",
+            Format::SglangBench => "sglang-bench",
         }
     }
 
@@ -39,21 +64,49 @@ impl Format {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    /// Recognises a format by a file's content.
+    /// Recognises a format by a file's content: a page's first line, the CSV
+    /// header, or the keys each tool's JSON (or first JSONL line) has.
     pub fn detect(text: &str) -> Option<Format> {
         if text.starts_with(page::FIRST_LINE) {
-            Some(Format::Page)
-        } else if text.lines().next().map(str::trim_end) == Some(&csv::header()) {
-            Some(Format::Csv)
-        } else {
-            None
+            return Some(Format::Page);
         }
+        if text.lines().next().map(str::trim_end) == Some(&csv::header()) {
+            return Some(Format::Csv);
+        }
+        let probe = Path::new("");
+        if let Ok(v) = json::parse_python_json(probe, text) {
+            if llm_decode_bench::looks_like(&v) {
+                return Some(Format::LlmDecodeBench);
+            }
+            if vllm_bench::looks_like(&v) {
+                return Some(Format::VllmBench);
+            }
+            if guidellm::looks_like(&v) {
+                return Some(Format::Guidellm);
+            }
+        }
+        let first_line = text.lines().find(|l| !l.trim().is_empty())?;
+        json::parse_python_json(probe, first_line)
+            .ok()
+            .filter(sglang_bench::looks_like)
+            .map(|_| Format::SglangBench)
     }
 
-    fn read(self, file: &Path, text: &str, id: &str) -> anyhow::Result<Imported> {
+    /// Whether all the files given make one run (one file per cell) rather
+    /// than one run each.
+    fn one_run_from_all_files(self) -> bool {
+        self == Format::VllmBench
+    }
+
+    fn read(self, inputs: &[(PathBuf, String)], id: &str) -> anyhow::Result<Imported> {
+        let (file, text) = (&inputs[0].0, &inputs[0].1);
         Ok(match self {
             Format::Page => Imported::from_run(page::parse_page(file, text, id)?),
             Format::Csv => csv::parse_csv(file, text)?,
+            Format::LlmDecodeBench => llm_decode_bench::parse(file, text)?,
+            Format::VllmBench => vllm_bench::parse_files(inputs)?,
+            Format::Guidellm => guidellm::parse(file, text)?,
+            Format::SglangBench => sglang_bench::parse_jsonl(file, text)?,
         })
     }
 }
@@ -80,7 +133,7 @@ impl Imported {
 /// How `sitegen ingest` was asked to import.
 #[derive(Debug, Clone, Default)]
 pub struct ImportOptions {
-    /// The run id (one input only); default: the file name without extension.
+    /// The run id (one run only); default: the file name without extension.
     pub id: Option<String>,
     pub data: PathBuf,
     pub force: bool,
@@ -95,25 +148,20 @@ pub fn default_run_id(file: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Imports `files` in `format` (recognised from each file when `None`), one
-/// run per file. Every file is read before anything is written. Returns each
-/// run folder written with the format read.
+/// Imports `files` in `format` (recognised from each file when `None`): one
+/// run per file, or one run of them all for formats with a file per cell
+/// (vllm-bench). Every file is read before anything is written. Returns
+/// each run folder written with the format read.
 pub fn import(
     format: Option<Format>,
     files: &[PathBuf],
     opts: &ImportOptions,
 ) -> anyhow::Result<Vec<(PathBuf, Format)>> {
-    if opts.id.is_some() && files.len() != 1 {
-        bail!("--id names one run: pass exactly one file with it");
-    }
     let patch = opts.meta.as_deref().map(read_meta_patch).transpose()?;
-    let mut runs = Vec::new();
+    let mut inputs = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("{}: cannot read the file", file.display()))?;
-        let run_id = opts.id.clone().unwrap_or_else(|| default_run_id(file));
-        crate::store::check_run_id(&run_id)
-            .with_context(|| format!("{}: choose a run id with --id", file.display()))?;
         let format = match format {
             Some(f) => f,
             None => Format::detect(&text).with_context(|| {
@@ -124,8 +172,42 @@ pub fn import(
                 )
             })?,
         };
-        let imported = format.read(file, &text, &run_id)?;
-        let meta = finish_meta(file, imported.meta, patch.as_ref(), opts.meta.as_deref())?;
+        inputs.push((format, file.clone(), text));
+    }
+    // Group the inputs into runs: one per file, except that all files of a
+    // file-per-cell format make one run together.
+    let mut groups: Vec<(Format, Vec<(PathBuf, String)>)> = Vec::new();
+    for (format, file, text) in inputs {
+        match groups
+            .iter_mut()
+            .find(|(f, _)| *f == format && f.one_run_from_all_files())
+        {
+            Some((_, group)) => group.push((file, text)),
+            None => groups.push((format, vec![(file, text)])),
+        }
+    }
+    if opts.id.is_some() && groups.len() != 1 {
+        bail!(
+            "--id names one run, and these files make {}: import them one run at a time",
+            groups.len()
+        );
+    }
+    let mut runs = Vec::new();
+    for (format, group) in &groups {
+        let first = &group[0].0;
+        let run_id = match &opts.id {
+            Some(id) => id.clone(),
+            None if group.len() == 1 => default_run_id(first),
+            None => bail!(
+                "{} {} files make one run: name it with --id",
+                group.len(),
+                format.name()
+            ),
+        };
+        crate::store::check_run_id(&run_id)
+            .with_context(|| format!("{}: choose a run id with --id", first.display()))?;
+        let imported = format.read(group, &run_id)?;
+        let meta = finish_meta(first, imported.meta, patch.as_ref(), opts.meta.as_deref())?;
         let mut cells = imported.cells;
         cells.sort_by_key(Cell::key);
         runs.push((
@@ -135,8 +217,11 @@ pub fn import(
                 cells,
                 notes_markdown: imported.notes_markdown,
             },
-            format,
+            *format,
         ));
+    }
+    for (run, _) in &runs {
+        crate::store::check_run(&opts.data, run, opts.force)?;
     }
     let mut written = Vec::new();
     for (run, format) in &runs {
@@ -196,6 +281,27 @@ const REQUIRED: [&str; 5] = [
     "run.decode_test",
 ];
 
+/// A `--meta` object giving each missing path an example value.
+fn missing_example(missing: &[&str]) -> Value {
+    let mut example = serde_json::json!({});
+    for path in missing {
+        let value = match *path {
+            "model" => Value::from("GLM-5.3-Flash"),
+            "hardware.gpu" => Value::from("H200 SXM"),
+            "hardware.gpu_count" => Value::from(4),
+            "engine.name" => Value::from("vllm"),
+            "run.decode_test" => Value::from("fixed_duration"),
+            _ => Value::from("..."),
+        };
+        let mut patch = value;
+        for key in path.rsplit('.') {
+            patch = serde_json::json!({ key: patch });
+        }
+        json_patch::merge(&mut example, &patch);
+    }
+    example
+}
+
 fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
     path.split('.')
         .try_fold(value, |v, key| v.get(key))
@@ -226,10 +332,10 @@ fn finish_meta(
         .filter(|path| lookup(&meta, path).is_none())
         .collect();
     if !missing.is_empty() {
+        let example = missing_example(&missing);
         bail!(
-            "{}: the file does not say {}: pass them in a JSON file with --meta, with run.json's field names, e.g. \
-             {{\"model\": \"GLM-5.3-Flash\", \"hardware\": {{\"gpu\": \"H200 SXM\", \"gpu_count\": 4}}, \"engine\": {{\"name\": \"vllm\"}}, \
-             \"run\": {{\"decode_test\": \"fixed_duration\", \"prefill_mode\": \"decode_warmup\", \"seconds_per_measurement\": 30, \"max_output_tokens\": 4096}}}}",
+            "{}: the file does not say {}: pass them in a JSON file with --meta, with \
+             run.json's field names, e.g. {example}",
             file.display(),
             missing.join(", ")
         );

@@ -1,0 +1,412 @@
+//! The results JSON of llm_decode_bench.py 0.6.x (llm-inference-bench),
+//! the tool that made the reference pages: `metadata`, `prefill` (by context),
+//! `results` (decode cells), `event_log`, `startup_diagnostics`, ...
+//!
+//! Traps, from the tool's source: times are in seconds; a cell skipped for
+//! KV capacity is absent from `results` (its Over capacity follows from the
+//! planned contexts x concurrency, `max_tokens` and `max_total_tokens`);
+//! looped and failed cells carry sentinel throughputs (-3, -4) with
+//! `loop_detected` / `failure_reason`; a queued cell keeps its throughput and
+//! is marked by `capacity_limited` / `effective_concurrency`;
+//! `per_request_avg_tps` divides by the requested concurrency; the engine
+//! version is only in `event_log` and the GPU only in nvidia-smi's text.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::Imported;
+use super::json::{At, element_path, expect_object, parse_python_json};
+use super::vllm_bench::file_name;
+use crate::model::{Cell, CellKey, DecodeCell, MeasuredBy, PrefillCell, Status};
+
+pub const TOOL: &str = "llm-inference-bench";
+
+/// `aggregate_tps` of a cell the tool skipped, found looping, or failed.
+const SKIPPED_TPS: f64 = -2.0;
+const LOOP_TPS: f64 = -3.0;
+const FAILED_TPS: f64 = -4.0;
+
+pub fn looks_like(value: &Value) -> bool {
+    let meta = value.get("metadata");
+    meta.and_then(|m| m.get("version")).is_some()
+        && meta.and_then(|m| m.get("concurrency_levels")).is_some()
+        && value.get("results").is_some()
+}
+
+fn decode_definitions(queued: bool) -> BTreeMap<String, String> {
+    let mut d = BTreeMap::new();
+    d.insert(
+        "avg_active_requests".to_string(),
+        "the server's running requests, from its metrics (avg_running_reqs)".to_string(),
+    );
+    if queued {
+        d.insert(
+            "per_request_tok_per_s".to_string(),
+            "total tok/s / the requests the server ran at once (effective_concurrency); the \
+             tool's own per_request_avg_tps divides by the requested N"
+                .to_string(),
+        );
+    }
+    d
+}
+
+fn prefill_definitions(method: &str) -> BTreeMap<String, String> {
+    let mut d = BTreeMap::new();
+    if method == "prometheus" {
+        d.insert(
+            "total_tok_per_s".to_string(),
+            "prefill: prompt tokens / the server's prefill time from its Prometheus counters, \
+             not the client's TTFT"
+                .to_string(),
+        );
+    }
+    d.insert(
+        "ttft_ms".to_string(),
+        "prefill: rounded by the tool to the millisecond (and prompt tok/s to the token)"
+            .to_string(),
+    );
+    d
+}
+
+pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
+    let value = parse_python_json(file, text)?;
+    expect_object(file, &value, "an llm_decode_bench.py results file")?;
+    let root = At::root(file, &value);
+    let metadata = At {
+        file,
+        path: "metadata",
+        value: root.object("metadata")?,
+    };
+    let max_tokens = metadata.u64("max_tokens")?;
+    let max_total = metadata.opt_u64("max_total_tokens")?.unwrap_or(0);
+
+    let mut cells: BTreeMap<CellKey, Placed> = BTreeMap::new();
+    for (i, r) in root.array("results")?.iter().enumerate() {
+        let path = element_path("", "results", i);
+        let at = At {
+            file,
+            path: &path,
+            value: r,
+        };
+        let skipped = at.opt_f64("aggregate_tps")? == Some(SKIPPED_TPS);
+        let cell = Cell::Decode(decode_cell(at, max_tokens, max_total)?);
+        insert(
+            file,
+            &mut cells,
+            Placed {
+                place: path,
+                cell,
+                skipped,
+            },
+        )?;
+    }
+    if let Some(prefill) = value.get("prefill").filter(|p| !p.is_null()) {
+        let Value::Object(by_context) = prefill else {
+            return Err(root.error("prefill: expected an object keyed by context length"));
+        };
+        for (ctx, p) in by_context {
+            let path = format!("prefill.{ctx}");
+            let at = At {
+                file,
+                path: &path,
+                value: p,
+            };
+            let context_tokens: u64 = ctx
+                .parse()
+                .map_err(|_| at.error("expected a context length in tokens as the key"))?;
+            let cell = Cell::Prefill(prefill_cell(at, context_tokens)?);
+            insert(
+                file,
+                &mut cells,
+                Placed {
+                    place: path.clone(),
+                    cell,
+                    skipped: false,
+                },
+            )?;
+        }
+    }
+    // Planned cells the tool skipped because N x (context + max_tokens)
+    // exceeded the token budget: absent from `results`.
+    let levels = number_list(metadata, "concurrency_levels")?;
+    let contexts = number_list(metadata, "context_lengths")?;
+    if max_total > 0 {
+        for &ctx in &contexts {
+            for &n in &levels {
+                let need = n * (ctx + max_tokens);
+                let n32 = u32::try_from(n).map_err(|_| metadata.error("concurrency too large"))?;
+                let cell = DecodeCell::without_figures(
+                    ctx,
+                    n32,
+                    Status::OverCapacity,
+                    Some(format!(
+                        "{n} × ({ctx} + {max_tokens}) = {need} tokens exceed the budget of {max_total}"
+                    )),
+                );
+                let key = Cell::Decode(cell.clone()).key();
+                if need > max_total && !cells.contains_key(&key) {
+                    let place = "metadata".to_string();
+                    cells.insert(
+                        key,
+                        Placed {
+                            place,
+                            cell: Cell::Decode(cell),
+                            skipped: true,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    let version = metadata.opt_str("version")?;
+    let mut meta = serde_json::json!({
+        "run": {
+            "benchmark_tool": {"name": TOOL},
+            "decode_test": if metadata.opt_str("decode_mode")? == Some("request-count") {
+                "request_burst"
+            } else {
+                "fixed_duration"
+            },
+            "max_output_tokens": max_tokens,
+        },
+        "source": format!("llm_decode_bench.py results: {}", file_name(file)),
+    });
+    if let Some(v) = version {
+        meta["run"]["benchmark_tool"]["version"] = Value::from(v);
+    }
+    if let Some(secs) = metadata.opt_f64("duration_per_test")?
+        && meta["run"]["decode_test"] == "fixed_duration"
+    {
+        meta["run"]["seconds_per_measurement"] = Value::from(secs);
+    }
+    match metadata.opt_str("prefill_mode")? {
+        Some("integrated_decode_scout") | None if value.get("prefill").is_some() => {
+            meta["run"]["prefill_mode"] = Value::from("decode_warmup");
+        }
+        Some("standalone_cold") => meta["run"]["prefill_mode"] = Value::from("standalone"),
+        _ => {}
+    }
+    if let Some(model) = metadata.opt_str("model")? {
+        meta["model"] = Value::from(super::burst::model_display_name(model));
+        meta["served_model"] = Value::from(model);
+    }
+    if let Some(engine) = metadata.opt_str("engine")?.filter(|e| !e.is_empty()) {
+        meta["engine"] = serde_json::json!({"name": engine.to_lowercase()});
+        if let Some(v) = engine_version(value.get("event_log")) {
+            meta["engine"]["version"] = Value::from(v);
+        }
+    }
+    if let Some((gpu, count)) = nvidia_smi_gpus(&value) {
+        meta["hardware"] = serde_json::json!({"gpu": gpu, "gpu_count": count});
+    }
+    Ok(Imported {
+        meta,
+        cells: cells.into_values().map(|p| p.cell).collect(),
+        notes_markdown: None,
+    })
+}
+
+/// A cell with where in the file it came from, and whether the tool
+/// skipped it (a sentinel, or absent for capacity) rather than measured it.
+struct Placed {
+    place: String,
+    cell: Cell,
+    skipped: bool,
+}
+
+/// Adds a cell; a second one with the same key is an error, except that a
+/// measured cell replaces a skipped one (a resumed run lists both).
+fn insert(file: &Path, cells: &mut BTreeMap<CellKey, Placed>, new: Placed) -> anyhow::Result<()> {
+    let key = new.cell.key();
+    match cells.get(&key) {
+        None => {}
+        Some(old) if old.skipped => {}
+        Some(_) if new.skipped => return Ok(()),
+        Some(old) => anyhow::bail!(
+            "{}: {}: a second measurement of the cell {} holds ({} tokens, {} at once)",
+            file.display(),
+            new.place,
+            old.place,
+            key.context_tokens,
+            key.concurrency
+        ),
+    }
+    cells.insert(key, new);
+    Ok(())
+}
+
+fn number_list(at: At, key: &str) -> anyhow::Result<Vec<u64>> {
+    at.array(key)?
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "{}: {}: expected a whole number >= 0, found {v}",
+                    at.file.display(),
+                    element_path(at.path, key, i)
+                )
+            })
+        })
+        .collect()
+}
+
+fn decode_cell(at: At, max_tokens: u64, max_total: u64) -> anyhow::Result<DecodeCell> {
+    let n = at.u64("concurrency")?;
+    let concurrency = u32::try_from(n)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| at.error(format!("concurrency: expected 1 or more, found {n}")))?;
+    let ctx = at.u64("context_tokens")?;
+    let tps = at.opt_f64("aggregate_tps")?;
+    let looped = at.opt_bool("loop_detected")? == Some(true) || tps == Some(LOOP_TPS);
+    let failure = at.opt_str("failure_reason")?.filter(|r| !r.is_empty());
+    let mut cell = DecodeCell::without_figures(ctx, concurrency, Status::Valid, None);
+    cell.measured_s = at.opt_f64("measurement_seconds")?.filter(|s| *s > 0.0);
+    cell.completed_requests = at.opt_u64("completed_request_count")?;
+    let errors = at.opt_u64("num_errors")?.unwrap_or(0);
+    let mut queued = false;
+    if looped {
+        cell.status = Status::Looped;
+        cell.reason = Some(
+            at.opt_str("ready_reason")?
+                .filter(|r| !r.is_empty())
+                .map_or("the model repeated itself".to_string(), |r| {
+                    format!("the model repeated itself ({r})")
+                }),
+        );
+    } else if tps == Some(FAILED_TPS) || failure.is_some() {
+        cell.status = Status::Error;
+        cell.reason = Some(failure.unwrap_or("the tool reports a failure").to_string());
+    } else if tps == Some(SKIPPED_TPS) {
+        let need = u64::from(concurrency) * (ctx + max_tokens);
+        if max_total > 0 && need > max_total {
+            cell.status = Status::OverCapacity;
+            cell.reason = Some(format!(
+                "{concurrency} × ({ctx} + {max_tokens}) = {need} tokens exceed the budget of {max_total}"
+            ));
+        } else {
+            cell.status = Status::Error;
+            cell.reason = Some("skipped by the tool".to_string());
+        }
+        cell.measured_s = None;
+    } else if errors > 0 {
+        cell.status = Status::Error;
+        cell.reason = Some(format!("{errors} requests failed"));
+    } else {
+        let total = match tps {
+            Some(t) if t >= 0.0 => t,
+            _ => {
+                return Err(at.error(format!(
+                    "aggregate_tps: expected a throughput >= 0 or a sentinel (-2 skipped, -3 \
+                     looped, -4 failed), found {}",
+                    at.value.get("aggregate_tps").unwrap_or(&Value::Null)
+                )));
+            }
+        };
+        let effective = at.opt_f64("effective_concurrency")?;
+        queued = at.opt_bool("capacity_limited")? == Some(true)
+            || effective.is_some_and(|e| e > 0.0 && e < f64::from(concurrency));
+        cell.status = if queued {
+            Status::RequestsQueued
+        } else {
+            Status::Valid
+        };
+        cell.reason = queued.then(|| match effective {
+            Some(e) => format!("the server ran {e:.1} of {concurrency} requests at once"),
+            None => "the server could not run all requests at once".to_string(),
+        });
+        cell.total_tok_per_s = Some(total);
+        cell.per_request_tok_per_s = match effective {
+            Some(e) if queued && e > 0.0 => Some(total / e),
+            _ => at
+                .opt_f64("per_request_avg_tps")?
+                .or(Some(total / f64::from(concurrency))),
+        };
+        cell.ttft_median_ms = at.opt_f64("ttft_p50")?.map(|s| s * 1000.0);
+        cell.tbt_median_ms = at.opt_f64("inter_token_latency_p50")?.map(|s| s * 1000.0);
+        cell.avg_active_requests = at.opt_f64("avg_running_reqs")?;
+    }
+    let mut raw = at.value.clone();
+    crate::redact::redact_json(&mut raw);
+    cell.measured_by = Some(MeasuredBy {
+        tool: TOOL.to_string(),
+        definitions: decode_definitions(queued),
+        raw,
+    });
+    Ok(cell)
+}
+
+fn prefill_cell(at: At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
+    let ttft_s = at.positive("ttft_seconds")?;
+    let method = at.opt_str("method")?.unwrap_or("client");
+    let mut raw = at.value.clone();
+    crate::redact::redact_json(&mut raw);
+    Ok(PrefillCell {
+        context_tokens,
+        status: Status::Valid,
+        reason: None,
+        prompt_tokens: at.opt_u64("prompt_tokens")?,
+        prompt_tok_per_s: Some(at.f64("tok_per_sec")?),
+        ttft_ms: Some(ttft_s * 1000.0),
+        measured_by: Some(MeasuredBy {
+            tool: TOOL.to_string(),
+            definitions: prefill_definitions(method),
+            raw,
+        }),
+    })
+}
+
+/// The engine's version from the tool's event log: the first "version"
+/// followed by a number like 0.11.2 in any of its texts.
+fn engine_version(event_log: Option<&Value>) -> Option<String> {
+    let mut texts = Vec::new();
+    strings(event_log?, &mut texts);
+    texts.iter().find_map(|t| {
+        let lower = t.to_lowercase();
+        let at = lower.find("version")?;
+        t[at + "version".len()..]
+            .split(|c: char| c.is_whitespace() || c == '=' || c == ':' || c == ',' || c == '"')
+            .map(|w| w.trim_start_matches('v'))
+            .find(|w| w.split('.').count() >= 2 && w.starts_with(|c: char| c.is_ascii_digit()))
+            .map(str::to_string)
+    })
+}
+
+/// The GPU model and count from nvidia-smi's table wherever the file kept
+/// it: rows like "|   0  NVIDIA H200   On  |".
+fn nvidia_smi_gpus(value: &Value) -> Option<(String, u32)> {
+    let mut texts = Vec::new();
+    strings(value, &mut texts);
+    let mut names: BTreeMap<u32, String> = BTreeMap::new();
+    for line in texts.iter().flat_map(|t| t.lines()) {
+        let row = line.trim().trim_start_matches('|').trim();
+        let mut words = row.split_whitespace();
+        let (Some(index), Some("NVIDIA")) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(index) = index.parse::<u32>() else {
+            continue;
+        };
+        let name: Vec<&str> = words
+            .take_while(|w| !matches!(*w, "On" | "Off" | "|"))
+            .collect();
+        if !name.is_empty() {
+            names.entry(index).or_insert_with(|| name.join(" "));
+        }
+    }
+    let first = names.values().next()?.clone();
+    Some((first, names.len() as u32))
+}
+
+fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Value::Object(m) => m.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
