@@ -31,6 +31,10 @@ fn main() -> ExitCode {
                 every_page_is_valid_html_for_the_nu_checker,
             ),
             (
+                "pages_of_imported_runs_pass_the_browser_and_nu_checks",
+                pages_of_imported_runs_pass_the_browser_and_nu_checks,
+            ),
+            (
                 "each_check_catches_a_deliberately_broken_page",
                 each_check_catches_a_deliberately_broken_page,
             ),
@@ -234,6 +238,44 @@ fn every_page_is_valid_html_for_the_nu_checker(tools: &Tools) {
     let files: Vec<PathBuf> = html_pages(&site).iter().map(|rel| site.join(rel)).collect();
     let errors = nu_check(tools, &files);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// Runs imported from other tools' files (definitions section, request
+/// bursts, context 0, Error and Over capacity cells) render as cleanly as
+/// the bundled ones.
+fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
+    let (tmp, site) = common::build_site_with_imported_runs();
+    let imported: Vec<String> = html_pages(&site)
+        .into_iter()
+        .filter(|rel| rel.starts_with("runs/imported-") || rel == "index.html")
+        .collect();
+    assert_eq!(imported.len(), 5, "{imported:?}");
+    let files: Vec<PathBuf> = imported.iter().map(|rel| site.join(rel)).collect();
+    let errors = nu_check(tools, &files);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    // Served over HTTP: axe reads the style sheet, which file:// forbids.
+    let server = SitegenServe::start(&tmp.path().join("data"), "/");
+    let pages: Vec<PageUrl> = imported
+        .iter()
+        .map(|rel| PageUrl {
+            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
+            name: format!("imported-{}", page_name(rel)),
+        })
+        .collect();
+    let reports = run_browser_checks(
+        tools,
+        &pages,
+        &["load", "axe", "phone", "sort"],
+        Some(&screenshot_dir()),
+    );
+    for r in &reports {
+        assert!(
+            r.problems.is_empty(),
+            "{}:\n{}",
+            r.url,
+            r.problems.join("\n")
+        );
+    }
 }
 
 const GOOD_HEAD: &str =

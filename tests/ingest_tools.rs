@@ -439,4 +439,6 @@ fn the_run_page_says_how_imported_figures_are_defined() {
         html.contains("<dt>Time between tokens</dt><dd>median ITL: time between streamed chunks")
     );
     assert!(html.contains("<dt>Decode test</dt><dd>Request burst</dd>"));
+    // The warm-cache TTFT note is not said of a burst that never warmed it.
+    assert!(!html.contains(sitegen::labels::TTFT_NOTE));
 }

@@ -36,7 +36,8 @@ pub struct RunPage {
     pub matrix: Option<Matrix>,
     pub decode_caption: &'static str,
     pub legend: Vec<&'static str>,
-    pub ttft_note: &'static str,
+    /// Said of TTFT unless a tool measured it otherwise (see `definitions`).
+    pub ttft_note: Option<&'static str>,
     pub table_note: &'static str,
     pub columns: Vec<&'static str>,
     pub rows: Vec<TableRow>,
@@ -151,7 +152,11 @@ impl RunPage {
             matrix: matrix(run),
             decode_caption: labels::DECODE_CAPTION,
             legend: labels::legend_sentences(run.decode_cells().map(|c| c.status)),
-            ttft_note: labels::TTFT_NOTE,
+            ttft_note: run
+                .decode_cells()
+                .filter_map(|c| c.measured_by.as_ref())
+                .all(|by| !by.definitions.contains_key("ttft_ms"))
+                .then_some(labels::TTFT_NOTE),
             table_note: labels::TABLE_NOTE,
             columns: table::page_headers(),
             rows: run.cells.iter().map(table_row).collect(),

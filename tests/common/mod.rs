@@ -128,6 +128,53 @@ pub fn build_bundled_site() -> (tempfile::TempDir, PathBuf) {
     (tmp, out)
 }
 
+/// The bundled data plus one run imported from each other tool's fixture
+/// (tests/fixtures/tools/), built into a fresh temporary folder: pages with
+/// imported figures, their definitions and a context of 0.
+pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
+    use sitegen::ingest::{ImportOptions, import};
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    for (rel, bytes) in files_under(&data_dir()) {
+        let path = data.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let meta = tmp.path().join("meta.json");
+    std::fs::write(
+        &meta,
+        r#"{"hardware": {"gpu": "H100 SXM", "gpu_count": 1}, "engine": {"name": "vllm"}}"#,
+    )
+    .unwrap();
+    let tools = repo().join("tests/fixtures/tools");
+    let runs: [(&str, &[&str]); 4] = [
+        ("llm-decode-bench", &["llm-decode-bench.json"]),
+        (
+            "vllm-bench",
+            &[
+                "vllm-bench-c1.json",
+                "vllm-bench-c4.json",
+                "vllm-bench-c16-failed.json",
+            ],
+        ),
+        ("sglang-bench", &["sglang-bench.jsonl"]),
+        ("guidellm", &["guidellm-benchmarks.json"]),
+    ];
+    for (id, files) in runs {
+        let files: Vec<PathBuf> = files.iter().map(|f| tools.join(f)).collect();
+        let opts = ImportOptions {
+            id: Some(format!("imported-{id}")),
+            data: data.clone(),
+            force: false,
+            meta: Some(meta.clone()),
+        };
+        import(None, &files, &opts).unwrap();
+    }
+    let out = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &out).unwrap();
+    (tmp, out)
+}
+
 /// Every file under `dir` as (relative path, bytes), sorted.
 pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
