@@ -204,14 +204,7 @@ fn site_opened_from_file_urls_loads_without_errors(tools: &Tools) {
         })
         .collect();
     let reports = run_browser_checks(tools, &pages, &["load", "sort"], None);
-    for r in &reports {
-        assert!(
-            r.problems.is_empty(),
-            "{}:\n{}",
-            r.url,
-            r.problems.join("\n")
-        );
-    }
+    assert_no_problems(&reports);
 }
 
 fn nu_check(tools: &Tools, files: &[PathBuf]) -> Vec<String> {
@@ -268,7 +261,11 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
         &["load", "axe", "phone", "sort"],
         Some(&screenshot_dir()),
     );
-    for r in &reports {
+    assert_no_problems(&reports);
+}
+
+fn assert_no_problems(reports: &[PageReport]) {
+    for r in reports {
         assert!(
             r.problems.is_empty(),
             "{}:\n{}",

@@ -76,17 +76,14 @@ pub fn burst_cell(at: At, tool: &str, e2e_mean_key: &str) -> anyhow::Result<Deco
         return Err(at.error("completed: expected at least one completed request, found 0"));
     }
     let context_tokens = (input_tokens as f64 / completed as f64).round() as u64;
-    let mut cell = DecodeCell::without_figures(context_tokens, concurrency, Status::Valid, None);
-    cell.completed_requests = Some(completed);
-    cell.output_tokens = Some(output_tokens);
-    cell.measured_s = Some(duration);
-    if failed > 0 {
-        cell.status = Status::Error;
-        cell.reason = Some(format!(
-            "{failed} of {} requests failed",
-            completed + failed
-        ));
-    } else {
+    let mut cell = counted_cell(
+        (context_tokens, concurrency),
+        completed,
+        failed,
+        output_tokens,
+        duration,
+    );
+    if cell.status == Status::Valid {
         cell.total_tok_per_s = Some(
             at.opt_f64("output_throughput")?
                 .unwrap_or(output_tokens as f64 / duration),
@@ -107,6 +104,30 @@ pub fn burst_cell(at: At, tool: &str, e2e_mean_key: &str) -> anyhow::Result<Deco
         raw: raw_without_per_request_lists(at.value),
     });
     Ok(cell)
+}
+
+/// A burst's decode cell at (context, concurrency) with its counts: Error,
+/// without figures, when any request failed; else Valid, for the caller to
+/// fill its figures in.
+pub fn counted_cell(
+    (context_tokens, concurrency): (u64, u32),
+    completed: u64,
+    failed: u64,
+    output_tokens: u64,
+    duration_s: f64,
+) -> DecodeCell {
+    let mut cell = DecodeCell::without_figures(context_tokens, concurrency, Status::Valid, None);
+    cell.completed_requests = Some(completed);
+    cell.output_tokens = Some(output_tokens);
+    cell.measured_s = Some(duration_s);
+    if failed > 0 {
+        cell.status = Status::Error;
+        cell.reason = Some(format!(
+            "{failed} of {} requests failed",
+            completed + failed
+        ));
+    }
+    cell
 }
 
 /// The result as the file had it, less the per-request lists a detailed run

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Imported;
-use super::burst::{model_display_name, push_unique};
+use super::burst::{counted_cell, model_display_name, push_unique};
 use super::json::{At, element_path, expect_object, parse_python_json};
 use super::vllm_bench::file_name;
 use crate::model::{Cell, DecodeCell, MeasuredBy, Status};
@@ -195,14 +195,14 @@ fn benchmark_cell(at: At) -> anyhow::Result<DecodeCell> {
     }
     let context_tokens = prompt.f64("mean")?.round() as u64;
     let output_tokens = output.f64("total_sum")?.round() as u64;
-    let mut cell = DecodeCell::without_figures(context_tokens, concurrency, Status::Valid, None);
-    cell.completed_requests = Some(ok);
-    cell.output_tokens = Some(output_tokens);
-    cell.measured_s = Some(duration);
-    if errored > 0 {
-        cell.status = Status::Error;
-        cell.reason = Some(format!("{errored} of {} requests failed", ok + errored));
-    } else {
+    let mut cell = counted_cell(
+        (context_tokens, concurrency),
+        ok,
+        errored,
+        output_tokens,
+        duration,
+    );
+    if cell.status == Status::Valid {
         cell.total_tok_per_s = Some(output_tokens as f64 / duration);
         let itl_median = itl.opt_f64("median")?;
         cell.tbt_median_ms = itl_median;
