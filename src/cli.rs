@@ -120,6 +120,13 @@ pub struct RunArgs {
     /// Measure again cells that are already in the run folder.
     #[arg(long)]
     pub force: bool,
+    /// The API to measure: completions, chat, or auto (completions when the
+    /// server offers it, else chat).
+    #[arg(long, value_enum, default_value_t = EndpointArg::Auto)]
+    pub endpoint: EndpointArg,
+    /// On resume, keep cells whose status is Error instead of measuring them again.
+    #[arg(long, conflicts_with = "force")]
+    pub keep_errors: bool,
     /// Environment variable holding the API key (the key itself is never stored).
     #[arg(long, default_value = "OPENAI_API_KEY")]
     pub api_key_env: String,
@@ -135,4 +142,12 @@ pub struct RunArgs {
     /// Card fields: --model-name, --gpu, --gpu-count, --engine ...
     #[command(flatten)]
     pub cards: MetaFlags,
+}
+
+/// `--endpoint` of `sitegen run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EndpointArg {
+    Auto,
+    Completions,
+    Chat,
 }

@@ -20,6 +20,9 @@ pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'sta
 }
 
 pub const TTFT_NOTE: &str = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
+/// The legend of the pause mark; the threshold is
+/// [`crate::model::LONG_PAUSE_FACTOR`] and [`crate::model::LONG_PAUSE_MIN_MS`].
+pub const PAUSE_LEGEND: &str = "Paused: a request of that cell received nothing for that long at once (at least 10× the cell's median time between tokens and 250 ms), a stall that per-token figures average away; the table's Longest pause column gives it for every cell.";
 pub const TABLE_NOTE: &str =
     "Latencies are medians. Total tok/s is output across all simultaneous requests.";
 pub const PREFILL_CAPTION: &str = "prompt tok/s by context length";

@@ -110,6 +110,14 @@ fn run_options(a: RunArgs) -> anyhow::Result<RunOptions> {
         temperature: a.temperature,
         dry_run: a.dry_run,
         force: a.force,
+        keep_errors: a.keep_errors,
+        endpoint: match a.endpoint {
+            sitegen::cli::EndpointArg::Auto => None,
+            sitegen::cli::EndpointArg::Completions => {
+                Some(sitegen::model::ApiEndpoint::Completions)
+            }
+            sitegen::cli::EndpointArg::Chat => Some(sitegen::model::ApiEndpoint::Chat),
+        },
         request_timeout: a.request_timeout.into(),
         metrics_every: (!metrics_every.is_zero()).then_some(metrics_every),
         meta_file: a.meta,

@@ -95,6 +95,29 @@ pub struct RunSettings {
     /// `max_tokens` of each decode request, where the source says it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// The API the requests were sent to, where the source says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<ApiEndpoint>,
+}
+
+/// The OpenAI-compatible API a run's requests use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiEndpoint {
+    /// `/v1/completions`: the prompt is sent as it is.
+    Completions,
+    /// `/v1/chat/completions`: the prompt is one user message, which the
+    /// server's chat template wraps.
+    Chat,
+}
+
+impl ApiEndpoint {
+    pub fn path(self) -> &'static str {
+        match self {
+            ApiEndpoint::Completions => "/v1/completions",
+            ApiEndpoint::Chat => "/v1/chat/completions",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -365,6 +388,10 @@ pub struct DecodeCell {
     /// Length of the window actually measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_s: Option<f64>,
+    /// Longest pause of any request inside the window: the longest gap
+    /// between two of its chunks, not divided by tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pause_ms: Option<f64>,
     /// Raw material behind the figures, kept by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<DecodeDetail>>,
@@ -390,7 +417,22 @@ pub struct MeasuredBy {
     pub raw: serde_json::Value,
 }
 
+/// A pause is marked when it is this many times the cell's median time
+/// between tokens...
+pub const LONG_PAUSE_FACTOR: f64 = 10.0;
+/// ...and at least this long: shorter waits are ordinary scheduling.
+pub const LONG_PAUSE_MIN_MS: f64 = 250.0;
+
 impl DecodeCell {
+    /// The cell's longest pause when it is long enough to mark: some
+    /// request received nothing for that long, which per-token figures
+    /// average away.
+    pub fn long_pause_ms(&self) -> Option<f64> {
+        let pause = self.max_pause_ms.filter(|_| self.status.has_figures())?;
+        let tbt = self.tbt_median_ms?;
+        (pause >= LONG_PAUSE_MIN_MS && pause >= LONG_PAUSE_FACTOR * tbt).then_some(pause)
+    }
+
     /// A cell with a status and no figures (Over capacity, or a test's cell).
     pub fn without_figures(
         context_tokens: u64,
@@ -411,6 +453,7 @@ impl DecodeCell {
             completed_requests: None,
             output_tokens: None,
             measured_s: None,
+            max_pause_ms: None,
             detail: None,
             measured_by: None,
         }
@@ -435,6 +478,10 @@ pub struct DecodeDetail {
     /// Mean tokens per streamed chunk (above 1 under speculative decoding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_chunk: Option<f64>,
+    /// Each request's longest pause (gap between two chunks), over the
+    /// requests: median, 99th percentile and largest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_ms: Option<PauseSummary>,
     /// Most requests streaming tokens at the same moment.
     pub peak_decoding_requests: u32,
     /// Requests that failed (HTTP error, broken stream, timeout).
@@ -452,6 +499,14 @@ pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PauseSummary {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
 }
 
 /// One request of a decode window.
@@ -479,6 +534,9 @@ pub struct RequestSample {
     /// the server reports it (llama.cpp's `timings.predicted_per_token_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_ms_per_token: Option<f64>,
+    /// This request's longest gap between two chunks inside the window, in ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pause_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -526,6 +584,10 @@ pub struct LoopEvidence {
     pub covered_chars: u32,
     /// The repeated unit itself.
     pub unit: String,
+    /// "reasoning" when the loop is in a chat model's reasoning output, not
+    /// its answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
 }
 
 /// A run as read from `data/<run-id>/`: its metadata, cells and notes.

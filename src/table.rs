@@ -15,6 +15,9 @@ pub struct Column {
     pub header: Option<&'static str>,
     /// Name in the CSV download.
     pub csv_name: &'static str,
+    /// Shown on a run page only when some cell has a value: a figure the
+    /// published pages do not have (their table stays as it was).
+    pub optional: bool,
     kind: Kind,
 }
 
@@ -76,9 +79,10 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
 }
 
 /// Every column, in the CSV's order; the page shows those with a header.
-pub static COLUMNS: [Column; 14] = [
+pub static COLUMNS: [Column; 15] = [
     Column {
         header: Some("Phase"),
+        optional: false,
         csv_name: "phase",
         kind: Kind::Other {
             show: |c| match c {
@@ -119,6 +123,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Context"),
+        optional: false,
         csv_name: "context_tokens",
         kind: Kind::Other {
             show: |c| format::context_label(c.context_tokens()),
@@ -130,6 +135,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Requests at once"),
+        optional: false,
         csv_name: "concurrency",
         kind: Kind::Other {
             show: |c| concurrency(c).to_string(),
@@ -141,6 +147,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Status"),
+        optional: false,
         csv_name: "status",
         kind: Kind::Other {
             show: |c| c.status().label().into(),
@@ -171,6 +178,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: None,
+        optional: false,
         csv_name: "reason",
         kind: Kind::Other {
             show: |c| reason(c).unwrap_or_default().to_string(),
@@ -189,6 +197,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Total tok/s"),
+        optional: false,
         csv_name: "total_tok_per_s",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -205,6 +214,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Per request tok/s"),
+        optional: false,
         csv_name: "per_request_tok_per_s",
         kind: Kind::Number {
             prefill: None,
@@ -218,6 +228,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("TTFT"),
+        optional: false,
         csv_name: "ttft_ms",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -234,6 +245,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Time between tokens"),
+        optional: false,
         csv_name: "tbt_ms",
         kind: Kind::Number {
             prefill: None,
@@ -246,7 +258,22 @@ pub static COLUMNS: [Column; 14] = [
         },
     },
     Column {
+        header: Some("Longest pause"),
+        optional: true,
+        csv_name: "max_pause_ms",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.max_pause_ms,
+                set: |d, v| d.max_pause_ms = Some(v),
+            }),
+            show: format::millis,
+            parse: format::parse_millis,
+        },
+    },
+    Column {
         header: Some("Average active requests"),
+        optional: false,
         csv_name: "avg_active_requests",
         kind: Kind::Number {
             prefill: None,
@@ -260,6 +287,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Completed requests"),
+        optional: false,
         csv_name: "completed_requests",
         kind: Kind::Other {
             // One cold prompt per context: a prefill completed if it is Valid.
@@ -291,6 +319,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Output tokens"),
+        optional: false,
         csv_name: "output_tokens",
         kind: Kind::Number {
             prefill: None,
@@ -304,6 +333,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: Some("Measured for"),
+        optional: false,
         csv_name: "measured_s",
         kind: Kind::Number {
             prefill: None,
@@ -317,6 +347,7 @@ pub static COLUMNS: [Column; 14] = [
     },
     Column {
         header: None,
+        optional: false,
         csv_name: "prompt_tokens",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -493,9 +524,19 @@ impl Column {
     }
 }
 
-/// The columns the page shows, in order.
+/// The columns of the published pages' table, in order.
 pub fn page_columns() -> impl Iterator<Item = &'static Column> {
-    COLUMNS.iter().filter(|c| c.header.is_some())
+    COLUMNS.iter().filter(|c| c.header.is_some() && !c.optional)
+}
+
+/// The columns a run page of `cells` shows: the published table's, and each
+/// optional one that some cell has a value for.
+pub fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
+    COLUMNS
+        .iter()
+        .filter(|c| c.header.is_some())
+        .filter(|c| !c.optional || cells.iter().any(|cell| c.kind.number(cell).is_some()))
+        .collect()
 }
 
 /// The page's headers.
@@ -529,13 +570,30 @@ pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)>
     Ok(cell)
 }
 
-/// A cell read from a CSV row's values, one per column of [`COLUMNS`]. The
+/// The columns a CSV header names: every column of [`COLUMNS`] in order,
+/// where an optional one may be missing (a file exported before it existed).
+pub fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
+    let mut names = header.iter().peekable();
+    let mut columns = Vec::new();
+    for column in &COLUMNS {
+        if names.peek() == Some(&&column.csv_name) {
+            names.next();
+            columns.push(column);
+        } else if !column.optional {
+            return None;
+        }
+    }
+    names.next().is_none().then_some(columns)
+}
+
+/// A cell read from a CSV row's values, one per column of `columns`. The
 /// error names the column's CSV name.
 pub fn read_csv_row<'a>(
+    columns: &[&'static Column],
     values: impl IntoIterator<Item = &'a str>,
 ) -> Result<Cell, (&'static str, ParseError)> {
     let mut cell = Cell::Decode(blank_decode());
-    for (column, value) in COLUMNS.iter().zip(values) {
+    for (column, value) in columns.iter().zip(values) {
         column
             .read_raw(&mut cell, value)
             .map_err(|e| (column.csv_name, e))?;
@@ -588,7 +646,8 @@ mod tests {
         let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
         assert_eq!(raw[3], "requests_queued");
         assert_eq!(raw[4], "q");
-        assert_eq!(raw[13], "");
+        assert_eq!(raw[9], "", "no pause figure");
+        assert_eq!(raw[14], "");
     }
 
     #[test]
@@ -624,7 +683,8 @@ mod tests {
             }),
         ] {
             let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
-            let read = read_csv_row(raw.iter().map(String::as_str)).unwrap();
+            let all: Vec<&Column> = COLUMNS.iter().collect();
+            let read = read_csv_row(&all, raw.iter().map(String::as_str)).unwrap();
             assert_eq!(read, c);
         }
     }

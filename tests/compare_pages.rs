@@ -153,6 +153,12 @@ fn downloads_carry_raw_numbers() {
     let (_tmp, site) = build_bundled_site();
     let csv = std::fs::read_to_string(site.join(format!("runs/{GLM}/measurements.csv"))).unwrap();
     let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let output_tokens = reader
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "output_tokens")
+        .unwrap();
     let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), 73);
     assert_eq!(&rows[0][0], "prefill");
@@ -162,7 +168,7 @@ fn downloads_carry_raw_numbers() {
         .find(|r| &r[1] == "8192" && &r[2] == "64")
         .unwrap();
     assert_eq!(
-        (&queued[3], &queued[5], &queued[11]),
+        (&queued[3], &queued[5], &queued[output_tokens]),
         ("requests_queued", "2793.5", "83773")
     );
     let json: serde_json::Value = serde_json::from_str(

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use emulator::{Emulator, EmulatorConfig};
-use sitegen::model::{Cell, DecodeCell, PrefillCell, Run, Status};
+use sitegen::model::{DecodeCell, PrefillCell, Run, Status};
 
 /// The tests of this file measure timing on a 2-core machine: they run one
 /// at a time, so that one test's load does not show in another's figures.
@@ -222,6 +222,226 @@ async fn multi_token_chunks_are_counted_per_token() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_is_the_cells_longest_pause_and_is_marked_on_the_page() {
+    let _serial = SERIAL.lock().await;
+    let plan = [
+        "--contexts",
+        "512",
+        "--concurrency",
+        "2",
+        "--duration",
+        "6s",
+        "--max-output",
+        "60000",
+        "--metrics-interval",
+        "0s",
+    ];
+    let config = EmulatorConfig {
+        max_model_len: 100_000,
+        stall: Some((50, Duration::from_secs(3))),
+        ..Default::default()
+    };
+    let (emu, run) = measure(config, &plan).await;
+    let cell = decode(&run, 2);
+    assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+    // The truth: the longest gap between two emissions in the engine's log.
+    let truth_ms = emu
+        .engine
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r.emissions.windows(2).map(|w| (w[1].0 - w[0].0) * 1000.0))
+        .fold(0.0, f64::max);
+    let pause = cell.max_pause_ms.unwrap();
+    assert!(
+        (truth_ms - 3000.0).abs() <= 0.05 * 3000.0,
+        "engine stalled {truth_ms:.0} ms"
+    );
+    assert!(
+        (pause - truth_ms).abs() <= 0.05 * truth_ms,
+        "runner {pause:.0} ms, engine {truth_ms:.0} ms"
+    );
+    let detail = cell.detail.as_ref().unwrap();
+    let summary = detail.pause_ms.unwrap();
+    assert_eq!(summary.max, pause);
+    assert!(
+        summary.p50 < 250.0,
+        "the other stream did not stall: {summary:?}"
+    );
+    // Time between tokens averages the stall away; the pause does not.
+    assert!(cell.tbt_median_ms.unwrap() < 100.0);
+    assert_eq!(cell.long_pause_ms(), Some(pause));
+    let page = sitegen::render::run_page::RunPage::new(&run, &[]).unwrap();
+    let html = askama::Template::render(&page).unwrap();
+    assert!(html.contains(&format!(
+        "<span class=\"pause\">paused {}</span>",
+        sitegen::format::millis(pause)
+    )));
+    assert!(
+        html.contains("a stall that per-token figures average away"),
+        "the legend says what the mark is"
+    );
+    assert!(
+        html.contains("<th scope=\"col\">Longest pause</th>"),
+        "the table has the column"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_run_has_no_pause_mark() {
+    let _serial = SERIAL.lock().await;
+    let run = small_run(EmulatorConfig::default(), "2").await;
+    let cell = decode(&run, 2);
+    assert!(
+        cell.max_pause_ms.unwrap() < 250.0,
+        "{:?}",
+        cell.max_pause_ms
+    );
+    assert_eq!(cell.long_pause_ms(), None);
+    let page = sitegen::render::run_page::RunPage::new(&run, &[]).unwrap();
+    let html = askama::Template::render(&page).unwrap();
+    assert!(!html.contains("class=\"pause\""));
+    assert!(!html.contains("a stall that per-token figures average away"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_prompts_are_exact_after_the_template_and_reasoning_counts() {
+    let _serial = SERIAL.lock().await;
+    let config = EmulatorConfig {
+        max_model_len: 100_000,
+        chat_only: true,
+        reasoning_tokens: 40,
+        ..Default::default()
+    };
+    let emu = emulator::start(config).await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run(&emu.url, &data, &ACCURACY_PLAN, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    // Chosen because the server has no /v1/completions, and said so.
+    assert!(
+        out.stderr.contains(
+            "endpoint: /v1/chat/completions (the server has no /v1/completions: HTTP 404)"
+        ),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("the chat template adds 8 tokens"),
+        "{}",
+        out.stderr
+    );
+    let run = load(&data);
+    assert_eq!(
+        run.meta.run.endpoint,
+        Some(sitegen::model::ApiEndpoint::Chat)
+    );
+    // 512 prompt tokens as the server counts the templated message list.
+    assert_eq!(prefill(&run).prompt_tokens, Some(512));
+    let decode_prompts: Vec<u64> = emu
+        .engine
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.max_tokens == 60_000)
+        .map(|r| r.prompt_tokens)
+        .collect();
+    assert!(!decode_prompts.is_empty());
+    assert!(
+        decode_prompts.iter().all(|&p| p == 512),
+        "{decode_prompts:?}"
+    );
+    // The figures hold to the same tolerances as completions: reasoning
+    // tokens are output tokens, and the first of them ends TTFT.
+    for n in [1, 64] {
+        let cell = decode(&run, n);
+        assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+        assert_matches_truth(&emu, cell);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chat_without_usage_counts_reasoning_chunks_as_tokens() {
+    let _serial = SERIAL.lock().await;
+    let config = EmulatorConfig {
+        continuous_usage: false,
+        reasoning_tokens: 1_000_000,
+        ..Default::default()
+    };
+    let emu = emulator::start(config).await;
+    let (_tmp, data) = data_dir();
+    let plan = [
+        &SMALL_PLAN[..],
+        &["--concurrency", "2", "--endpoint", "chat"],
+    ]
+    .concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("endpoint: /v1/chat/completions (--endpoint)"),
+        "{}",
+        out.stderr
+    );
+    let run = load(&data);
+    let cell = decode(&run, 2);
+    // Every chunk is one reasoning token; the role chunk is none.
+    let window = cell.measured_s.unwrap();
+    let t0 = t0(cell);
+    let truth = emu.engine.tokens_between(t0, t0 + window);
+    let counted = cell.output_tokens.unwrap();
+    assert!(
+        counted.abs_diff(truth) <= truth / 50,
+        "counted {counted} tokens, the engine emitted {truth}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_in_the_reasoning_alone_is_looped() {
+    let _serial = SERIAL.lock().await;
+    let config = EmulatorConfig {
+        loop_after_tokens: Some(20),
+        reasoning_tokens: 1_000_000,
+        step: Duration::from_millis(5),
+        ..Default::default()
+    };
+    let plan = [
+        "--contexts",
+        "1K",
+        "--duration",
+        "3s",
+        "--max-output",
+        "2000",
+        "--metrics-interval",
+        "200ms",
+        "--concurrency",
+        "1",
+        "--endpoint",
+        "chat",
+    ];
+    let run = measure(config, &plan).await.1;
+    let cell = decode(&run, 1);
+    assert_eq!(cell.status, Status::Looped, "{:?}", cell.reason);
+    assert!(
+        cell.reason
+            .as_deref()
+            .unwrap()
+            .ends_with("of its reasoning"),
+        "{:?}",
+        cell.reason
+    );
+    let evidence = cell
+        .detail
+        .as_ref()
+        .unwrap()
+        .loop_evidence
+        .as_ref()
+        .unwrap();
+    assert_eq!(evidence.channel.as_deref(), Some("reasoning"));
+}
+
 const SMALL_PLAN: [&str; 8] = [
     "--contexts",
     "1K",
@@ -396,7 +616,7 @@ async fn a_rerun_resumes_and_force_measures_again() {
     let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
     assert!(sitegen_run(&emu.url, &data, &plan, &[]).await.success);
     let first = load(&data);
-    let requests = emu.engine.log.lock().unwrap().len();
+    let requests = measured_requests(&emu);
     let again = sitegen_run(&emu.url, &data, &plan, &[]).await;
     assert!(again.success);
     assert!(
@@ -406,7 +626,7 @@ async fn a_rerun_resumes_and_force_measures_again() {
     );
     assert_eq!(load(&data).cells, first.cells);
     assert_eq!(
-        emu.engine.log.lock().unwrap().len(),
+        measured_requests(&emu),
         requests,
         "nothing was measured again"
     );
@@ -512,6 +732,7 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
     .to_vec();
     let runner = tokio::spawn({
         let data = data.clone();
+        let plan = plan.clone();
         async move {
             let args: Vec<&str> = plan.iter().map(String::as_str).collect();
             sitegen_run(&url, &data, &args, &[]).await
@@ -538,23 +759,153 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
     emu.stop();
     let out = runner.await.unwrap();
     assert!(!out.success);
-    assert!(out.stderr.contains("stopped answering"), "{}", out.stderr);
-    // Streams already open finish their window; the next requests find no server.
-    let run = load(&data);
     assert!(
-        matches!(run.cells[0], Cell::Prefill(_)),
-        "finished cells are kept"
+        out.stderr
+            .contains("stopped answering during decode at 1K × ")
+            && out.stderr.contains("that cell was discarded"),
+        "{}",
+        out.stderr
     );
-    let last = run.decode_cells().last().unwrap();
-    assert_eq!(last.status, Status::Error, "{:?}", last.reason);
+    // The cell in flight is not written: an Error from a dead server is not
+    // a result. Cells finished before (the prefill; the x1 window, whose
+    // open stream the stopping server lets finish) are kept.
+    let files = cell_files(&data);
+    assert!(files.contains_key("prefill-00001024.json"), "{files:?}");
+    assert!(files.len() < 3, "the cell in flight is discarded");
     assert!(
-        last.reason
-            .as_deref()
-            .unwrap()
-            .contains("sending the request"),
-        "{:?}",
-        last.reason
+        load(&data)
+            .cells
+            .iter()
+            .all(|c| c.status() != Status::Error)
     );
+    // The server is back: a rerun measures exactly the missing cells and
+    // leaves the finished ones byte for byte.
+    let _back = emulator::start_on(
+        EmulatorConfig::default(),
+        emu.url.trim_start_matches("http://"),
+    )
+    .await;
+    let args: Vec<&str> = plan.iter().map(String::as_str).collect();
+    let again = sitegen_run(&emu.url, &data, &args, &[]).await;
+    assert!(again.success, "{}", again.stderr);
+    let expected = format!(
+        "done: {} cells measured, {} cells already measured were kept",
+        3 - files.len(),
+        files.len()
+    );
+    assert!(again.stderr.contains(&expected), "{}", again.stderr);
+    let after = cell_files(&data);
+    for (name, bytes) in &files {
+        assert_eq!(&after[name], bytes, "{name} changed");
+    }
+    assert_eq!(after.len(), 3);
+    assert!(
+        load(&data)
+            .decode_cells()
+            .all(|c| c.status == Status::Valid)
+    );
+}
+
+/// Requests the engine served for measurements: all but the runner's
+/// one-token probe of `/v1/completions` ("Hello", a few tokens).
+fn measured_requests(emu: &Emulator) -> usize {
+    emu.engine
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.prompt_tokens > 16)
+        .count()
+}
+
+/// The cell files of run "r": name to bytes.
+fn cell_files(data: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(data.join("r/cells"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_cells_are_measured_again_on_rerun_unless_kept() {
+    let _serial = SERIAL.lock().await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
+    let failing = emulator::start(EmulatorConfig {
+        fail_status: Some(500),
+        ..Default::default()
+    })
+    .await;
+    assert!(sitegen_run(&failing.url, &data, &plan, &[]).await.success);
+    assert!(
+        load(&data)
+            .cells
+            .iter()
+            .all(|c| c.status() == Status::Error)
+    );
+    let errors = cell_files(&data);
+    // A server that answers again: --keep-errors keeps the Error cells...
+    let healthy = emulator::start(EmulatorConfig::default()).await;
+    let kept = sitegen_run(
+        &healthy.url,
+        &data,
+        &[&plan[..], &["--keep-errors"]].concat(),
+        &[],
+    )
+    .await;
+    assert!(kept.success, "{}", kept.stderr);
+    assert_eq!(cell_files(&data), errors);
+    // ...and by default they are measured again.
+    let again = sitegen_run(&healthy.url, &data, &plan, &[]).await;
+    assert!(again.success, "{}", again.stderr);
+    assert!(
+        again
+            .stderr
+            .contains("done: 2 cells measured, 0 cells already measured"),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        load(&data)
+            .cells
+            .iter()
+            .all(|c| c.status() == Status::Valid)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_cell_file_stops_the_run_and_is_left_alone() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig::default()).await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
+    assert!(sitegen_run(&emu.url, &data, &plan, &[]).await.success);
+    let broken = data.join("r/cells/decode-00001024-x001.json");
+    std::fs::write(&broken, "{\"phase\": \"decode\", \"context_tok").unwrap();
+    let requests = measured_requests(&emu);
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(!out.success);
+    assert!(
+        out.stderr.contains("cannot be read, and is left as it is"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("decode-00001024-x001.json"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&broken).unwrap(),
+        "{\"phase\": \"decode\", \"context_tok"
+    );
+    assert_eq!(measured_requests(&emu), requests, "nothing was measured");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,7 +70,8 @@ impl Format {
         if text.starts_with(page::FIRST_LINE) {
             return Some(Format::Page);
         }
-        if text.lines().next().map(str::trim_end) == Some(&csv::header()) {
+        let first_line = text.lines().next().map(str::trim_end).unwrap_or_default();
+        if crate::table::csv_columns(&first_line.split(',').collect::<Vec<_>>()).is_some() {
             return Some(Format::Csv);
         }
         let probe = Path::new("");

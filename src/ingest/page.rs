@@ -321,6 +321,7 @@ impl<'a> Parser<'a> {
             prefill_mode: Some(prefill_mode),
             seconds_per_measurement: Some(seconds_per_measurement),
             max_output_tokens: Some(max_output_tokens),
+            endpoint: None,
         };
 
         let hardware_label = labels::hardware_label(&hardware);

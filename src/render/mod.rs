@@ -169,6 +169,7 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
                     "Time per measurement",
                     run.seconds_per_measurement.map(format::seconds_setting),
                 ),
+                ("Endpoint", run.endpoint.map(|e| e.path().to_string())),
                 (
                     "Max output",
                     run.max_output_tokens

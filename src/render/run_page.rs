@@ -117,6 +117,8 @@ pub struct MatrixCell {
     /// Status words for cells that are not Valid.
     pub flag: Option<&'static str>,
     pub ttft: Option<String>,
+    /// "paused 3,012 ms" when a request of the cell stalled that long.
+    pub pause: Option<String>,
     /// Full description for assistive technology and tooltips.
     pub describe: String,
 }
@@ -133,6 +135,7 @@ impl RunPage {
         let prefill_svg = prefill_bars(run)
             .map(|bars| prefill_chart(&bars, &format!("Prefill: {}", labels::PREFILL_CAPTION)))
             .transpose()?;
+        let columns = table::run_page_columns(&run.cells);
         Ok(RunPage {
             root: "../../",
             page_title: format!("{title} · Speed test matrix"),
@@ -151,15 +154,22 @@ impl RunPage {
             prefill_caption: labels::PREFILL_CAPTION,
             matrix: matrix(run),
             decode_caption: labels::DECODE_CAPTION,
-            legend: labels::legend_sentences(run.decode_cells().map(|c| c.status)),
+            legend: labels::legend_sentences(run.decode_cells().map(|c| c.status))
+                .into_iter()
+                .chain(
+                    run.decode_cells()
+                        .any(|c| c.long_pause_ms().is_some())
+                        .then_some(labels::PAUSE_LEGEND),
+                )
+                .collect(),
             ttft_note: run
                 .decode_cells()
                 .filter_map(|c| c.measured_by.as_ref())
                 .all(|by| !by.definitions.contains_key("ttft_ms"))
                 .then_some(labels::TTFT_NOTE),
             table_note: labels::TABLE_NOTE,
-            columns: table::page_headers(),
-            rows: run.cells.iter().map(table_row).collect(),
+            columns: columns.iter().filter_map(|c| c.header).collect(),
+            rows: run.cells.iter().map(|c| table_row(&columns, c)).collect(),
             source: run.meta.source.clone(),
             comparisons: compared_in
                 .iter()
@@ -233,6 +243,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
             tok_per_s: None,
             flag: None,
             ttft: None,
+            pause: None,
             describe: format!("{where_}: not measured"),
         };
     };
@@ -253,10 +264,19 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     if let Some(t) = &ttft {
         describe.push_str(&format!(", {t}"));
     }
+    let pause = cell.long_pause_ms();
+    if let Some(p) = pause {
+        describe.push_str(&format!(
+            ", a request paused {} ({:.0}× the median time between tokens)",
+            format::millis(p),
+            p / cell.tbt_median_ms.unwrap_or(p)
+        ));
+    }
     if let Some(reason) = &cell.reason {
         describe.push_str(&format!(" ({reason})"));
     }
     MatrixCell {
+        pause: pause.map(|p| format!("paused {}", format::millis(p))),
         class: cell.status.css_class(),
         style,
         tok_per_s: tok.map(format::tok_per_s),
@@ -267,10 +287,11 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
 }
 
 /// Sort keys make the table sortable by value, not by its display text.
-fn table_row(cell: &Cell) -> TableRow {
+fn table_row(columns: &[&table::Column], cell: &Cell) -> TableRow {
     TableRow {
         class: cell.status().css_class(),
-        cells: table::page_columns()
+        cells: columns
+            .iter()
             .map(|c| (c.sort_key(cell), c.shown(cell)))
             .collect(),
     }

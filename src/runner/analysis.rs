@@ -1,7 +1,7 @@
 //! From what a decode window recorded to the figures and status of its cell.
 //! Pure functions: every definition of docs/measurement.md lives here.
 
-use crate::model::{LoopEvidence, Percentiles, RequestSample, ServerSamples, Status};
+use crate::model::{LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples, Status};
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,6 +26,8 @@ pub struct RequestRecord {
     pub prompt_tokens: Option<u64>,
     /// The last characters of the output, for loop detection.
     pub text_tail: String,
+    /// The same of the reasoning output (chat), checked on its own.
+    pub reasoning_tail: String,
     /// The server's own time per output token, if it sent one.
     pub server_ms_per_token: Option<f64>,
 }
@@ -46,6 +48,8 @@ pub struct WindowFigures {
     pub ttft_ms: Option<Percentiles>,
     pub tbt_ms: Option<Percentiles>,
     pub tokens_per_chunk: Option<f64>,
+    pub max_pause_ms: Option<f64>,
+    pub pause_ms: Option<PauseSummary>,
     pub peak_decoding_requests: u32,
     pub failed_requests: u64,
     pub prompt_tokens: Option<u64>,
@@ -117,7 +121,9 @@ pub fn find_loop(text: &str) -> Option<(usize, usize)> {
 ///   k tokens counts k times;
 /// - per-request tok/s: median of the per-request rates (tokens / seconds);
 /// - average active requests: time-weighted count of requests between their
-///   first token and their end, over the window.
+///   first token and their end, over the window;
+/// - pause: per request the longest gap between two of its chunks inside the
+///   window, not divided by the chunk's tokens, so a stall stays visible.
 pub fn summarize(
     records: &[RequestRecord],
     window_s: f64,
@@ -137,6 +143,7 @@ pub fn summarize(
     let mut prompt_tokens: Vec<u64> = Vec::new();
     let mut samples = Vec::new();
     let mut loop_evidence = None;
+    let mut pauses = Vec::new();
 
     for r in records {
         let window_chunks: Vec<(f64, u64)> = r
@@ -152,6 +159,13 @@ pub fn summarize(
         let ttft_ms = first.map(|f| (f - r.start) * 1000.0);
         if let Some(ms) = ttft_ms.filter(|_| inside(r.start) && first.is_some_and(inside)) {
             ttfts.push((ms, 1.0));
+        }
+        let max_pause_ms = window_chunks
+            .windows(2)
+            .map(|w| (w[1].0 - w[0].0) * 1000.0)
+            .max_by(f64::total_cmp);
+        if let Some(p) = max_pause_ms {
+            pauses.push((p, 1.0));
         }
         let mut tbt_ms = None;
         if let (Some((t0, k0)), Some((t1, _))) = (window_chunks.first(), window_chunks.last()) {
@@ -183,16 +197,21 @@ pub fn summarize(
             _ => {}
         }
         prompt_tokens.extend(r.prompt_tokens);
-        if loop_evidence.is_none()
-            && let Some((period, covered)) = find_loop(&r.text_tail)
-        {
-            let chars: Vec<char> = r.text_tail.chars().collect();
-            loop_evidence = Some(LoopEvidence {
-                stream: r.stream,
-                period_chars: period as u32,
-                covered_chars: covered as u32,
-                unit: chars[chars.len() - period..].iter().collect(),
-            });
+        // The answer and the reasoning are checked apart: a loop in one
+        // does not need the other to repeat too.
+        for (tail, channel) in [(&r.text_tail, None), (&r.reasoning_tail, Some("reasoning"))] {
+            if loop_evidence.is_none()
+                && let Some((period, covered)) = find_loop(tail)
+            {
+                let chars: Vec<char> = tail.chars().collect();
+                loop_evidence = Some(LoopEvidence {
+                    stream: r.stream,
+                    period_chars: period as u32,
+                    covered_chars: covered as u32,
+                    unit: chars[chars.len() - period..].iter().collect(),
+                    channel: channel.map(str::to_string),
+                });
+            }
         }
         samples.push(RequestSample {
             stream: r.stream,
@@ -208,6 +227,7 @@ pub fn summarize(
             chunks: r.chunks.len() as u64,
             tbt_ms,
             server_ms_per_token: r.server_ms_per_token,
+            max_pause_ms,
             error: match &r.finish {
                 Some(Finish::Error(e)) => Some(e.clone()),
                 _ => None,
@@ -233,8 +253,11 @@ pub fn summarize(
         (
             Status::Looped,
             Some(format!(
-                "stream {} repeated a {}-character unit over its last {} characters",
-                e.stream, e.period_chars, e.covered_chars
+                "stream {} repeated a {}-character unit over the last {} characters of its {}",
+                e.stream,
+                e.period_chars,
+                e.covered_chars,
+                e.channel.as_deref().unwrap_or("output")
             )),
         )
     } else if server_queued || peak < concurrency {
@@ -262,6 +285,18 @@ pub fn summarize(
         ttft_ms: percentiles(&ttfts),
         tbt_ms: percentiles(&tbts),
         tokens_per_chunk: (chunks_inside > 0).then(|| output_tokens as f64 / chunks_inside as f64),
+        max_pause_ms: pauses.iter().map(|(p, _)| *p).max_by(f64::total_cmp),
+        pause_ms: pauses
+            .iter()
+            .map(|(p, _)| *p)
+            .max_by(f64::total_cmp)
+            .and_then(|max| {
+                Some(PauseSummary {
+                    p50: weighted_percentile(&pauses, 0.5)?,
+                    p99: weighted_percentile(&pauses, 0.99)?,
+                    max,
+                })
+            }),
         peak_decoding_requests: peak,
         failed_requests: failures.len() as u64,
         prompt_tokens: prompt_tokens.get(prompt_tokens.len() / 2).copied(),

@@ -32,7 +32,10 @@ pub struct Client {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chunk {
     pub at: Instant,
+    /// The answer's text: `text` of a completion, `delta.content` of chat.
     pub text: String,
+    /// Chat's reasoning text (`delta.reasoning_content` or `delta.reasoning`).
+    pub reasoning: String,
     /// Cumulative completion tokens, when the server reports usage per chunk.
     pub completion_tokens: Option<u64>,
     pub prompt_tokens: Option<u64>,
@@ -156,6 +159,19 @@ impl Client {
         Ok(Self::check(response, path).await?.json().await?)
     }
 
+    /// The HTTP status a non-streamed POST gets (the body is read and dropped).
+    pub async fn post_status(&self, path: &str, body: &Value) -> anyhow::Result<u16> {
+        let response = self
+            .send(|http| {
+                self.request_on(http, reqwest::Method::POST, path)
+                    .json(body)
+            })
+            .await?;
+        let status = response.status().as_u16();
+        let _ = response.bytes().await;
+        Ok(status)
+    }
+
     /// Token count of `text` as the server's tokenizer sees a prompt.
     pub async fn count_tokens(
         &self,
@@ -178,20 +194,22 @@ impl Client {
             .ok_or_else(|| anyhow!("/tokenize answered without a token count: {v}"))
     }
 
-    /// Sends a streamed completion and calls `on_event` for every event as it
-    /// arrives. Returns when the stream ends; an error is a failed request.
+    /// Sends a streamed completion (or chat completion) to `path` and calls
+    /// `on_event` for every event as it arrives. Returns when the stream
+    /// ends; an error is a failed request.
     pub async fn stream_completion(
         &self,
+        path: &str,
         body: &Value,
         mut on_event: impl FnMut(StreamEvent),
     ) -> anyhow::Result<()> {
         let response = self
             .send(|http| {
-                self.request_on(http, reqwest::Method::POST, "/v1/completions")
+                self.request_on(http, reqwest::Method::POST, path)
                     .json(body)
             })
             .await?;
-        let response = Self::check(response, "/v1/completions").await?;
+        let response = Self::check(response, path).await?;
         let mut events = response.bytes_stream().eventsource();
         let mut done = false;
         while let Some(event) = events.next().await {
@@ -224,14 +242,18 @@ impl Client {
                 );
             }
             let choice = v.get("choices").and_then(|c| c.get(0));
+            let delta = choice.and_then(|c| c.get("delta"));
+            let text_of = |v: Option<&Value>, key: &str| {
+                v.and_then(|v| v.get(key))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string()
+            };
             let usage = v.get("usage").filter(|u| !u.is_null());
             on_event(StreamEvent::Chunk(Chunk {
                 at,
-                text: choice
-                    .and_then(|c| c.get("text"))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
+                text: text_of(choice, "text") + &text_of(delta, "content"),
+                reasoning: text_of(delta, "reasoning_content") + &text_of(delta, "reasoning"),
                 completion_tokens: usage
                     .and_then(|u| u.get("completion_tokens"))
                     .and_then(Value::as_u64),

@@ -113,6 +113,7 @@ pub fn build_meta(
     server_is_local: bool,
     window_s: f64,
     max_output: u32,
+    endpoint: crate::model::ApiEndpoint,
     meta_file: Option<&Path>,
 ) -> anyhow::Result<RunMeta> {
     let gpus = if server_is_local { local_gpus() } else { None };
@@ -173,6 +174,7 @@ pub fn build_meta(
             prefill_mode: Some(PrefillMode::DecodeWarmup),
             seconds_per_measurement: Some(window_s),
             max_output_tokens: Some(max_output),
+            endpoint: Some(endpoint),
         },
         launch_command: flags.launch_command.as_deref().map(redact_command),
         source: None,
@@ -201,6 +203,7 @@ fn apply_meta_file(meta: RunMeta, path: &Path) -> anyhow::Result<RunMeta> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ApiEndpoint;
 
     #[test]
     fn nvidia_smi_output_is_read() {
@@ -230,7 +233,16 @@ mod tests {
             launch_command: Some("vllm serve m --api-key abc".into()),
             ..Default::default()
         };
-        let meta = build_meta(&flags, &info, false, 30.0, 4096, None).unwrap();
+        let meta = build_meta(
+            &flags,
+            &info,
+            false,
+            30.0,
+            4096,
+            ApiEndpoint::Completions,
+            None,
+        )
+        .unwrap();
         assert_eq!(
             meta.engine.repository.as_deref(),
             Some("github.com/vllm-project/vllm")
@@ -247,7 +259,16 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("meta.json");
         std::fs::write(&file, r#"{"model": "Nice Name", "hardware": {"vram_per_gpu_gb": 141}, "engine": {"version": null}, "launch_command": "x HF_TOKEN=s"}"#).unwrap();
-        let meta = build_meta(&flags, &info, false, 30.0, 4096, Some(&file)).unwrap();
+        let meta = build_meta(
+            &flags,
+            &info,
+            false,
+            30.0,
+            4096,
+            ApiEndpoint::Completions,
+            Some(&file),
+        )
+        .unwrap();
         assert_eq!(meta.model, "Nice Name");
         assert_eq!(meta.hardware.vram_per_gpu_gb, Some(141));
         assert_eq!(meta.hardware.gpu, "H200 SXM");
@@ -258,9 +279,17 @@ mod tests {
         );
 
         std::fs::write(&file, r#"{"hardware": {"gpu_count": "four"}}"#).unwrap();
-        let err = build_meta(&flags, &info, false, 30.0, 4096, Some(&file))
-            .unwrap_err()
-            .to_string();
+        let err = build_meta(
+            &flags,
+            &info,
+            false,
+            30.0,
+            4096,
+            ApiEndpoint::Completions,
+            Some(&file),
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.contains("meta.json: field `hardware.gpu_count`"),
             "{err}"

@@ -25,7 +25,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::format;
-use crate::model::{Cell, CellKey, DecodeCell, DecodeDetail, PrefillCell, Status};
+use crate::model::{ApiEndpoint, Cell, CellKey, DecodeCell, DecodeDetail, PrefillCell, Status};
 use crate::store;
 use client::{Client, TokenizeStyle};
 use plan::{ContextWork, Plan};
@@ -46,6 +46,10 @@ pub struct RunOptions {
     pub temperature: f64,
     pub dry_run: bool,
     pub force: bool,
+    /// Keep Error cells on resume (by default they are measured again).
+    pub keep_errors: bool,
+    /// The API to use; `None` chooses: completions when the server offers it.
+    pub endpoint: Option<ApiEndpoint>,
     pub api_key: Option<String>,
     pub request_timeout: Duration,
     /// How often `/metrics` is sampled during a window; `None` turns it off.
@@ -108,6 +112,9 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         opts.max_output,
         kv_capacity,
     );
+    let (endpoint, why) =
+        probe::choose_endpoint(&client, &info.served_model, opts.endpoint).await?;
+    eprintln!("endpoint: {why}");
     print_plan(&plan);
     if opts.dry_run {
         return Ok(());
@@ -120,21 +127,33 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         is_local(&opts.url),
         opts.window.as_secs_f64(),
         opts.max_output,
+        endpoint,
         opts.meta_file.as_deref(),
     )?;
     store::write_meta(&run_dir, &meta)?;
     let settings = RequestSettings {
         model: info.served_model.clone(),
         temperature: opts.temperature,
+        endpoint,
+    };
+    let template_tokens = match endpoint {
+        ApiEndpoint::Completions => 0,
+        ApiEndpoint::Chat => {
+            let n = probe::chat_template_tokens(&client, &settings, info.tokenize).await?;
+            eprintln!("prompts: the chat template adds {n} tokens to each prompt");
+            n
+        }
     };
     let measure = Measure {
         client,
         settings,
         tokenize: info.tokenize,
         max_model_len,
+        template_tokens,
         plan,
         run_dir,
         force: opts.force,
+        keep_errors: opts.keep_errors,
         metrics_every: opts.metrics_every.filter(|_| info.has_metrics),
     };
     tokio::select! {
@@ -191,16 +210,19 @@ struct Measure {
     settings: RequestSettings,
     tokenize: Option<TokenizeStyle>,
     max_model_len: u64,
+    /// Prompt tokens the chat template adds to a message (0 for completions).
+    template_tokens: u64,
     plan: Plan,
     run_dir: PathBuf,
     force: bool,
+    keep_errors: bool,
     metrics_every: Option<Duration>,
 }
 
 impl Measure {
     /// Measures what the plan still lacks, context by context.
     async fn all(&self) -> anyhow::Result<()> {
-        let work = self.plan.remaining(&self.cells_done());
+        let work = self.plan.remaining(&self.cells_done()?);
         let total = self.plan.cell_count();
         let left: usize = work.iter().map(ContextWork::cells).sum();
         let bar = ProgressBar::new(total as u64);
@@ -221,17 +243,32 @@ impl Measure {
         Ok(())
     }
 
-    /// The cells of the plan whose files are already there and read (none
-    /// with --force): a rerun resumes after them.
-    fn cells_done(&self) -> BTreeSet<CellKey> {
+    /// The cells of the plan already measured (none with --force): a rerun
+    /// resumes after them. An Error is not a result, so Error cells are
+    /// measured again unless --keep-errors. A cell file that is there but
+    /// cannot be read stops the run: it is never silently replaced.
+    fn cells_done(&self) -> anyhow::Result<BTreeSet<CellKey>> {
+        let mut done = BTreeSet::new();
         if self.force {
-            return BTreeSet::new();
+            return Ok(done);
         }
         let cells = self.run_dir.join(store::CELLS_DIR);
-        self.plan
-            .keys()
-            .filter(|k| store::read_cell(&cells.join(k.file_name())).is_ok())
-            .collect()
+        for key in self.plan.keys() {
+            let path = cells.join(key.file_name());
+            if !path.exists() {
+                continue;
+            }
+            let cell = store::read_cell(&path).with_context(|| {
+                format!(
+                    "a cell file of this run cannot be read, and is left as it is: fix or delete {}, or measure every cell again with --force",
+                    path.display()
+                )
+            })?;
+            if cell.status() != Status::Error || self.keep_errors {
+                done.insert(key);
+            }
+        }
+        Ok(done)
     }
 
     /// One context: build its prompts, measure its prefill (which also warms
@@ -255,6 +292,9 @@ impl Measure {
         bar.set_message(format!("prefill at {}", format::context_label(ctx)));
         self.settle().await;
         let cell = self.prefill(ctx, target, &prompts[0]).await;
+        if cell.status() == Status::Error {
+            self.check_alive("prefill", ctx, 1, bar).await?;
+        }
         if w.prefill {
             self.record(&cell, bar)?;
         }
@@ -277,10 +317,12 @@ impl Measure {
                 )),
                 None => self.decode(ctx, d.concurrency, &prompts, bar).await,
             };
-            self.record(&cell, bar)?;
+            // A cell that failed because the server went away is not a
+            // result: it is discarded, so a rerun measures it.
             if cell.status() == Status::Error {
-                self.check_alive(ctx, d.concurrency, bar).await?;
+                self.check_alive("decode", ctx, d.concurrency, bar).await?;
             }
+            self.record(&cell, bar)?;
         }
         Ok(())
     }
@@ -293,14 +335,21 @@ impl Measure {
         Ok(())
     }
 
-    /// After a failed cell: stops the run if the server no longer answers.
-    async fn check_alive(&self, ctx: u64, n: u32, bar: &ProgressBar) -> anyhow::Result<()> {
+    /// After a failed cell, before it is written: stops the run, discarding
+    /// the cell, if the server no longer answers.
+    async fn check_alive(
+        &self,
+        phase: &str,
+        ctx: u64,
+        n: u32,
+        bar: &ProgressBar,
+    ) -> anyhow::Result<()> {
         if self.client.get_json("/v1/models").await.is_ok() {
             return Ok(());
         }
         bar.abandon();
         bail!(
-            "the server at {} stopped answering during decode at {} × {}; finished cells are kept in {}",
+            "the server at {} stopped answering during {phase} at {} × {}; that cell was discarded and finished cells are kept in {}: run the same command to resume",
             self.client.base(),
             format::context_label(ctx),
             n,
@@ -308,8 +357,10 @@ impl Measure {
         );
     }
 
-    /// One exact prompt per stream.
+    /// One exact prompt per stream: `target` tokens as the server counts
+    /// the request, so with chat the text is shorter by the template's tokens.
     async fn prompts(&self, ctx: u64, streams: u32, target: u64) -> anyhow::Result<Vec<String>> {
+        let target = target.saturating_sub(self.template_tokens).max(1);
         let mut prompts = Vec::with_capacity(streams as usize);
         for stream in 0..streams {
             let p = match self.tokenize {
@@ -338,12 +389,21 @@ impl Measure {
     ) -> anyhow::Result<prompt::Prompt> {
         let sample = prompt::words(stream, ctx, 4000).join(" ");
         let body = window::completion_body(&self.settings, &sample, 1);
-        let r =
-            window::record_request(&self.client, &body, stream, Instant::now(), None, None).await;
+        let r = window::record_request(
+            &self.client,
+            &self.settings,
+            &body,
+            stream,
+            Instant::now(),
+            None,
+            None,
+        )
+        .await;
         let tokens = r.prompt_tokens.context(
             "the server has no /tokenize and reports no usage.prompt_tokens: cannot size prompts",
         )?;
-        let chars_per_token = sample.len() as f64 / tokens.max(1) as f64;
+        let text_tokens = tokens.saturating_sub(self.template_tokens);
+        let chars_per_token = sample.len() as f64 / text_tokens.max(1) as f64;
         let text: String = prompt::words(
             stream,
             ctx,
@@ -362,7 +422,8 @@ impl Measure {
     async fn prefill(&self, ctx: u64, target: u64, prompt: &str) -> Cell {
         let body = window::completion_body(&self.settings, prompt, 1);
         let t0 = Instant::now();
-        let r = window::record_request(&self.client, &body, 0, t0, None, None).await;
+        let r =
+            window::record_request(&self.client, &self.settings, &body, 0, t0, None, None).await;
         let mut cell = PrefillCell {
             context_tokens: ctx,
             status: Status::Valid,
@@ -403,10 +464,19 @@ impl Measure {
         let mut set = tokio::task::JoinSet::new();
         for (i, p) in prompts.iter().enumerate() {
             let client = self.client.clone();
-            let body = window::completion_body(&self.settings, p, 1);
+            let settings = self.settings.clone();
+            let body = window::completion_body(&settings, p, 1);
             set.spawn(async move {
-                window::record_request(&client, &body, i as u32 + 1, Instant::now(), None, None)
-                    .await
+                window::record_request(
+                    &client,
+                    &settings,
+                    &body,
+                    i as u32 + 1,
+                    Instant::now(),
+                    None,
+                    None,
+                )
+                .await
             });
         }
         while set.join_next().await.is_some() {}
@@ -484,12 +554,14 @@ impl Measure {
             completed_requests: Some(f.completed_requests),
             output_tokens: Some(f.output_tokens),
             measured_s: Some(f.measured_s),
+            max_pause_ms: keep(f.max_pause_ms),
             detail: Some(Box::new(DecodeDetail {
                 window_start_unix_s: rec.window_start_unix_s,
                 prompt_tokens: f.prompt_tokens,
                 ttft_ms: f.ttft_ms,
                 tbt_ms: f.tbt_ms,
                 tokens_per_chunk: f.tokens_per_chunk,
+                pause_ms: f.pause_ms,
                 peak_decoding_requests: f.peak_decoding_requests,
                 failed_requests: f.failed_requests,
                 requests: f.requests,

@@ -1,9 +1,15 @@
 //! What the runner learns about a server before measuring it.
 
+use std::time::Instant;
+
+use anyhow::Context;
 use serde_json::Value;
 
+use super::analysis::Finish;
 use super::client::{Client, TokenizeStyle};
 use super::metrics;
+use super::window::{RequestSettings, completion_body, record_request};
+use crate::model::ApiEndpoint;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServerInfo {
@@ -178,4 +184,62 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
         ),
     }
     Ok(info)
+}
+
+/// The API to use and why: the one asked for; else `/v1/completions` when
+/// the server offers it (one token is asked for), else chat.
+pub async fn choose_endpoint(
+    client: &Client,
+    model: &str,
+    asked: Option<ApiEndpoint>,
+) -> anyhow::Result<(ApiEndpoint, String)> {
+    if let Some(e) = asked {
+        return Ok((e, format!("{} (--endpoint)", e.path())));
+    }
+    let body = serde_json::json!({"model": model, "prompt": "Hello", "max_tokens": 1});
+    let status = client.post_status("/v1/completions", &body).await?;
+    // Only "no such route" means chat; any other answer (a failure
+    // included) shows the route is there, and failures become Error cells.
+    Ok(match status {
+        404 | 405 | 501 => (
+            ApiEndpoint::Chat,
+            format!("/v1/chat/completions (the server has no /v1/completions: HTTP {status})"),
+        ),
+        _ => (
+            ApiEndpoint::Completions,
+            format!(
+                "/v1/completions (the server answers it: HTTP {status}; --endpoint chat to measure chat)"
+            ),
+        ),
+    })
+}
+
+/// Prompt tokens a chat template adds to one user message: the server's
+/// count of a chat request less its tokenizer's count of the text alone
+/// (without `/tokenize`: the count of a one-character message less one).
+pub async fn chat_template_tokens(
+    client: &Client,
+    settings: &RequestSettings,
+    tokenize: Option<TokenizeStyle>,
+) -> anyhow::Result<u64> {
+    let counted = |text: String| {
+        let body = completion_body(settings, &text, 1);
+        async move {
+            let r = record_request(client, settings, &body, 0, Instant::now(), None, None).await;
+            if let Some(Finish::Error(e)) = &r.finish {
+                anyhow::bail!("a chat request to size prompts failed: {e}");
+            }
+            r.prompt_tokens.context(
+                "the server reported no usage.prompt_tokens for a chat request: cannot size chat prompts",
+            )
+        }
+    };
+    Ok(match tokenize {
+        Some(style) => {
+            let sample = super::prompt::words(0, 0, 2000).join(" ");
+            let alone = client.count_tokens(style, &settings.model, &sample).await?;
+            counted(sample).await?.saturating_sub(alone)
+        }
+        None => counted("a".to_string()).await?.saturating_sub(1),
+    })
 }

@@ -10,36 +10,44 @@ use serde_json::{Value, json};
 use super::analysis::{Finish, RequestRecord};
 use super::client::{Client, StreamEvent};
 use super::metrics;
-use crate::model::{MetricSample, ServerSamples};
+use crate::model::{ApiEndpoint, MetricSample, ServerSamples};
 
 /// Characters of each request's output kept for loop detection.
 const TEXT_TAIL_CHARS: usize = 4096;
 
-/// What every request of a run sends besides its prompt.
+/// What every request of a run sends besides its prompt, and where.
 #[derive(Debug, Clone)]
 pub struct RequestSettings {
     pub model: String,
     pub temperature: f64,
+    pub endpoint: ApiEndpoint,
 }
 
-/// A streamed completion request that generates exactly `max_tokens` tokens
-/// (ignoring end-of-sequence) and reports usage on every chunk.
+/// A streamed request that generates exactly `max_tokens` tokens (ignoring
+/// end-of-sequence) and reports usage on every chunk: the prompt as it is
+/// for completions, as one user message for chat.
 pub fn completion_body(settings: &RequestSettings, prompt: &str, max_tokens: u32) -> Value {
-    json!({
+    let mut body = json!({
         "model": settings.model,
-        "prompt": prompt,
         "max_tokens": max_tokens,
         "min_tokens": max_tokens,
         "ignore_eos": true,
         "temperature": settings.temperature,
         "stream": true,
         "stream_options": {"include_usage": true, "continuous_usage_stats": true},
-    })
+    });
+    match settings.endpoint {
+        ApiEndpoint::Completions => body["prompt"] = json!(prompt),
+        ApiEndpoint::Chat => body["messages"] = json!([{"role": "user", "content": prompt}]),
+    }
+    body
 }
 
-/// Sends one request and records it, relative to `t0`, until it ends or `deadline`.
+/// Sends one request to `settings.endpoint` and records it, relative to
+/// `t0`, until it ends or `deadline`.
 pub async fn record_request(
     client: &Client,
+    settings: &RequestSettings,
     body: &Value,
     stream: u32,
     t0: Instant,
@@ -58,6 +66,7 @@ pub async fn record_request(
     };
     let mut counted = 0u64;
     let mut tail = String::new();
+    let mut reasoning_tail = String::new();
     let mut finish_reason = None;
     let mut last_event = start;
     let outcome = {
@@ -69,10 +78,11 @@ pub async fn record_request(
             if let Some(p) = chunk.prompt_tokens {
                 record.prompt_tokens = Some(p);
             }
-            // Usage on the chunk is the truth; without it a chunk with text is one token.
+            // Usage on the chunk is the truth; without it a chunk with text
+            // (answer or reasoning) is one token.
             let tokens = match chunk.completion_tokens {
                 Some(total) => total.saturating_sub(counted),
-                None if !chunk.text.is_empty() => 1,
+                None if !chunk.text.is_empty() || !chunk.reasoning.is_empty() => 1,
                 None => 0,
             };
             if tokens > 0 {
@@ -82,17 +92,8 @@ pub async fn record_request(
                     live.fetch_add(tokens, Ordering::Relaxed);
                 }
             }
-            if !chunk.text.is_empty() {
-                tail.push_str(&chunk.text);
-                if tail.len() > 2 * TEXT_TAIL_CHARS {
-                    let cut = tail
-                        .char_indices()
-                        .rev()
-                        .nth(TEXT_TAIL_CHARS - 1)
-                        .map_or(0, |(i, _)| i);
-                    tail.drain(..cut);
-                }
-            }
+            push_tail(&mut tail, &chunk.text);
+            push_tail(&mut reasoning_tail, &chunk.reasoning);
             if chunk.finish_reason.is_some() {
                 finish_reason = chunk.finish_reason;
             }
@@ -100,16 +101,14 @@ pub async fn record_request(
                 record.server_ms_per_token = chunk.server_ms_per_token;
             }
         };
-        let request = client.stream_completion(body, on_event);
+        let request = client.stream_completion(settings.endpoint.path(), body, on_event);
         match deadline {
             Some(d) => tokio::time::timeout_at(d.into(), request).await.ok(),
             None => Some(request.await),
         }
     };
-    let chars: Vec<char> = tail.chars().collect();
-    record.text_tail = chars[chars.len().saturating_sub(TEXT_TAIL_CHARS)..]
-        .iter()
-        .collect();
+    record.text_tail = last_chars(&tail);
+    record.reasoning_tail = last_chars(&reasoning_tail);
     match outcome {
         None => {
             record.finish = Some(Finish::Cancelled);
@@ -125,6 +124,29 @@ pub async fn record_request(
         }
     }
     record
+}
+
+/// Appends `text` to a tail kept near [`TEXT_TAIL_CHARS`] characters.
+fn push_tail(tail: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    tail.push_str(text);
+    if tail.len() > 2 * TEXT_TAIL_CHARS {
+        let cut = tail
+            .char_indices()
+            .rev()
+            .nth(TEXT_TAIL_CHARS - 1)
+            .map_or(0, |(i, _)| i);
+        tail.drain(..cut);
+    }
+}
+
+fn last_chars(tail: &str) -> String {
+    let chars: Vec<char> = tail.chars().collect();
+    chars[chars.len().saturating_sub(TEXT_TAIL_CHARS)..]
+        .iter()
+        .collect()
 }
 
 /// What a decode window recorded.
@@ -162,12 +184,14 @@ pub async fn decode_window(
     for (stream, prompt) in prompts.iter().enumerate() {
         let client = client.clone();
         let body = completion_body(settings, prompt, max_output);
+        let settings = settings.clone();
         let live = Arc::clone(&live_tokens);
         tasks.spawn(async move {
             let mut records = Vec::new();
             while Instant::now() < deadline {
                 let r = record_request(
                     &client,
+                    &settings,
                     &body,
                     stream as u32,
                     t0,

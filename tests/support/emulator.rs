@@ -50,6 +50,15 @@ pub struct EmulatorConfig {
     pub continuous_usage: bool,
     /// Require `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
+    /// `/v1/completions` answers 404, as a chat-only gateway does.
+    pub chat_only: bool,
+    /// Chat: the first this many output tokens of each request stream as
+    /// `delta.reasoning_content`, the rest as `delta.content`.
+    pub reasoning_tokens: u64,
+    /// Once per engine: the first request to reach this many output tokens
+    /// holds its output for the duration (decoding goes on), then sends
+    /// everything held as one chunk, as a preempted or swapped request does.
+    pub stall: Option<(u64, Duration)>,
 }
 
 impl Default for EmulatorConfig {
@@ -67,6 +76,9 @@ impl Default for EmulatorConfig {
             break_after_tokens: None,
             continuous_usage: true,
             api_key: None,
+            chat_only: false,
+            reasoning_tokens: 0,
+            stall: None,
         }
     }
 }
@@ -96,6 +108,8 @@ struct Counters {
 
 pub struct Engine {
     pub config: EmulatorConfig,
+    /// Whether the one stall of `config.stall` has happened.
+    stalled: std::sync::atomic::AtomicBool,
     counters: Mutex<Counters>,
     freed: Notify,
     pub log: Mutex<Vec<RequestLog>>,
@@ -283,6 +297,7 @@ pub async fn start(config: EmulatorConfig) -> Emulator {
 pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
     let engine = Arc::new(Engine {
         config,
+        stalled: std::sync::atomic::AtomicBool::new(false),
         counters: Mutex::new(Counters::default()),
         freed: Notify::new(),
         log: Mutex::new(Vec::new()),
@@ -296,6 +311,7 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
             get(|| async { Json(json!({"version": "emulated-1"})) }),
         )
         .route("/v1/completions", post(completions))
+        .route("/v1/chat/completions", post(chat_completions))
         .layer(axum::middleware::from_fn(stamp_arrival))
         .with_state(Arc::clone(&engine));
     let listener = tokio::net::TcpListener::bind(address).await.unwrap();
@@ -365,11 +381,21 @@ async fn tokenize(
     if !authorized(&e, &headers) {
         return unauthorized();
     }
-    let text = body
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let n = count_tokens(text);
+    // vLLM's /tokenize takes a prompt, or messages it applies the chat template to.
+    let n = match body.get("messages").and_then(Value::as_array) {
+        Some(messages) => count_tokens(&chat_template(
+            messages
+                .last()
+                .and_then(|m| m.get("content"))
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        )),
+        None => count_tokens(
+            body.get("prompt")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        ),
+    };
     Json(json!({"count": n, "max_model_len": e.config.max_model_len, "tokens": (0..n).collect::<Vec<u64>>()})).into_response()
 }
 
@@ -392,22 +418,107 @@ async fn metrics(State(e): State<Arc<Engine>>) -> String {
     )
 }
 
-fn chunk(e: &Engine, text: &str, finish: Option<&str>, prompt: u64, completion: u64) -> Event {
-    let mut v = json!({
-        "id": "cmpl-emulated", "object": "text_completion", "created": 0, "model": e.config.model,
-        "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}],
-    });
+/// The API a request came in on, which shapes its chunks.
+#[derive(Clone, Copy, PartialEq)]
+enum Api {
+    Completions,
+    Chat,
+}
+
+/// The template the emulated chat model wraps a user message in: 8 tokens
+/// of the emulator's tokenizer around the message.
+pub fn chat_template(content: &str) -> String {
+    format!("<|user|> {content} <|assistant|>")
+}
+
+/// The chunk of output tokens `start..end` of request `index`.
+fn chunk(
+    e: &Engine,
+    api: Api,
+    index: usize,
+    (start, end): (u64, u64),
+    finish: Option<&str>,
+    prompt: u64,
+) -> Event {
+    let text = |range: std::ops::Range<u64>| -> String {
+        range.map(|i| e.text_of_token(i, index as u64)).collect()
+    };
+    let mut v = match api {
+        Api::Completions => json!({
+            "id": "cmpl-emulated", "object": "text_completion", "created": 0, "model": e.config.model,
+            "choices": [{"index": 0, "text": text(start..end), "logprobs": null, "finish_reason": finish}],
+        }),
+        Api::Chat => {
+            let r = e.config.reasoning_tokens;
+            let mut delta = serde_json::Map::new();
+            if start < r {
+                delta.insert("reasoning_content".into(), json!(text(start..end.min(r))));
+            }
+            if end > r {
+                delta.insert("content".into(), json!(text(start.max(r)..end)));
+            }
+            json!({
+                "id": "chatcmpl-emulated", "object": "chat.completion.chunk", "created": 0, "model": e.config.model,
+                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+            })
+        }
+    };
     if e.config.continuous_usage {
-        v["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion});
+        v["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": end, "total_tokens": prompt + end});
     }
     Event::default().data(v.to_string())
 }
 
 async fn completions(
     State(e): State<Arc<Engine>>,
-    axum::Extension(Arrival(arrived)): axum::Extension<Arrival>,
+    arrival: axum::Extension<Arrival>,
     headers: HeaderMap,
     Json(body): Json<Value>,
+) -> Response {
+    if e.config.chat_only {
+        return (StatusCode::NOT_FOUND, Json(json!({"detail": "Not Found"}))).into_response();
+    }
+    let prompt = body
+        .get("prompt")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    serve(e, arrival, headers, &body, Api::Completions, prompt).await
+}
+
+/// vLLM's chat API: the one user message in the emulated chat template; a
+/// first chunk with only the role, as vLLM sends; reasoning deltas first.
+async fn chat_completions(
+    State(e): State<Arc<Engine>>,
+    arrival: axum::Extension<Arrival>,
+    headers: HeaderMap,
+    Json(body): Json<Value>,
+) -> Response {
+    let content = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.last())
+        .and_then(|m| m.get("content"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    serve(
+        e,
+        arrival,
+        headers,
+        &body,
+        Api::Chat,
+        chat_template(content),
+    )
+    .await
+}
+
+async fn serve(
+    e: Arc<Engine>,
+    axum::Extension(Arrival(arrived)): axum::Extension<Arrival>,
+    headers: HeaderMap,
+    body: &Value,
+    api: Api,
+    prompt: String,
 ) -> Response {
     if !authorized(&e, &headers) {
         return unauthorized();
@@ -420,11 +531,6 @@ async fn completions(
         )
             .into_response();
     }
-    let prompt = body
-        .get("prompt")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
     let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(16);
     let prompt_tokens = count_tokens(&prompt);
     if prompt_tokens + max_tokens > e.config.max_model_len {
@@ -446,9 +552,9 @@ async fn completions(
     };
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let engine = Arc::clone(&e);
-    tokio::spawn(
-        async move { generate(engine, index, prompt, prompt_tokens, max_tokens, tx).await },
-    );
+    tokio::spawn(async move {
+        generate(engine, api, index, prompt, prompt_tokens, max_tokens, tx).await
+    });
     Sse::new(ReceiverStream::new(rx))
         .keep_alive(KeepAlive::new().interval(Duration::from_millis(700)))
         .into_response()
@@ -458,6 +564,7 @@ async fn completions(
 /// the client hangs up.
 async fn generate(
     e: Arc<Engine>,
+    api: Api,
     index: usize,
     prompt: String,
     prompt_tokens: u64,
@@ -488,6 +595,17 @@ async fn generate(
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     ticker.tick().await; // the first tick is immediate: the prefill's token
     let mut first = true;
+    if api == Api::Chat {
+        // vLLM's first chat chunk names the role and carries no token.
+        let mut role = json!({"id": "chatcmpl-emulated", "object": "chat.completion.chunk", "model": e.config.model,
+            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
+        if e.config.continuous_usage {
+            role["usage"] = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 0, "total_tokens": prompt_tokens});
+        }
+        let _ = tx.send(Ok(Event::default().data(role.to_string()))).await;
+    }
+    // Output held back by a stall: (its first token, until when).
+    let mut held: Option<(u64, tokio::time::Instant)> = None;
     let ok = loop {
         if let Some(limit) = e.config.break_after_tokens
             && emitted >= limit
@@ -497,12 +615,26 @@ async fn generate(
         }
         // The prefill yields one token; each decode step yields tokens_per_step.
         let k = if first { 1 } else { e.config.tokens_per_step }.min(max_tokens - emitted);
-        let text: String = (emitted..emitted + k)
-            .map(|i| e.text_of_token(i, index as u64))
-            .collect();
+        let mut start = emitted;
         emitted += k;
+        if let Some((after, hold)) = e.config.stall
+            && emitted > after
+            && held.is_none()
+            && !e.stalled.swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            held = Some((start, tokio::time::Instant::now() + hold));
+        }
+        if let Some((held_start, until)) = held {
+            if tokio::time::Instant::now() < until && emitted < max_tokens {
+                ticker.tick().await;
+                continue;
+            }
+            start = held_start;
+            held = None;
+        }
+        let k = emitted - start;
         let finish = (emitted == max_tokens).then_some("length");
-        let event = chunk(&e, &text, finish, prompt_tokens, emitted);
+        let event = chunk(&e, api, index, (start, emitted), finish, prompt_tokens);
         let t = now();
         if tx.send(Ok(event)).await.is_err() {
             break false;
