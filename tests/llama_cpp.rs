@@ -20,10 +20,16 @@ fn main() -> ExitCode {
     common::tier::run(
         "llama.cpp",
         python,
-        vec![(
-            "a_real_llama_cpp_server_is_measured_and_its_page_builds",
-            a_real_llama_cpp_server_is_measured_and_its_page_builds,
-        )],
+        vec![
+            (
+                "a_real_llama_cpp_server_is_measured_and_its_page_builds",
+                a_real_llama_cpp_server_is_measured_and_its_page_builds,
+            ),
+            (
+                "chat_prompts_are_exact_after_llama_cpp_s_template",
+                chat_prompts_are_exact_after_llama_cpp_s_template,
+            ),
+        ],
     )
 }
 
@@ -111,7 +117,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
+/// The tiny random-weight model, written into a fresh folder, served.
+fn serve_tiny_model(python: &Path) -> (tempfile::TempDir, LlamaServer) {
     let tmp = tempfile::tempdir().unwrap();
     let model = tmp.path().join("tiny.gguf");
     let made = Command::new(python)
@@ -125,6 +132,74 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
         String::from_utf8_lossy(&made.stderr)
     );
     let server = start_server(python, &model);
+    (tmp, server)
+}
+
+/// Chat through llama.cpp's own template: every prompt is the context's
+/// tokens as llama.cpp counts the message list, and the runner's time
+/// between tokens is llama.cpp's, request by request, as with completions.
+fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
+    let (tmp, server) = serve_tiny_model(python);
+    let data = tmp.path().join("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", &server.url, "--run-id", "chat", "--data"])
+        .arg(&data)
+        .args([
+            "--endpoint",
+            "chat",
+            "--contexts",
+            "256,512",
+            "--concurrency",
+            "1,2",
+            "--duration",
+            "3s",
+            "--max-output",
+            "64",
+            "--temperature",
+            "1.0",
+            "--metrics-interval",
+            "250ms",
+            "--gpu",
+            "CPU",
+            "--gpu-count",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("the chat template adds"), "{stderr}");
+    let run: Run = sitegen::store::load_run(&data.join("chat")).unwrap();
+    assert_eq!(
+        run.meta.run.endpoint,
+        Some(sitegen::model::ApiEndpoint::Chat)
+    );
+    for p in run.prefill_cells() {
+        assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
+        assert_eq!(
+            p.prompt_tokens,
+            Some(p.context_tokens),
+            "prompt length at {}",
+            p.context_tokens
+        );
+    }
+    for c in run.decode_cells() {
+        assert_eq!(
+            c.status,
+            Status::Valid,
+            "{} x {}: {:?}",
+            c.context_tokens,
+            c.concurrency,
+            c.reason
+        );
+        let prompts = c.detail.as_ref().unwrap().prompt_tokens;
+        assert_eq!(prompts, Some(c.context_tokens));
+    }
+    assert_tbt_is_llama_cpp_s(&run, "chat");
+}
+
+fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
+    let (tmp, server) = serve_tiny_model(python);
 
     let data = tmp.path().join("data");
     let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
@@ -225,9 +300,20 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
         }
     }
 
-    // The runner's time between tokens is llama.cpp's own time per token,
-    // compared request by request over the requests that finished inside
-    // the window (llama.cpp reports `timings` with a request's last chunk).
+    assert_tbt_is_llama_cpp_s(&run, "completions");
+
+    // The measured run becomes a page.
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    let page = std::fs::read_to_string(site.join("runs/tiny-llama-cpu/index.html")).unwrap();
+    assert!(page.contains("<h1>Tiny llama (random weights) on CPU ×1</h1>"));
+    assert!(page.contains("Requests queued"));
+}
+
+/// The runner's time between tokens is llama.cpp's own time per token,
+/// compared request by request over the requests that finished inside the
+/// window (llama.cpp reports `timings` with a request's last chunk).
+fn assert_tbt_is_llama_cpp_s(run: &Run, api: &str) {
     for c in run.decode_cells() {
         let cell = format!("{} x {}", c.context_tokens, c.concurrency);
         let detail = c.detail.as_ref().unwrap();
@@ -266,17 +352,10 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
         );
         let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
         eprintln!(
-            "llama.cpp {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token",
+            "llama.cpp {api} {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token",
             c.tbt_median_ms.unwrap(),
             finished.len(),
             worst * 100.0
         );
     }
-
-    // The measured run becomes a page.
-    let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
-    let page = std::fs::read_to_string(site.join("runs/tiny-llama-cpu/index.html")).unwrap();
-    assert!(page.contains("<h1>Tiny llama (random weights) on CPU ×1</h1>"));
-    assert!(page.contains("Requests queued"));
 }
