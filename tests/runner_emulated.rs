@@ -648,6 +648,11 @@ async fn dry_run_prints_the_plan_and_writes_nothing() {
     let out = sitegen_run(&emu.url, &data, &["--dry-run"], &[]).await;
     assert!(out.success, "{}", out.stderr);
     assert!(
+        out.stderr.contains("endpoint: /v1/completions (the server answers it: HTTP 200; --endpoint chat to measure chat)"),
+        "the API it will use, and why: {}",
+        out.stderr
+    );
+    assert!(
         out.stderr
             .contains("plan: prefill at 8K, 16K, 32K, 64K, 128K, 256K, 512K, 1019K, 1024K"),
         "{}",

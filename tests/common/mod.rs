@@ -146,8 +146,19 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         r#"{"hardware": {"gpu": "H100 SXM", "gpu_count": 1}, "engine": {"name": "vllm"}}"#,
     )
     .unwrap();
+    // A CSV says no cards at all.
+    let csv_meta = tmp.path().join("csv-meta.json");
+    std::fs::write(
+        &csv_meta,
+        r#"{"model": "Paused-Model", "hardware": {"gpu": "L40S", "gpu_count": 2},
+            "engine": {"name": "sglang"}, "run": {"decode_test": "fixed_duration",
+            "seconds_per_measurement": 30, "endpoint": "chat"}}"#,
+    )
+    .unwrap();
     let tools = repo().join("tests/fixtures/tools");
-    let runs: [(&str, &[&str]); 4] = [
+    let runs: [(&str, &[&str]); 5] = [
+        // A cell with a stall, as `sitegen run` records one: the pause mark.
+        ("paused", &["paused.csv"]),
         ("llm-decode-bench", &["llm-decode-bench.json"]),
         (
             "vllm-bench",
@@ -166,7 +177,11 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
             id: Some(format!("imported-{id}")),
             data: data.clone(),
             force: false,
-            meta: Some(meta.clone()),
+            meta: Some(if id == "paused" {
+                csv_meta.clone()
+            } else {
+                meta.clone()
+            }),
         };
         import(None, &files, &opts).unwrap();
     }

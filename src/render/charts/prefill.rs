@@ -31,8 +31,16 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
         let top = bars.iter().map(|b| b.tok_per_s).fold(0.0, f64::max);
         // Room above the tallest bar for its two-line label.
         let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
-        // A segmented 0..k range has k + 1 segments: one per bar.
-        let last = bars.len().saturating_sub(1) as u32;
+        // A segmented 0..k range has k + 1 segments: one per bar. A range of
+        // one segment (0..0) has no width, so a lone bar gets the middle of
+        // three.
+        let offset = u32::from(bars.len() == 1);
+        let last = if bars.len() == 1 {
+            2
+        } else {
+            bars.len().saturating_sub(1) as u32
+        };
+        let segments = last + 1;
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(34)
@@ -50,8 +58,9 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
             .axis_desc_style(label_style.clone())
             .label_style(label_style.clone())
             .x_label_formatter(&|seg| match seg {
-                SegmentValue::CenterOf(i) => bars
-                    .get(*i as usize)
+                SegmentValue::CenterOf(i) => i
+                    .checked_sub(offset)
+                    .and_then(|i| bars.get(i as usize))
                     .map(|b| format::context_label(b.context_tokens))
                     .unwrap_or_default(),
                 _ => String::new(),
@@ -61,7 +70,7 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
             .map_err(fail)?;
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                let i = i as u32;
+                let i = i as u32 + offset;
                 let mut r = Rectangle::new(
                     [
                         (SegmentValue::Exact(i), 0.0),
@@ -70,7 +79,7 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
                     BAR.filled(),
                 );
                 // Bars at most ~90 px wide, so a run with few contexts does not show slabs.
-                let slot = (PREFILL_SIZE.0 - 12 * 2 - 64) / bars.len().max(1) as u32;
+                let slot = (PREFILL_SIZE.0 - 12 * 2 - 64) / segments;
                 let side = (slot.saturating_sub(90) / 2).max(8);
                 r.set_margin(0, 0, side, side);
                 r
@@ -84,7 +93,7 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
             .pos(Pos::new(HPos::Center, VPos::Bottom));
         chart
             .draw_series(bars.iter().enumerate().map(|(i, b)| {
-                let at = (SegmentValue::CenterOf(i as u32), b.tok_per_s);
+                let at = (SegmentValue::CenterOf(i as u32 + offset), b.tok_per_s);
                 EmptyElement::at(at)
                     + Text::new(
                         format::tok_per_s_short(b.tok_per_s),
@@ -106,6 +115,49 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every bar's rectangle: (x, width) as drawn.
+    fn bar_rects(svg: &str) -> Vec<(f64, f64)> {
+        svg.split("<rect ")
+            .skip(1)
+            .filter(|r| r.contains("fill=\"#0072B2\"") || r.contains("fill=\"#0072b2\""))
+            .map(|r| {
+                let attr = |name: &str| -> f64 {
+                    let at = r
+                        .find(&format!(" {name}=\""))
+                        .or_else(|| r.find(&format!("{name}=\"")))
+                        .unwrap();
+                    let rest = &r[at..];
+                    let start = rest.find('"').unwrap() + 1;
+                    let end = start + rest[start..].find('"').unwrap();
+                    rest[start..end].parse().unwrap()
+                };
+                (attr("x"), attr("width"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_bar_or_many_each_has_a_positive_width_of_at_most_90_px() {
+        for n in [1usize, 2, 3, 9] {
+            let bars: Vec<PrefillBar> = (0..n)
+                .map(|i| PrefillBar {
+                    context_tokens: 8192 << i,
+                    tok_per_s: 10_000.0,
+                    ttft_ms: 100.0,
+                })
+                .collect();
+            let svg = prefill_chart(&bars, "Prefill").unwrap();
+            let rects = bar_rects(&svg);
+            assert_eq!(rects.len(), n, "{svg}");
+            for (x, w) in rects {
+                assert!(
+                    w > 0.0 && w <= 91.0 && x >= 0.0,
+                    "{n} bars: x {x}, width {w}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_bar_is_labelled_with_throughput_and_ttft() {
