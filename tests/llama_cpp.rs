@@ -138,6 +138,7 @@ fn serve_tiny_model(python: &Path) -> (tempfile::TempDir, LlamaServer) {
 /// Chat through llama.cpp's own template: every prompt is the context's
 /// tokens as llama.cpp counts the message list, and the runner's time
 /// between tokens is llama.cpp's, request by request, as with completions.
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
 fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
     let (tmp, server) = serve_tiny_model(python);
     let data = tmp.path().join("data");
@@ -198,6 +199,7 @@ fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
     assert_tbt_is_llama_cpp_s(&run, "chat");
 }
 
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
 fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
     let (tmp, server) = serve_tiny_model(python);
 
