@@ -42,6 +42,9 @@ pub struct ServeArgs {
     /// Serve the site under this path, as a static host serving it from a sub-path would.
     #[arg(long, default_value = "/")]
     pub base_path: String,
+    /// Serve an empty site when the data folder has no run (by default an error).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]
@@ -59,11 +62,16 @@ pub struct BuildArgs {
     /// Folder the site is written to; replaced as a whole when the build succeeds.
     #[arg(long, default_value = "site")]
     pub out: PathBuf,
+    /// Build an empty site when the data folder has no run (by default an
+    /// error: a wrong path would otherwise publish an empty site).
+    #[arg(long)]
+    pub allow_empty: bool,
 }
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
-    /// An optional format (page, csv), then the files, one run per file.
+    /// An optional format (page, csv, llm-decode-bench, vllm-bench, guidellm,
+    /// sglang-bench, auto), then the files.
     #[arg(required = true, value_name = "[FORMAT] FILE")]
     pub inputs: Vec<PathBuf>,
     /// Data folder to write the runs into.

@@ -42,37 +42,121 @@ pub enum ComparisonError {
         title: String,
         found: usize,
     },
+    #[error(
+        "comparisons {first} ({first_title:?}) and {second} ({second_title:?}) list the same runs ({runs}): keep one"
+    )]
+    Duplicate {
+        first: usize,
+        first_title: String,
+        second: usize,
+        second_title: String,
+        runs: String,
+    },
+}
+
+/// Every problem of a comparisons file, one line each.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComparisonErrors(pub Vec<ComparisonError>);
+
+impl std::fmt::Display for ComparisonErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [one] => write!(f, "{one}"),
+            many => {
+                write!(f, "{} problems:", many.len())?;
+                many.iter().try_for_each(|e| write!(f, "\n  - {e}"))
+            }
+        }
+    }
+}
+
+impl std::error::Error for ComparisonErrors {}
+
+/// The value a run's GPU, engine or other card field has when nobody said it
+/// (`sitegen run` against a remote server without `--gpu`).
+pub const UNKNOWN: &str = "unknown";
+
+/// Why a run's hardware is not known well enough to pair it with another
+/// run "on the same hardware": `None` when GPU and engine are known.
+pub fn unknown_hardware(run: &Run) -> Option<&'static str> {
+    let unknown = |v: &str| v.trim().is_empty() || v.eq_ignore_ascii_case(UNKNOWN);
+    if unknown(&run.meta.hardware.gpu) {
+        Some(
+            "its GPU is unknown: pass --gpu and --gpu-count to sitegen run, or set hardware.gpu and hardware.gpu_count in run.json (or with --meta)",
+        )
+    } else if unknown(&run.meta.engine.name) {
+        Some(
+            "its engine is unknown: pass --engine to sitegen run, or set engine.name in run.json (or with --meta)",
+        )
+    } else {
+        None
+    }
+}
+
+/// One warning per run left out of automatic pairing for unknown hardware.
+pub fn unpaired_warnings(runs: &[Run]) -> Vec<String> {
+    runs.iter()
+        .filter_map(|r| {
+            unknown_hardware(r)
+                .map(|why| format!("run {}: not compared automatically: {why}", r.id))
+        })
+        .collect()
 }
 
 /// The comparisons to render: every set of the file, then every pair of runs
 /// on the same hardware while that hardware has at most the limit of runs.
-pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, ComparisonError> {
+pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, ComparisonErrors> {
     let index_of = |id: &str| runs.iter().position(|r| r.id == id);
     let mut out: Vec<Comparison> = Vec::new();
+    let mut errors = Vec::new();
+    // (entry number, title, its runs as a sorted set), for duplicates.
+    let mut seen: Vec<(usize, &str, Vec<usize>)> = Vec::new();
     for (i, set) in file.comparisons.iter().enumerate() {
         let mut idx = Vec::new();
+        let mut unknown = false;
         for id in &set.runs {
-            let found = index_of(id).ok_or_else(|| ComparisonError::UnknownRun {
-                index: i + 1,
-                title: set.title.clone(),
-                run: id.clone(),
-                known: runs
-                    .iter()
-                    .map(|r| r.id.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })?;
-            if !idx.contains(&found) {
-                idx.push(found);
+            match index_of(id) {
+                Some(found) if !idx.contains(&found) => idx.push(found),
+                Some(_) => {}
+                None => {
+                    unknown = true;
+                    errors.push(ComparisonError::UnknownRun {
+                        index: i + 1,
+                        title: set.title.clone(),
+                        run: id.clone(),
+                        known: runs
+                            .iter()
+                            .map(|r| r.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    });
+                }
             }
         }
+        if unknown {
+            continue;
+        }
         if idx.len() < 2 || idx.len() > MAX_RUNS_PER_COMPARISON || idx.len() != set.runs.len() {
-            return Err(ComparisonError::WrongSize {
+            errors.push(ComparisonError::WrongSize {
                 index: i + 1,
                 title: set.title.clone(),
                 found: idx.len(),
             });
+            continue;
         }
+        let mut members = idx.clone();
+        members.sort_unstable();
+        if let Some((first, first_title, _)) = seen.iter().find(|(_, _, m)| *m == members) {
+            errors.push(ComparisonError::Duplicate {
+                first: *first,
+                first_title: first_title.to_string(),
+                second: i + 1,
+                second_title: set.title.clone(),
+                runs: set.runs.join(", "),
+            });
+            continue;
+        }
+        seen.push((i + 1, &set.title, members));
         out.push(Comparison {
             id: slug(runs, &idx),
             title: set.title.clone(),
@@ -81,8 +165,16 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
         });
     }
     let limit = file.auto_pair_limit.unwrap_or(DEFAULT_AUTO_PAIR_LIMIT);
+    if !errors.is_empty() {
+        return Err(ComparisonErrors(errors));
+    }
     let mut by_hardware: BTreeMap<(String, u32), Vec<usize>> = BTreeMap::new();
-    for (i, r) in runs.iter().enumerate() {
+    // Only runs whose hardware is known are "on the same hardware".
+    for (i, r) in runs
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| unknown_hardware(r).is_none())
+    {
         by_hardware
             .entry((r.meta.hardware.gpu.clone(), r.meta.hardware.gpu_count))
             .or_default()
@@ -497,18 +589,55 @@ mod tests {
             comparisons: vec![spec("x", &["a", "a"])],
             auto_pair_limit: None,
         };
-        assert!(matches!(
-            plan(&runs, &bad),
-            Err(ComparisonError::WrongSize { found: 1, .. })
-        ));
+        assert_eq!(
+            plan(&runs, &bad).unwrap_err().to_string(),
+            "comparison 1 (\"x\"): expected 2 to 6 different runs, found 1"
+        );
         let bad = ComparisonsFile {
             comparisons: vec![spec("x", &["a", "zz"])],
             auto_pair_limit: None,
         };
-        assert!(matches!(
-            plan(&runs, &bad),
-            Err(ComparisonError::UnknownRun { .. })
-        ));
+        assert_eq!(
+            plan(&runs, &bad).unwrap_err().to_string(),
+            "comparison 1 (\"x\"): run \"zz\" is not in the data folder (runs: a, b)"
+        );
+    }
+
+    #[test]
+    fn two_sets_of_the_same_runs_are_an_error_naming_both_and_all_errors_are_listed() {
+        let runs = [run("a", "H200"), run("b", "H200"), run("c", "H200")];
+        let bad = ComparisonsFile {
+            comparisons: vec![
+                spec("A vs B", &["a", "b"]),
+                spec("no such", &["a", "nope"]),
+                spec("B vs A", &["b", "a"]),
+            ],
+            auto_pair_limit: None,
+        };
+        assert_eq!(
+            plan(&runs, &bad).unwrap_err().to_string(),
+            "2 problems:\n  - comparison 2 (\"no such\"): run \"nope\" is not in the data folder (runs: a, b, c)\n  - comparisons 1 (\"A vs B\") and 3 (\"B vs A\") list the same runs (b, a): keep one"
+        );
+    }
+
+    #[test]
+    fn runs_of_unknown_hardware_are_not_paired_and_are_warned_about() {
+        let mut remote = run("remote", "unknown");
+        remote.meta.hardware.gpu_count = 1;
+        let mut other = run("other", "unknown");
+        other.meta.hardware.gpu_count = 1;
+        let mut no_engine = run("no-engine", "H200");
+        no_engine.meta.engine.name = "unknown".into();
+        let runs = [remote, other, no_engine, run("known", "H200")];
+        assert!(plan(&runs, &ComparisonsFile::default()).unwrap().is_empty());
+        assert_eq!(
+            unpaired_warnings(&runs),
+            [
+                "run remote: not compared automatically: its GPU is unknown: pass --gpu and --gpu-count to sitegen run, or set hardware.gpu and hardware.gpu_count in run.json (or with --meta)",
+                "run other: not compared automatically: its GPU is unknown: pass --gpu and --gpu-count to sitegen run, or set hardware.gpu and hardware.gpu_count in run.json (or with --meta)",
+                "run no-engine: not compared automatically: its engine is unknown: pass --engine to sitegen run, or set engine.name in run.json (or with --meta)",
+            ]
+        );
     }
 
     #[test]

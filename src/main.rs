@@ -19,7 +19,13 @@ fn main() -> std::process::ExitCode {
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Build(args) => {
-            let summary = sitegen::pipeline::build_site(&args.data, &args.out)?;
+            let opts = sitegen::pipeline::BuildOptions {
+                allow_empty: args.allow_empty,
+            };
+            let summary = sitegen::pipeline::build_site_with(&args.data, &args.out, opts)?;
+            for warning in &summary.warnings {
+                eprintln!("warning: {warning}");
+            }
             eprintln!(
                 "built {} run pages and {} files into {}",
                 summary.runs,
@@ -47,6 +53,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             data: args.data,
             port: args.port,
             base_path: args.base_path,
+            allow_empty: args.allow_empty,
         })?,
         Command::Schema(args) => {
             for (name, text) in sitegen::schema::data_schemas() {

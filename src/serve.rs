@@ -20,6 +20,8 @@ pub struct ServeOptions {
     pub data: PathBuf,
     pub port: u16,
     pub base_path: String,
+    /// Serve an empty site when the data folder has no run.
+    pub allow_empty: bool,
 }
 
 /// What a request path resolves to.
@@ -93,7 +95,10 @@ pub fn resolve<'a>(site: &'a Site, base: &str, url: &str) -> Resolved<'a> {
 
 pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let base = normalize_base_path(&opts.base_path)?;
-    let (site, summary) = pipeline::render_data(&opts.data)?;
+    let build = pipeline::BuildOptions {
+        allow_empty: opts.allow_empty,
+    };
+    let (site, summary) = pipeline::render_data(&opts.data, build)?;
     let site = Arc::new(RwLock::new(site));
     let server = tiny_http::Server::http(("127.0.0.1", opts.port))
         .map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{}: {e}", opts.port))?;
@@ -110,7 +115,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         opts.data.display()
     );
 
-    let _watcher = watch(&opts.data, Arc::clone(&site))?;
+    let _watcher = watch(&opts.data, Arc::clone(&site), build)?;
     for request in server.incoming_requests() {
         let guard = site.read().unwrap_or_else(|e| e.into_inner());
         let response = match resolve(&guard, &base, request.url()) {
@@ -152,14 +157,23 @@ fn changes_content(kind: &notify::EventKind) -> bool {
 
 /// Rebuilds `site` whenever something under `data` changes. Events are
 /// gathered for a moment first, so one save does not cause several builds.
-fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::RecommendedWatcher> {
+fn watch(
+    data: &Path,
+    site: Arc<RwLock<Site>>,
+    build: pipeline::BuildOptions,
+) -> anyhow::Result<notify::RecommendedWatcher> {
     let (tx, rx) = mpsc::channel();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if event.is_ok_and(|e| changes_content(&e.kind)) {
-            let _ = tx.send(());
-        }
-    })
-    .context("cannot watch the data folder")?;
+    let mut watcher =
+        notify::recommended_watcher(
+            move |event: notify::Result<notify::Event>| match watch_report(event) {
+                Some(WatchReport::Changed) => {
+                    let _ = tx.send(());
+                }
+                Some(WatchReport::Failed(message)) => eprintln!("{message}"),
+                None => {}
+            },
+        )
+        .context("cannot watch the data folder")?;
     watcher
         .watch(data, notify::RecursiveMode::Recursive)
         .with_context(|| format!("cannot watch {}", data.display()))?;
@@ -167,7 +181,7 @@ fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::Recomme
     std::thread::spawn(move || {
         while rx.recv().is_ok() {
             while rx.recv_timeout(Duration::from_millis(200)).is_ok() {}
-            match pipeline::render_data(&data) {
+            match pipeline::render_data(&data, build) {
                 Ok((new_site, summary)) => {
                     *site.write().unwrap_or_else(|e| e.into_inner()) = new_site;
                     eprintln!("rebuilt: {} runs", summary.runs);
@@ -179,9 +193,43 @@ fn watch(data: &Path, site: Arc<RwLock<Site>>) -> anyhow::Result<notify::Recomme
     Ok(watcher)
 }
 
+/// What one event of the file watcher means for the server.
+#[derive(Debug, PartialEq)]
+enum WatchReport {
+    /// Something under the data folder changed: rebuild.
+    Changed,
+    /// The watcher failed (too many files, a folder removed...): said out
+    /// loud, since edits may no longer be seen; the last good site stays.
+    Failed(String),
+}
+
+fn watch_report(event: notify::Result<notify::Event>) -> Option<WatchReport> {
+    match event {
+        Ok(e) => changes_content(&e.kind).then_some(WatchReport::Changed),
+        Err(e) => Some(WatchReport::Failed(format!(
+            "watching the data folder failed ({e}): still serving the last good site, but edits may not be seen until sitegen serve is restarted"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_watcher_error_is_reported_not_dropped() {
+        let report = watch_report(Err(notify::Error::generic("inotify watch limit reached")));
+        assert_eq!(
+            report,
+            Some(WatchReport::Failed(
+                "watching the data folder failed (inotify watch limit reached): still serving the last good site, but edits may not be seen until sitegen serve is restarted".into()
+            ))
+        );
+        let write = notify::Event::new(notify::EventKind::Modify(notify::event::ModifyKind::Data(
+            notify::event::DataChange::Content,
+        )));
+        assert_eq!(watch_report(Ok(write)), Some(WatchReport::Changed));
+    }
 
     #[test]
     fn reading_the_data_is_not_a_change_but_writing_it_is() {

@@ -20,10 +20,12 @@ pub const NOTES_FILE: &str = "notes.md";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{}: {source}", path.display())]
+    // The I/O error is part of the message, not a `source`: an error chain
+    // would print it a second time.
+    #[error("{}: {error}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{}: field `{field}`: {message}", path.display())]
     Field {
@@ -45,12 +47,36 @@ pub enum StoreError {
         "run id {id:?}: expected lowercase letters, digits, '.', '_' or '-', not starting with '.'"
     )]
     BadRunId { id: String },
+    #[error("{}: no run in this folder (a run is a folder holding {RUN_FILE}); to build an empty site on purpose pass --allow-empty", path.display())]
+    NoRuns { path: PathBuf },
+    /// Every problem found, not only the first: one line each.
+    #[error("{} problems:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Many(Vec<StoreError>),
+}
+
+impl StoreError {
+    /// One error as it is, several as [`StoreError::Many`].
+    pub fn from_list(mut errors: Vec<StoreError>) -> Option<StoreError> {
+        match errors.len() {
+            0 => None,
+            1 => errors.pop(),
+            _ => Some(StoreError::Many(
+                errors
+                    .into_iter()
+                    .flat_map(|e| match e {
+                        StoreError::Many(inner) => inner,
+                        e => vec![e],
+                    })
+                    .collect(),
+            )),
+        }
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io {
+    move |error| StoreError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 
@@ -91,7 +117,19 @@ pub fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
         dirs.push(entry.path());
     }
     dirs.sort();
-    dirs.iter().map(|d| load_run(d)).collect()
+    // Every run is read, so that every broken file is reported at once.
+    let mut runs = Vec::new();
+    let mut errors = Vec::new();
+    for dir in &dirs {
+        match load_run(dir) {
+            Ok(run) => runs.push(run),
+            Err(e) => errors.push(e),
+        }
+    }
+    match StoreError::from_list(errors) {
+        Some(e) => Err(e),
+        None => Ok(runs),
+    }
 }
 
 /// Reads and validates one run directory.
@@ -107,8 +145,11 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
             path: dir.to_path_buf(),
         });
     }
-    let meta: RunMeta = read_json(&meta_path)?;
-    validate_meta(&meta_path, &meta)?;
+    let mut errors = Vec::new();
+    let meta: Option<RunMeta> = read_json(&meta_path)
+        .and_then(|m: RunMeta| validate_meta(&meta_path, &m).map(|()| m))
+        .map_err(|e| errors.push(e))
+        .ok();
 
     let cells_dir = dir.join(CELLS_DIR);
     let mut cells: Vec<(PathBuf, Cell)> = Vec::new();
@@ -121,19 +162,21 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
             .collect::<Result<_, _>>()
             .map_err(|e| StoreError::Io {
                 path: cells_dir.clone(),
-                source: e.into(),
+                error: e.into(),
             })?;
         paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
         paths.sort();
         for path in paths {
-            let cell = read_cell(&path)?;
-            cells.push((path, cell));
+            match read_cell(&path) {
+                Ok(cell) => cells.push((path, cell)),
+                Err(e) => errors.push(e),
+            }
         }
     }
     cells.sort_by_key(|(_, c)| c.key());
     for pair in cells.windows(2) {
         if pair[0].1.key() == pair[1].1.key() {
-            return Err(StoreError::DuplicateCell {
+            errors.push(StoreError::DuplicateCell {
                 first: pair[0].0.clone(),
                 second: pair[1].0.clone(),
                 key: describe_key(&pair[0].1),
@@ -143,14 +186,18 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
 
     let notes_path = dir.join(NOTES_FILE);
     let notes_markdown = if notes_path.is_file() {
-        Some(fs::read_to_string(&notes_path).map_err(io_err(&notes_path))?)
+        fs::read_to_string(&notes_path)
+            .map_err(|e| errors.push(io_err(&notes_path)(e)))
+            .ok()
     } else {
         None
     };
-
+    if let Some(e) = StoreError::from_list(errors) {
+        return Err(e);
+    }
     Ok(Run {
         id,
-        meta,
+        meta: meta.expect("run.json was read when nothing failed"),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
         notes_markdown,
     })
@@ -176,6 +223,21 @@ pub fn load_comparisons(data_dir: &Path) -> Result<crate::model::ComparisonsFile
     } else {
         Ok(Default::default())
     }
+}
+
+/// A `run.json`'s text, read and checked as [`load_run`] reads it.
+pub fn parse_run_meta(path: &Path, text: &str) -> Result<RunMeta, StoreError> {
+    let meta: RunMeta = parse_json(path, text)?;
+    validate_meta(path, &meta)?;
+    Ok(meta)
+}
+
+/// A `comparisons.json`'s text.
+pub fn parse_comparisons(
+    path: &Path,
+    text: &str,
+) -> Result<crate::model::ComparisonsFile, StoreError> {
+    parse_json(path, text)
 }
 
 /// Parses a JSON file into `T`, naming the failing field by its path.
@@ -207,7 +269,12 @@ fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreEr
 /// the cell name their field (serde loses the path inside tagged enums).
 pub fn read_cell(path: &Path) -> Result<Cell, StoreError> {
     let text = fs::read_to_string(path).map_err(io_err(path))?;
-    let value: serde_json::Value = parse_json(path, &text)?;
+    parse_cell(path, &text)
+}
+
+/// [`read_cell`] of a file's text.
+pub fn parse_cell(path: &Path, text: &str) -> Result<Cell, StoreError> {
+    let value: serde_json::Value = parse_json(path, text)?;
     let mut object = match value {
         serde_json::Value::Object(o) => o,
         _ => return Err(field_err(path, "(document)", "expected a JSON object")),

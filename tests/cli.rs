@@ -138,6 +138,159 @@ fn build_works_from_any_folder_and_a_failed_build_keeps_the_previous_site() {
 }
 
 #[test]
+fn an_empty_or_missing_data_folder_publishes_nothing_unless_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let page = fixture_pages()[0].display().to_string();
+    assert!(
+        sitegen(&["ingest", &page, "--data", "data"], tmp.path())
+            .status
+            .success()
+    );
+    assert!(
+        sitegen(&["build", "--out", "public"], tmp.path())
+            .status
+            .success()
+    );
+    let before = files_under(&tmp.path().join("public"));
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    let out = sitegen(&["build", "--data", "empty", "--out", "public"], tmp.path());
+    assert!(!out.status.success());
+    assert_eq!(
+        stderr(&out),
+        "error: empty: no run in this folder (a run is a folder holding run.json); to build an empty site on purpose pass --allow-empty\n"
+    );
+    assert_eq!(
+        files_under(&tmp.path().join("public")),
+        before,
+        "the site is kept"
+    );
+    // A missing folder: its cause said once.
+    let out = sitegen(
+        &["build", "--data", "nonexistent", "--out", "public"],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    assert_eq!(
+        stderr(&out),
+        "error: nonexistent: No such file or directory (os error 2)\n"
+    );
+    assert_eq!(files_under(&tmp.path().join("public")), before);
+    // On purpose: an empty site.
+    let out = sitegen(
+        &[
+            "build",
+            "--data",
+            "empty",
+            "--out",
+            "public",
+            "--allow-empty",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !files_under(&tmp.path().join("public"))
+            .iter()
+            .any(|(p, _)| p.starts_with("runs/"))
+    );
+}
+
+#[test]
+fn every_broken_file_of_a_build_is_reported_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pages: Vec<String> = fixture_pages()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut args = vec!["ingest", "page", "--data", "data"];
+    args.extend(pages.iter().map(String::as_str));
+    assert!(sitegen(&args, tmp.path()).status.success());
+    let data = tmp.path().join("data");
+    let runs: Vec<std::path::PathBuf> = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    let mut sorted = runs.clone();
+    sorted.sort();
+    std::fs::write(
+        sorted[0].join("cells/decode-00008192-x002.json"),
+        "{\"phase\": \"decode\"",
+    )
+    .unwrap();
+    std::fs::write(sorted[0].join("cells/prefill-00008192.json"), "[]").unwrap();
+    let run_json = sorted[1].join("run.json");
+    let text = std::fs::read_to_string(&run_json)
+        .unwrap()
+        .replace("\"gpu_count\": 4", "\"gpu_count\": 0");
+    std::fs::write(&run_json, text).unwrap();
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "t", "runs": ["a", "b"]}, {"title": "t", "runs": ["b", "a"]}]}"#,
+    )
+    .unwrap();
+    let out = sitegen(&["build", "--out", "public"], tmp.path());
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.starts_with("error: 3 problems:\n"), "{err}");
+    for expected in [
+        "decode-00008192-x002.json: field `(document)`: EOF while parsing an object",
+        "prefill-00008192.json: field `(document)`: expected a JSON object",
+        "run.json: field `hardware.gpu_count`: expected at least 1",
+    ] {
+        assert_eq!(
+            err.matches(expected).count(),
+            1,
+            "{expected} once in: {err}"
+        );
+    }
+    assert!(!tmp.path().join("public").exists(), "nothing is written");
+}
+
+#[test]
+fn a_run_of_unknown_hardware_builds_with_a_warning_and_no_pair() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pages: Vec<String> = fixture_pages()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut args = vec!["ingest", "page", "--data", "data"];
+    args.extend(pages.iter().map(String::as_str));
+    assert!(sitegen(&args, tmp.path()).status.success());
+    let data = tmp.path().join("data");
+    // A copy of a run whose GPU nobody gave, as sitegen run writes it.
+    let original = std::fs::read_dir(&data)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let copy = data.join("remote-run");
+    std::fs::create_dir_all(copy.join("cells")).unwrap();
+    for (rel, bytes) in files_under(&original) {
+        std::fs::write(copy.join(rel), bytes).unwrap();
+    }
+    let run_json = copy.join("run.json");
+    let text = std::fs::read_to_string(&run_json)
+        .unwrap()
+        .replace("\"gpu\": \"H200 SXM\"", "\"gpu\": \"unknown\"");
+    std::fs::write(&run_json, text).unwrap();
+    let out = sitegen(&["build", "--out", "public"], tmp.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: run remote-run: not compared automatically: its GPU is unknown: pass --gpu and --gpu-count to sitegen run, or set hardware.gpu and hardware.gpu_count in run.json (or with --meta)"),
+        "{}",
+        stderr(&out)
+    );
+    let pages = files_under(&tmp.path().join("public"));
+    assert!(
+        !pages
+            .iter()
+            .any(|(p, _)| p.starts_with("compare/") && p.contains("remote-run"))
+    );
+}
+
+#[test]
 fn build_refuses_to_replace_a_folder_it_did_not_write() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("docs")).unwrap();

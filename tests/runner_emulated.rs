@@ -614,7 +614,14 @@ async fn a_rerun_resumes_and_force_measures_again() {
     let emu = emulator::start(EmulatorConfig::default()).await;
     let (_tmp, data) = data_dir();
     let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
-    assert!(sitegen_run(&emu.url, &data, &plan, &[]).await.success);
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success);
+    // No --gpu and no nvidia-smi: said before measuring.
+    assert!(
+        out.stderr.contains(&format!("warning: the GPU of the server at {} is unknown (nvidia-smi found none): the run will say \"unknown\" and will not be compared automatically", emu.url)),
+        "{}",
+        out.stderr
+    );
     let first = load(&data);
     let requests = measured_requests(&emu);
     let again = sitegen_run(&emu.url, &data, &plan, &[]).await;

@@ -130,6 +130,17 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         endpoint,
         opts.meta_file.as_deref(),
     )?;
+    if meta.hardware.gpu == crate::compare::UNKNOWN {
+        eprintln!(
+            "warning: the GPU of the server at {} is unknown ({}): the run will say \"unknown\" and will not be compared automatically with runs on the same hardware; pass --gpu and --gpu-count (or hardware.gpu in --meta)",
+            opts.url,
+            if is_local(&opts.url) {
+                "nvidia-smi found none"
+            } else {
+                "it is not on this host, and --gpu was not given"
+            }
+        );
+    }
     store::write_meta(&run_dir, &meta)?;
     let settings = RequestSettings {
         model: info.served_model.clone(),
