@@ -442,3 +442,117 @@ fn the_run_page_says_how_imported_figures_are_defined() {
     // The warm-cache TTFT note is not said of a burst that never warmed it.
     assert!(!html.contains(sitegen::labels::TTFT_NOTE));
 }
+
+/// Hostile text from every source a page shows: comparisons.json titles and
+/// notes, cell reasons, and each importer's free-text fields. None of it may
+/// reach a page as markup.
+#[test]
+fn hostile_text_from_any_source_stays_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let dir = tmp.path().join("in");
+    std::fs::create_dir(&dir).unwrap();
+    let hostile = |name: &str, edit: &dyn Fn(&str) -> String| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            edit(&std::fs::read_to_string(fixture(name)).unwrap()),
+        )
+        .unwrap();
+        path
+    };
+    let meta = dir.join("meta.json");
+    std::fs::write(
+        &meta,
+        r#"{"hardware": {"gpu": "<b>GPU</b>", "gpu_count": 1}, "engine": {"name": "vllm"}}"#,
+    )
+    .unwrap();
+    let inputs: Vec<(&str, Vec<PathBuf>)> = vec![
+        (
+            "evil-decode-bench",
+            vec![hostile("llm-decode-bench.json", &|t| {
+                t.replace("HTTP 500: engine core died", "<script>alert(1)</script>")
+                    .replace(
+                        "stepfun-ai/Step-3.5-Flash",
+                        "org/<img src=x onerror=alert(2)>",
+                    )
+            })],
+        ),
+        (
+            "evil-vllm",
+            vec![hostile("vllm-bench-c4.json", &|t| {
+                t.replace("Qwen/Qwen3-8B", "org/<svg onload=alert(3)>")
+            })],
+        ),
+        (
+            "evil-guidellm",
+            vec![hostile("guidellm-benchmarks.json", &|t| {
+                t.replace(
+                    "meta-llama/Llama-3.1-8B-Instruct",
+                    "<script>alert(4)</script>",
+                )
+            })],
+        ),
+        (
+            "evil-sglang",
+            vec![hostile("sglang-bench.jsonl", &|t| {
+                t.replace("zai-org/GLM-4.6-FP8", "x/<iframe src=javascript:alert(5)>")
+            })],
+        ),
+    ];
+    for (id, files) in &inputs {
+        let opts = ImportOptions {
+            id: Some((*id).into()),
+            data: data.clone(),
+            force: false,
+            meta: Some(meta.clone()),
+        };
+        import(None, files, &opts).unwrap();
+    }
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "<script>alert(6)</script>", "runs": ["evil-vllm", "evil-sglang"],
+            "note": "<img src=x onerror=alert(7)> **fine**"}]}"#,
+    )
+    .unwrap();
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    let mut pages = 0;
+    for (rel, bytes) in common::files_under(&site) {
+        if !rel.ends_with(".html") {
+            continue;
+        }
+        pages += 1;
+        let html = String::from_utf8(bytes).unwrap();
+        for markup in [
+            "<script>alert",
+            "<img src=x",
+            "<svg onload",
+            "<iframe",
+            "<b>GPU",
+        ] {
+            assert!(!html.contains(markup), "{rel} holds {markup:?}");
+        }
+    }
+    assert!(pages >= 6, "{pages} pages");
+    // Shown as text, whichever entity form the escaping picks.
+    let shown = |rel: &str| {
+        std::fs::read_to_string(site.join(rel))
+            .unwrap()
+            .replace("&#60;", "&lt;")
+            .replace("&#62;", "&gt;")
+    };
+    assert!(
+        shown("runs/evil-decode-bench/index.html")
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
+    );
+    assert!(
+        shown("runs/evil-guidellm/index.html").contains("&lt;script&gt;alert(4)&lt;/script&gt;")
+    );
+    let compare = shown("compare/evil-vllm--evil-sglang/index.html");
+    assert!(compare.contains("&lt;script&gt;alert(6)&lt;/script&gt;"));
+    assert!(
+        compare.contains("<strong>fine</strong>"),
+        "the note's Markdown still renders"
+    );
+}

@@ -1,0 +1,247 @@
+//! Property tests of every parser that reads text from outside: arbitrary
+//! bytes and random mutations of real fixtures never panic, never hang, and
+//! either parse or return an error that names the file. The case count is
+//! bounded so the suite stays fast; failures proptest finds are kept in
+//! proptest-regressions/ and replayed first on every run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use sitegen::ingest::{Format, csv, guidellm, llm_decode_bench, page, sglang_bench, vllm_bench};
+use sitegen::store;
+
+/// The name every error must carry.
+const FILE: &str = "input-under-test.txt";
+
+/// Runs `parse` on `text` in a thread: a panic fails the case, so does
+/// taking longer than a few seconds, and an error must name the file.
+fn holds(text: String, parse: Parser) -> Result<(), TestCaseError> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(parse(Path::new(FILE), &text));
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(message)) => {
+            prop_assert!(
+                message.contains(FILE),
+                "the error does not name the file: {message}"
+            );
+            Ok(())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(TestCaseError::fail("the parser hung")),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(TestCaseError::fail("the parser panicked"))
+        }
+    }
+}
+
+fn err<T, E: std::fmt::Display>(r: Result<T, E>) -> Result<(), String> {
+    r.map(|_| ()).map_err(|e| format!("{e:#}"))
+}
+
+fn cell(p: &Path, t: &str) -> Result<(), String> {
+    err(store::parse_cell(p, t))
+}
+fn run_meta(p: &Path, t: &str) -> Result<(), String> {
+    err(store::parse_run_meta(p, t))
+}
+fn comparisons(p: &Path, t: &str) -> Result<(), String> {
+    err(store::parse_comparisons(p, t))
+}
+fn notes(_: &Path, t: &str) -> Result<(), String> {
+    // Markdown never fails; it must only not panic, and raw HTML stays text.
+    let html = sitegen::render::markdown::render_markdown(t);
+    if html.contains("<script") {
+        return Err(format!("{FILE}: raw HTML came through: {html}"));
+    }
+    Ok(())
+}
+fn page_text(p: &Path, t: &str) -> Result<(), String> {
+    err(page::parse_page(p, t, "run"))
+}
+fn csv_text(p: &Path, t: &str) -> Result<(), String> {
+    err(csv::parse_csv(p, t))
+}
+fn decode_bench(p: &Path, t: &str) -> Result<(), String> {
+    err(llm_decode_bench::parse(p, t))
+}
+fn vllm(p: &Path, t: &str) -> Result<(), String> {
+    err(vllm_bench::parse_files(&[(
+        PathBuf::from(p),
+        t.to_string(),
+    )]))
+}
+fn guide(p: &Path, t: &str) -> Result<(), String> {
+    err(guidellm::parse(p, t))
+}
+fn sglang(p: &Path, t: &str) -> Result<(), String> {
+    err(sglang_bench::parse_jsonl(p, t))
+}
+fn detect(_: &Path, t: &str) -> Result<(), String> {
+    let _ = Format::detect(t);
+    Ok(())
+}
+
+/// A parser under test: its text in, an error message (or nothing) out.
+type Parser = fn(&Path, &str) -> Result<(), String>;
+
+/// Every parser with a real input it reads.
+fn parsers() -> Vec<(&'static str, Parser, String)> {
+    let repo = common::repo();
+    let read = |rel: &str| std::fs::read_to_string(repo.join(rel)).unwrap();
+    let run_dir = "data/glm-5.3-flash-h200x4-vllm";
+    vec![
+        (
+            "cell",
+            cell as fn(&Path, &str) -> Result<(), String>,
+            read(&format!("{run_dir}/cells/decode-00008192-x064.json")),
+        ),
+        ("run.json", run_meta, read(&format!("{run_dir}/run.json"))),
+        (
+            "comparisons.json",
+            comparisons,
+            read("data/comparisons.json"),
+        ),
+        (
+            "notes",
+            notes,
+            "# Notes\n\n**bold** <script>x</script> [link](https://example.com)\n".into(),
+        ),
+        (
+            "page",
+            page_text,
+            read("tests/fixtures/pages/glm-5.3-flash-h200x4-vllm.txt"),
+        ),
+        ("csv", csv_text, read("tests/fixtures/tools/paused.csv")),
+        (
+            "llm-decode-bench",
+            decode_bench,
+            read("tests/fixtures/tools/llm-decode-bench.json"),
+        ),
+        (
+            "vllm-bench",
+            vllm,
+            read("tests/fixtures/tools/vllm-bench-c4.json"),
+        ),
+        (
+            "guidellm",
+            guide,
+            read("tests/fixtures/tools/guidellm-benchmarks.json"),
+        ),
+        (
+            "sglang-bench",
+            sglang,
+            read("tests/fixtures/tools/sglang-bench.jsonl"),
+        ),
+        (
+            "detect",
+            detect,
+            read("tests/fixtures/tools/llm-decode-bench.json"),
+        ),
+    ]
+}
+
+/// One edit of a text: cut it short, drop, repeat or replace a stretch.
+#[derive(Debug, Clone)]
+enum Mutation {
+    Truncate(usize),
+    Delete(usize, usize),
+    Duplicate(usize, usize),
+    Insert(usize, String),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let place = any::<usize>();
+    prop_oneof![
+        place.prop_map(Mutation::Truncate),
+        (any::<usize>(), 1usize..40).prop_map(|(a, n)| Mutation::Delete(a, n)),
+        (any::<usize>(), 1usize..200).prop_map(|(a, n)| Mutation::Duplicate(a, n)),
+        (
+            any::<usize>(),
+            prop_oneof![
+                Just("NaN".to_string()),
+                Just("-1".to_string()),
+                Just("null".to_string()),
+                Just("\"".to_string()),
+                Just("{".to_string()),
+                Just("]".to_string()),
+                Just("\n|".to_string()),
+                Just("1e999".to_string()),
+                Just("18446744073709551616".to_string()),
+                Just("\u{0}".to_string()),
+                "\\PC{0,12}",
+            ]
+        )
+            .prop_map(|(a, s)| Mutation::Insert(a, s)),
+    ]
+}
+
+/// The char boundary at or before `at % (len + 1)`.
+fn boundary(text: &str, at: usize) -> usize {
+    let mut i = at % (text.len() + 1);
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn apply(text: &str, edits: &[Mutation]) -> String {
+    let mut t = text.to_string();
+    for edit in edits {
+        match edit {
+            Mutation::Truncate(at) => t.truncate(boundary(&t, *at)),
+            Mutation::Delete(at, n) => {
+                let a = boundary(&t, *at);
+                let b = boundary(&t, a + n);
+                if b >= a {
+                    t.replace_range(a..b, "");
+                }
+            }
+            Mutation::Duplicate(at, n) => {
+                let a = boundary(&t, *at);
+                let b = boundary(&t, a + n).max(a);
+                let piece = t[a..b].to_string();
+                t.insert_str(b, &piece);
+            }
+            Mutation::Insert(at, s) => {
+                let a = boundary(&t, *at);
+                t.insert_str(a, s);
+            }
+        }
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        for (_, parse, _) in parsers() {
+            holds(text.clone(), parse)?;
+        }
+    }
+
+    #[test]
+    fn mutated_fixtures_parse_or_name_the_file(edits in proptest::collection::vec(mutation(), 1..4)) {
+        for (_, parse, fixture) in parsers() {
+            holds(apply(&fixture, &edits), parse)?;
+        }
+    }
+}
+
+#[test]
+fn every_fixture_parses_unmutated() {
+    for (name, parse, fixture) in parsers() {
+        if let Err(e) = parse(Path::new(FILE), &fixture) {
+            // csv and the page need the file name only for messages.
+            panic!("{name}: {e}");
+        }
+    }
+}
