@@ -114,6 +114,14 @@ pub fn trim_number(v: f64) -> String {
 
 /// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
 /// A length that is not a whole number of K is written in tokens: "3,000".
+/// "2026-11-30 12:00 UTC" of an RFC 3339 UTC time ("2026-11-30T12:00:00Z").
+pub fn measured_at(rfc3339: &str) -> String {
+    match rfc3339.get(..16) {
+        Some(prefix) if rfc3339.len() >= 17 => format!("{} UTC", prefix.replacen('T', " ", 1)),
+        _ => rfc3339.to_string(),
+    }
+}
+
 /// How a context of 0 tokens (a decode cell with no prompt) is labelled.
 pub const NO_PROMPT: &str = "0 (no prompt)";
 
@@ -303,6 +311,15 @@ mod tests {
         assert_eq!(trim_number(79.5), "79.5");
         assert_eq!(grouped(-1234.5, 1), "-1,234.5");
         assert_eq!(grouped(-0.01, 1), "0.0");
+    }
+
+    #[test]
+    fn measured_at_is_shown_to_the_minute_in_utc() {
+        assert_eq!(measured_at("2026-11-30T12:05:09Z"), "2026-11-30 12:05 UTC");
+        assert_eq!(
+            measured_at("2026-11-30T12:05:09.123Z"),
+            "2026-11-30 12:05 UTC"
+        );
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod redact;
 pub mod render;
 pub mod runner;
 pub mod schema;
+pub mod series;
 pub mod serve;
 pub mod store;
 pub mod table;

@@ -30,6 +30,9 @@ pub struct RunMeta {
     /// Where the figures come from when they were not measured by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// When the run was measured: UTC, RFC 3339 ("2026-11-30T12:00:00Z").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_at: Option<String>,
 }
 
 /// The Hardware card.

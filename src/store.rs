@@ -331,6 +331,15 @@ fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
             return Err(field_err(path, field, "expected a non-empty string"));
         }
     }
+    if let Some(at) = &meta.measured_at
+        && (!at.ends_with('Z') || humantime::parse_rfc3339(at).is_err())
+    {
+        return Err(field_err(
+            path,
+            "measured_at",
+            format!("expected a UTC time in RFC 3339 like \"2026-11-30T12:00:00Z\", found {at:?}"),
+        ));
+    }
     if meta.hardware.gpu_count == 0 {
         return Err(field_err(path, "hardware.gpu_count", "expected at least 1"));
     }

@@ -234,15 +234,17 @@ fn every_page_is_valid_html_for_the_nu_checker(tools: &Tools) {
 }
 
 /// Runs imported from other tools' files (definitions section, request
-/// bursts, context 0, Error and Over capacity cells, a pause mark) render as
-/// cleanly as the bundled ones.
+/// bursts, context 0, Error and Over capacity cells, a pause mark), dated
+/// reruns and their series page render as cleanly as the bundled ones.
 fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
     let (tmp, site) = common::build_site_with_imported_runs();
     let imported: Vec<String> = html_pages(&site)
         .into_iter()
-        .filter(|rel| rel.starts_with("runs/imported-") || rel == "index.html")
+        .filter(|rel| {
+            rel.starts_with("runs/imported-") || rel.starts_with("series/") || rel == "index.html"
+        })
         .collect();
-    assert_eq!(imported.len(), 6, "{imported:?}");
+    assert_eq!(imported.len(), 9, "{imported:?}");
     let files: Vec<PathBuf> = imported.iter().map(|rel| site.join(rel)).collect();
     let errors = nu_check(tools, &files);
     assert!(errors.is_empty(), "{}", errors.join("\n"));

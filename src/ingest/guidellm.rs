@@ -67,6 +67,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     }
     let mut cells = Vec::new();
     let mut model = None;
+    let mut started: Option<f64> = None;
     for (i, b) in benchmarks.iter().enumerate() {
         let path = element_path("", "benchmarks", i);
         let at = At {
@@ -81,6 +82,9 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
                 .map(str::to_string)
         });
         let cell = benchmark_cell(at)?;
+        if let Some(t) = b.get("start_time").and_then(Value::as_f64) {
+            started = Some(started.map_or(t, |s| s.min(t)));
+        }
         push_unique(&mut cells, path.clone(), cell)?;
     }
     let mut meta = serde_json::json!({
@@ -93,6 +97,11 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         .and_then(Value::as_str)
     {
         meta["run"]["benchmark_tool"]["version"] = Value::from(v);
+    }
+    // Unix seconds: the one format here whose time is unambiguous UTC.
+    if let Some(t) = started.filter(|t| *t > 0.0) {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(t as u64);
+        meta["measured_at"] = Value::from(humantime::format_rfc3339_seconds(at).to_string());
     }
     if let Some(m) = &model {
         meta["model"] = Value::from(model_display_name(m));

@@ -351,6 +351,8 @@ impl<'a> Parser<'a> {
                     .map(|f| f.to_string_lossy())
                     .unwrap_or_default()
             )),
+            // A published page does not say when it was measured.
+            measured_at: None,
         })
     }
 

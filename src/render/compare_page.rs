@@ -324,6 +324,24 @@ fn decode_figure(cell: Option<&DecodeCell>) -> String {
 
 fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
     let (a, b) = (runs[0], runs[i]);
+    ratio_matrix_between(
+        a,
+        b,
+        format!("ratio-{}", b.id),
+        format!("{} / {}", b.meta.model, a.meta.model),
+        (&a.meta.model, &b.meta.model),
+    )
+}
+
+/// `b`'s total tok/s over `a`'s, cell by cell, coloured with the diverging
+/// ratio scale; `names` say whose figure is missing where there is none.
+pub fn ratio_matrix_between(
+    a: &Run,
+    b: &Run,
+    id: String,
+    heading: String,
+    names: (&str, &str),
+) -> RatioMatrix {
     let (contexts, levels) = compare::union_grid(a, b);
     let rows = contexts
         .iter()
@@ -340,7 +358,7 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
                         },
                         Err(none) => RatioCell {
                             text: DASH.into(),
-                            reason: Some(none.reason((&a.meta.model, &b.meta.model))),
+                            reason: Some(none.reason(names)),
                             style: None,
                         },
                     },
@@ -349,8 +367,8 @@ fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
         })
         .collect();
     RatioMatrix {
-        id: format!("ratio-{}", b.id),
-        heading: format!("{} / {}", b.meta.model, a.meta.model),
+        id,
+        heading,
         levels,
         rows,
     }

@@ -13,8 +13,13 @@ pub struct IndexPage {
     pub root: &'static str,
     pub page_title: String,
     pub generator: &'static str,
+    /// Newest measured first; runs without a date after, in id order.
     pub runs: Vec<RunSummary>,
+    /// Whether any run has a date (the Measured column is shown then).
+    pub dated: bool,
     pub comparisons: Vec<ComparisonSummary>,
+    /// (link, title, runs) of every series.
+    pub series: Vec<(String, String, usize)>,
     pub filters: Vec<Filter>,
 }
 
@@ -60,6 +65,8 @@ pub struct RunSummary {
     pub model: String,
     pub hardware: String,
     pub engine: String,
+    /// When the run was measured, sortable by its RFC 3339 text.
+    pub measured: Figure,
     /// Decode tok/s of one request at the smallest context, "175.8 (8K)".
     pub single_stream: Figure,
     /// Highest total tok/s of a Valid cell, "2,270.4 (8K × 32)".
@@ -83,8 +90,16 @@ impl RunSummary {
 }
 
 impl IndexPage {
-    pub fn new(runs: &[Run], comparisons: &[Comparison]) -> Self {
-        let summaries: Vec<RunSummary> = runs.iter().map(summary).collect();
+    pub fn new(runs: &[Run], comparisons: &[Comparison], series: &[crate::series::Series]) -> Self {
+        let mut order: Vec<&Run> = runs.iter().collect();
+        // Newest first; undated runs keep their (id) order after the dated.
+        order.sort_by(|a, b| match (&a.meta.measured_at, &b.meta.measured_at) {
+            (Some(x), Some(y)) => y.cmp(x),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        });
+        let summaries: Vec<RunSummary> = order.into_iter().map(summary).collect();
         let options = |f: fn(&RunSummary) -> &String| {
             let set: std::collections::BTreeSet<String> =
                 summaries.iter().map(|r| f(r).clone()).collect();
@@ -108,6 +123,17 @@ impl IndexPage {
             root: "",
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,
+            dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
+            series: series
+                .iter()
+                .map(|s| {
+                    (
+                        format!("{}index.html", super::series_page::series_path(s)),
+                        s.title.clone(),
+                        s.runs.len(),
+                    )
+                })
+                .collect(),
             runs: summaries,
             comparisons: comparisons
                 .iter()
@@ -191,6 +217,14 @@ fn summary(run: &Run) -> RunSummary {
         model: run.meta.model.clone(),
         hardware: labels::hardware_label(&run.meta.hardware),
         engine: labels::engine_badges(&run.meta.engine).join(" · "),
+        measured: run
+            .meta
+            .measured_at
+            .as_deref()
+            .map_or_else(Figure::none, |at| Figure {
+                sort: at.to_string(),
+                text: format::measured_at(at),
+            }),
         single_stream,
         peak_total,
         largest_context,

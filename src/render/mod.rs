@@ -7,6 +7,7 @@ pub mod compare_page;
 pub mod index_page;
 pub mod markdown;
 pub mod run_page;
+pub mod series_page;
 
 use std::collections::BTreeMap;
 
@@ -61,10 +62,28 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
     for (path, text) in STATIC_FILES {
         add(path.to_string(), text.as_bytes().to_vec());
     }
+    let all_series = crate::series::series(runs);
     for (i, run) in runs.iter().enumerate() {
         let compared_in: Vec<&Comparison> =
             comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
-        let html = run_page::RunPage::new(run, &compared_in)?
+        let mut page = run_page::RunPage::new(run, &compared_in)?;
+        page.series = all_series.iter().find_map(|s| {
+            let at = s.runs.iter().position(|&r| r == i)?;
+            let step = (at > 0).then(|| {
+                let prev = &runs[s.runs[at - 1]];
+                (crate::series::step(prev, run), prev)
+            });
+            Some(run_page::SeriesLine {
+                href: format!("../../{}index.html", series_page::series_path(s)),
+                title: s.title.clone(),
+                runs: s.runs.len(),
+                against_previous: step
+                    .as_ref()
+                    .map(|(st, prev)| crate::series::step_sentence(prev, st)),
+                regression: step.is_some_and(|(st, _)| st.slower > 0),
+            })
+        });
+        let html = page
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
         let dir = run_path(run);
@@ -89,7 +108,16 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
             export::csv::comparison_csv(runs, c).into_bytes(),
         );
     }
-    let index = index_page::IndexPage::new(runs, comparisons)
+    for s in &all_series {
+        let html = series_page::SeriesPage::new(runs, s)
+            .render()
+            .with_context(|| format!("rendering the series {}", s.slug))?;
+        add(
+            format!("{}index.html", series_page::series_path(s)),
+            html.into_bytes(),
+        );
+    }
+    let index = index_page::IndexPage::new(runs, comparisons, &all_series)
         .render()
         .context("rendering index.html")?;
     add("index.html".into(), index.into_bytes());
@@ -149,6 +177,10 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
             "Run",
             vec![
                 ("Served model", Some(meta.served_model.clone())),
+                (
+                    "Measured",
+                    meta.measured_at.as_deref().map(format::measured_at),
+                ),
                 ("Revision", run.revision.clone()),
                 (
                     "Benchmark tool",

@@ -44,6 +44,19 @@ pub struct RunPage {
     pub source: Option<String>,
     /// Comparison pages this run is part of: (link, title).
     pub comparisons: Vec<(String, String)>,
+    /// The series this run belongs to, if any.
+    pub series: Option<SeriesLine>,
+}
+
+/// A run's place in its series: a link, and how it compares with the
+/// previous run (none for the first).
+pub struct SeriesLine {
+    pub href: String,
+    pub title: String,
+    pub runs: usize,
+    pub against_previous: Option<String>,
+    /// Whether some cell is slower than in the previous run beyond noise.
+    pub regression: bool,
 }
 
 /// Figures a benchmark tool defines differently from docs/measurement.md.
@@ -180,6 +193,7 @@ impl RunPage {
                     )
                 })
                 .collect(),
+            series: None,
         })
     }
 }

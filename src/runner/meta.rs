@@ -178,6 +178,9 @@ pub fn build_meta(
         },
         launch_command: flags.launch_command.as_deref().map(redact_command),
         source: None,
+        measured_at: Some(
+            humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        ),
     };
     match meta_file {
         None => Ok(meta),

@@ -130,6 +130,13 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         endpoint,
         opts.meta_file.as_deref(),
     )?;
+    // A resumed run keeps the time it was first measured.
+    let mut meta = meta;
+    if let Ok(before) = store::read_json::<crate::model::RunMeta>(&run_dir.join(store::RUN_FILE))
+        && before.measured_at.is_some()
+    {
+        meta.measured_at = before.measured_at;
+    }
     if meta.hardware.gpu == crate::compare::UNKNOWN {
         eprintln!(
             "warning: the GPU of the server at {} is unknown ({}): the run will say \"unknown\" and will not be compared automatically with runs on the same hardware; pass --gpu and --gpu-count (or hardware.gpu in --meta)",

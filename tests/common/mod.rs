@@ -185,6 +185,28 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         };
         import(None, &files, &opts).unwrap();
     }
+    // Two dated reruns of the GLM run, the second slower at 8K: a series.
+    let glm = data.join("glm-5.3-flash-h200x4-vllm");
+    for (id, at, factor) in [
+        ("imported-rerun-a", "2026-10-01T10:00:00Z", 1.0),
+        ("imported-rerun-b", "2026-11-01T10:00:00Z", 0.8),
+    ] {
+        let to = data.join(id);
+        std::fs::create_dir_all(to.join("cells")).unwrap();
+        let mut meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(glm.join("run.json")).unwrap()).unwrap();
+        meta["measured_at"] = at.into();
+        std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
+        for (rel, bytes) in files_under(&glm.join("cells")) {
+            let mut cell: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            if cell["context_tokens"] == 8192
+                && let Some(t) = cell["total_tok_per_s"].as_f64()
+            {
+                cell["total_tok_per_s"] = (t * factor).into();
+            }
+            std::fs::write(to.join("cells").join(rel), cell.to_string()).unwrap();
+        }
+    }
     let out = tmp.path().join("site");
     sitegen::pipeline::build_site(&data, &out).unwrap();
     (tmp, out)

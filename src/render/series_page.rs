@@ -1,0 +1,115 @@
+//! The page of a series: one setup measured again over time, each cell's
+//! total tok/s across the runs and each run's change against the previous.
+
+use super::compare_page::{RatioMatrix, ratio_matrix_between};
+use crate::format;
+use crate::model::{Run, Status};
+use crate::series::{self, Series};
+
+#[derive(askama::Template)]
+#[template(path = "series.html")]
+pub struct SeriesPage {
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub title: String,
+    pub runs: Vec<SeriesRun>,
+    /// Run labels, oldest first: the value table's columns.
+    pub labels: Vec<String>,
+    /// (context, requests at once, total tok/s per run) of every decode cell
+    /// some run measured validly.
+    pub values: Vec<(String, u32, Vec<String>)>,
+    pub steps: Vec<StepBlock>,
+    pub noise_percent: String,
+}
+
+pub struct SeriesRun {
+    pub label: String,
+    pub href: String,
+    pub measured: String,
+}
+
+/// One run against the previous one: the summary line and the matrix.
+pub struct StepBlock {
+    pub summary: String,
+    /// Whether some cell is slower by more than the noise threshold.
+    pub regression: bool,
+    pub matrix: RatioMatrix,
+}
+
+/// The URL of a series page, relative to the site root.
+pub fn series_path(s: &Series) -> String {
+    format!("series/{}/", s.slug)
+}
+
+impl SeriesPage {
+    pub fn new(all: &[Run], s: &Series) -> SeriesPage {
+        let runs: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
+        let mut cells: Vec<(u64, u32)> = runs
+            .iter()
+            .flat_map(|r| r.decode_cells())
+            .filter(|c| c.status == Status::Valid)
+            .map(|c| (c.context_tokens, c.concurrency))
+            .collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let values = cells
+            .into_iter()
+            .map(|(ctx, n)| {
+                let per_run = runs
+                    .iter()
+                    .map(|r| match r.decode_cell(ctx, n) {
+                        Some(c) if c.status == Status::Valid => c
+                            .total_tok_per_s
+                            .map_or(format::DASH.into(), format::tok_per_s),
+                        Some(c) => c.status.label().to_string(),
+                        None => format::DASH.into(),
+                    })
+                    .collect();
+                (format::context_label(ctx), n, per_run)
+            })
+            .collect();
+        let steps = runs
+            .windows(2)
+            .enumerate()
+            .map(|(i, pair)| {
+                let (prev, cur) = (pair[0], pair[1]);
+                let step = series::step(prev, cur);
+                let (a, b) = (series::run_label(prev), series::run_label(cur));
+                StepBlock {
+                    summary: series::step_sentence(prev, &step),
+                    regression: step.slower > 0,
+                    matrix: ratio_matrix_between(
+                        prev,
+                        cur,
+                        format!("change-{}", i + 1),
+                        format!("{b} / {a}"),
+                        (&a, &b),
+                    ),
+                }
+            })
+            .collect();
+        SeriesPage {
+            root: "../../",
+            page_title: format!("{} · Series", s.title),
+            generator: super::GENERATOR,
+            title: s.title.clone(),
+            labels: runs.iter().map(|r| series::run_label(r)).collect(),
+            runs: runs
+                .iter()
+                .map(|r| SeriesRun {
+                    label: series::run_label(r),
+                    href: format!("../../{}", super::run_href(r)),
+                    measured: r
+                        .meta
+                        .measured_at
+                        .as_deref()
+                        .map_or(format::DASH.into(), format::measured_at),
+                })
+                .collect(),
+            values,
+            steps,
+            noise_percent: format::trim_number(series::NOISE * 100.0),
+        }
+    }
+}

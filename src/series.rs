@@ -1,0 +1,228 @@
+//! Series: runs of one setup (model, GPU, GPU count, quantization) measured
+//! again over time, and how each run differs from the one before it. Pure
+//! functions over runs; docs/measurement.md defines the threshold.
+
+use crate::compare::{self, unknown_hardware};
+use crate::format;
+use crate::model::{Run, Status};
+
+/// A change of total tok/s smaller than this (5%) is noise: run-to-run
+/// variation of the same setup, not a regression or an improvement.
+pub const NOISE: f64 = 0.05;
+
+/// Runs of one setup, oldest first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// URL slug: `series/<slug>/`.
+    pub slug: String,
+    /// "GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)".
+    pub title: String,
+    /// Indexes into the build's runs, in date order.
+    pub runs: Vec<usize>,
+}
+
+/// How a run compares with the previous run of its series, over the decode
+/// cells both measured as Valid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    pub shared: usize,
+    /// Median of (this run's total tok/s / the previous run's).
+    pub median_ratio: Option<f64>,
+    /// Cells more than [`NOISE`] slower / faster.
+    pub slower: usize,
+    pub faster: usize,
+}
+
+/// The setup a run belongs to; runs of unknown hardware belong to none.
+fn setup_of(run: &Run) -> Option<(String, String, u32, String)> {
+    unknown_hardware(run).is_none().then(|| {
+        (
+            run.meta.model.clone(),
+            run.meta.hardware.gpu.clone(),
+            run.meta.hardware.gpu_count,
+            run.meta.engine.quantization.clone().unwrap_or_default(),
+        )
+    })
+}
+
+/// Every setup with two or more runs, runs in date order (runs without a
+/// date first, by id: they predate dated runs).
+pub fn series(runs: &[Run]) -> Vec<Series> {
+    let mut groups: std::collections::BTreeMap<(String, String, u32, String), Vec<usize>> =
+        Default::default();
+    for (i, run) in runs.iter().enumerate() {
+        if let Some(key) = setup_of(run) {
+            groups.entry(key).or_default().push(i);
+        }
+    }
+    groups
+        .into_iter()
+        .filter(|(_, members)| members.len() >= 2)
+        .map(|((model, _, _, quant), mut members)| {
+            members.sort_by(|&a, &b| {
+                let key = |i: usize| (runs[i].meta.measured_at.clone(), runs[i].id.clone());
+                key(a).cmp(&key(b))
+            });
+            let first = &runs[members[0]];
+            let hardware = crate::labels::hardware_label(&first.meta.hardware);
+            let title = if quant.is_empty() {
+                format!("{model} on {hardware}")
+            } else {
+                format!("{model} on {hardware} ({quant})")
+            };
+            Series {
+                slug: slug(&format!(
+                    "{model}-{}-x{}-{quant}",
+                    first.meta.hardware.gpu, first.meta.hardware.gpu_count
+                )),
+                title,
+                runs: members,
+            }
+        })
+        .collect()
+}
+
+/// Lowercase letters and digits, other characters as single dashes.
+fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_string()
+}
+
+/// `cur` against `prev`, cell by cell.
+pub fn step(prev: &Run, cur: &Run) -> Step {
+    let mut ratios: Vec<f64> = prev
+        .decode_cells()
+        .filter(|a| a.status == Status::Valid)
+        .filter_map(|a| {
+            let b = cur.decode_cell(a.context_tokens, a.concurrency)?;
+            (b.status == Status::Valid)
+                .then(|| compare::ratio(Some(a), Some(b)).ok())
+                .flatten()
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let median_ratio = match ratios.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(ratios[n / 2]),
+        n => Some((ratios[n / 2 - 1] + ratios[n / 2]) / 2.0),
+    };
+    Step {
+        shared: ratios.len(),
+        median_ratio,
+        slower: ratios.iter().filter(|r| **r < 1.0 - NOISE).count(),
+        faster: ratios.iter().filter(|r| **r > 1.0 + NOISE).count(),
+    }
+}
+
+/// What tells a run of a series from the others: its engine version and
+/// when it was measured, or its id.
+pub fn run_label(run: &Run) -> String {
+    let version = run.meta.engine.version.as_deref();
+    let date = run
+        .meta
+        .measured_at
+        .as_deref()
+        .map(|d| d.get(..10).unwrap_or(d));
+    match (version, date) {
+        (Some(v), Some(d)) => format!("{} {v} · {d}", run.meta.engine.name),
+        (Some(v), None) => format!("{} {v} · {}", run.meta.engine.name, run.id),
+        (None, Some(d)) => format!("{d} · {}", run.id),
+        (None, None) => run.id.clone(),
+    }
+}
+
+/// One line on a run page: how it compares with the previous run.
+pub fn step_sentence(prev: &Run, step: &Step) -> String {
+    match step.median_ratio {
+        None => format!(
+            "No decode cell was measured validly by both this run and the previous one ({}).",
+            run_label(prev)
+        ),
+        Some(r) => format!(
+            "Against the previous run ({}): median {:.2}× over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
+            run_label(prev),
+            r,
+            step.shared,
+            step.slower,
+            if step.slower == 1 { "cell" } else { "cells" },
+            step.faster,
+            format::trim_number(NOISE * 100.0)
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Cell, DecodeCell};
+
+    fn run(id: &str, at: &str, totals: &[(u64, u32, f64)]) -> Run {
+        let meta: crate::model::RunMeta = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "model": "M", "served_model": "m",
+            "hardware": {"gpu": "H200 SXM", "gpu_count": 4}, "engine": {"name": "vllm", "version": id},
+            "run": {"decode_test": "fixed_duration"}, "measured_at": at
+        }))
+        .unwrap();
+        Run {
+            id: id.into(),
+            meta,
+            cells: totals
+                .iter()
+                .map(|&(ctx, n, t)| {
+                    Cell::Decode(DecodeCell {
+                        total_tok_per_s: Some(t),
+                        ..DecodeCell::without_figures(ctx, n, Status::Valid, None)
+                    })
+                })
+                .collect(),
+            notes_markdown: None,
+        }
+    }
+
+    #[test]
+    fn runs_of_one_setup_form_a_series_in_date_order() {
+        let runs = [
+            run("0.3", "2026-03-01T00:00:00Z", &[]),
+            run("0.1", "2026-01-01T00:00:00Z", &[]),
+            run("0.2", "2026-02-01T00:00:00Z", &[]),
+        ];
+        let s = series(&runs);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].runs, [1, 2, 0]);
+        assert_eq!(s[0].slug, "m-h200-sxm-x4");
+        assert_eq!(s[0].title, "M on H200 SXM ×4");
+    }
+
+    #[test]
+    fn a_step_counts_cells_beyond_the_noise_threshold() {
+        let prev = run(
+            "a",
+            "2026-01-01T00:00:00Z",
+            &[(8192, 1, 100.0), (8192, 4, 400.0), (8192, 8, 800.0)],
+        );
+        let cur = run(
+            "b",
+            "2026-02-01T00:00:00Z",
+            &[(8192, 1, 96.0), (8192, 4, 300.0), (8192, 8, 900.0)],
+        );
+        let s = step(&prev, &cur);
+        assert_eq!(s.shared, 3);
+        assert_eq!(s.median_ratio, Some(0.96));
+        assert_eq!(
+            (s.slower, s.faster),
+            (1, 1),
+            "4% slower is noise; 25% slower is not"
+        );
+        assert_eq!(
+            step_sentence(&prev, &s),
+            "Against the previous run (vllm a · 2026-01-01): median 0.96× over 3 shared valid cells; 1 cell slower and 1 faster by more than 5%."
+        );
+    }
+}

@@ -1,0 +1,112 @@
+//! A series: three runs of one setup, the middle one slower in some cells.
+//! The series page and the run pages mark the regression, with the numbers.
+
+mod common;
+
+use std::path::Path;
+
+use sitegen::model::{Cell, Status};
+
+/// Copies the bundled GLM run as `id`, measured at `at` with engine
+/// `version`; decode cells at 8K get their total tok/s times `factor`.
+fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {
+    let from = common::data_dir().join("glm-5.3-flash-h200x4-vllm");
+    let to = data.join(id);
+    std::fs::create_dir_all(to.join("cells")).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
+    meta["measured_at"] = at.into();
+    meta["engine"]["version"] = version.into();
+    std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
+    let mut changed = Vec::new();
+    for (rel, bytes) in common::files_under(&from.join("cells")) {
+        let mut cell: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        if cell["phase"] == "decode" && cell["context_tokens"] == 8192 && cell["status"] == "valid"
+        {
+            let total = cell["total_tok_per_s"].as_f64().unwrap() * factor;
+            cell["total_tok_per_s"] = total.into();
+            changed.push((cell["concurrency"].as_u64().unwrap() as u32, total));
+        }
+        std::fs::write(to.join("cells").join(rel), cell.to_string()).unwrap();
+    }
+    changed
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+#[test]
+fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    glm_run(&data, "glm-a", "2026-09-01T10:00:00Z", "0.11.0", 1.0);
+    let slowed = glm_run(&data, "glm-b", "2026-10-01T10:00:00Z", "0.11.1", 0.8);
+    glm_run(&data, "glm-c", "2026-11-01T10:00:00Z", "0.11.2", 1.0);
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+
+    // The numbers, computed here: every shared valid decode cell has ratio 1
+    // but the 8K ones, which have 0.8 (b / a) and 1.25 (c / b).
+    let run = sitegen::store::load_run(&data.join("glm-a")).unwrap();
+    let valid = run
+        .cells
+        .iter()
+        .filter(|c| matches!(c, Cell::Decode(_)) && c.status() == Status::Valid)
+        .count();
+    let slower = slowed.len();
+    assert!(slower >= 5, "{slower} cells at 8K");
+    let ratios_b: Vec<f64> = (0..valid)
+        .map(|i| if i < slower { 0.8 } else { 1.0 })
+        .collect();
+    let expected_b = format!(
+        "Against the previous run (vllm 0.11.0 · 2026-09-01): median {:.2}× over {valid} shared valid cells; {slower} cells slower and 0 faster by more than 5%.",
+        median(ratios_b)
+    );
+    let expected_c = format!(
+        "Against the previous run (vllm 0.11.1 · 2026-10-01): median 1.00× over {valid} shared valid cells; 0 cells slower and {slower} faster by more than 5%."
+    );
+
+    let page = |rel: &str| std::fs::read_to_string(site.join(rel)).unwrap();
+    let series = page("series/glm-5.3-flash-h200-sxm-x4-fp8/index.html");
+    assert!(
+        series.contains("<h1>GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)</h1>"),
+        "{series}"
+    );
+    assert!(series.contains(&format!(
+        "<p class=\"step regression\"><strong>Slower cells.</strong> {expected_b}</p>"
+    )));
+    assert!(series.contains(&format!("<p class=\"step\">{expected_c}</p>")));
+    // The change matrix of b against a: 0.80× at 8K × 1, 1.00× elsewhere.
+    assert!(series.contains(
+        "<h3 id=\"change-1-h\">vllm 0.11.1 · 2026-10-01 / vllm 0.11.0 · 2026-09-01</h3>"
+    ));
+    let b_page = page("runs/glm-b/index.html");
+    assert!(
+        b_page.contains("One of 3 runs of this setup"),
+        "the run page links its series"
+    );
+    assert!(b_page.contains(&format!("<strong>Slower cells.</strong> {expected_b}")));
+    assert!(page("runs/glm-c/index.html").contains(&expected_c));
+    assert!(
+        !page("runs/glm-a/index.html").contains("Against the previous run"),
+        "the first has none"
+    );
+    // The index lists the series and sorts runs newest first with their dates.
+    let index = page("index.html");
+    assert!(index.contains(
+        "GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)</a> <span class=\"muted\">3 runs</span>"
+    ));
+    let (c, b, a) = (
+        index.find("2026-11-01 10:00 UTC").unwrap(),
+        index.find("2026-10-01 10:00 UTC").unwrap(),
+        index.find("2026-09-01 10:00 UTC").unwrap(),
+    );
+    assert!(c < b && b < a, "newest first");
+}
