@@ -12,6 +12,7 @@
 pub mod atomic;
 pub mod cli;
 pub mod compare;
+pub mod cost;
 pub mod export;
 pub mod format;
 pub mod ingest;

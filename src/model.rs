@@ -642,6 +642,27 @@ impl Run {
     }
 }
 
+/// `data/prices.json` (optional): what a GPU costs per hour, for the cost
+/// per million output tokens of every valid decode cell.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PricesFile {
+    pub prices: Vec<GpuPrice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpuPrice {
+    /// Exactly as runs name it in `hardware.gpu`, e.g. "H200 SXM".
+    pub gpu: String,
+    /// US dollars per GPU per hour.
+    pub usd_per_gpu_hour: f64,
+    /// Where the price comes from (shown on the pages).
+    pub source: String,
+    /// When the price was read, e.g. "2026-11-01".
+    pub date: String,
+}
+
 /// `data/comparisons.json`: the comparison pages asked for by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

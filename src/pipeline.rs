@@ -30,10 +30,14 @@ pub struct BuildOptions {
 pub fn render_data(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<(Site, BuildSummary)> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
-    let (runs, file) = match (runs, file) {
-        (Ok(runs), Ok(file)) => (runs, file),
-        (runs, file) => {
-            let errors = [runs.err(), file.err()].into_iter().flatten().collect();
+    let prices = store::load_prices(data_dir);
+    let (runs, file, prices) = match (runs, file, prices) {
+        (Ok(runs), Ok(file), Ok(prices)) => (runs, file, prices),
+        (runs, file, prices) => {
+            let errors = [runs.err(), file.err(), prices.err()]
+                .into_iter()
+                .flatten()
+                .collect();
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
@@ -46,7 +50,7 @@ pub fn render_data(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<(Site,
     let comparisons = compare::plan(&runs, &file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
-    let site = render::render_site(&runs, &comparisons)?;
+    let site = render::render_site(&runs, &comparisons, &prices)?;
     let summary = BuildSummary {
         runs: runs.len(),
         files: site.files.len(),

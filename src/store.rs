@@ -225,6 +225,34 @@ pub fn load_comparisons(data_dir: &Path) -> Result<crate::model::ComparisonsFile
     }
 }
 
+pub const PRICES_FILE: &str = "prices.json";
+
+/// Reads `data/prices.json`; no file means no prices, and no cost anywhere.
+pub fn load_prices(data_dir: &Path) -> Result<crate::model::PricesFile, StoreError> {
+    let path = data_dir.join(PRICES_FILE);
+    if !path.is_file() {
+        return Ok(Default::default());
+    }
+    let file: crate::model::PricesFile = read_json(&path)?;
+    for (i, p) in file.prices.iter().enumerate() {
+        if !(p.usd_per_gpu_hour.is_finite() && p.usd_per_gpu_hour > 0.0) {
+            return Err(field_err(
+                &path,
+                &format!("prices[{i}].usd_per_gpu_hour"),
+                format!("expected a price above 0, found {}", p.usd_per_gpu_hour),
+            ));
+        }
+        if let Some(j) = file.prices[..i].iter().position(|q| q.gpu == p.gpu) {
+            return Err(field_err(
+                &path,
+                &format!("prices[{i}].gpu"),
+                format!("{:?} is also prices[{j}]: one price per GPU", p.gpu),
+            ));
+        }
+    }
+    Ok(file)
+}
+
 /// A `run.json`'s text, read and checked as [`load_run`] reads it.
 pub fn parse_run_meta(path: &Path, text: &str) -> Result<RunMeta, StoreError> {
     let meta: RunMeta = parse_json(path, text)?;

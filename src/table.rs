@@ -570,9 +570,18 @@ pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)>
     Ok(cell)
 }
 
+/// The CSV download's last column when data/prices.json prices the run's
+/// GPU: derived from total tok/s and the price, so importing ignores it.
+pub const COST_CSV_NAME: &str = "usd_per_million_output_tokens";
+
 /// The columns a CSV header names: every column of [`COLUMNS`] in order,
-/// where an optional one may be missing (a file exported before it existed).
+/// where an optional one may be missing (a file exported before it existed),
+/// and a derived cost column may close it.
 pub fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
+    let header = match header.split_last() {
+        Some((last, rest)) if *last == COST_CSV_NAME => rest,
+        _ => header,
+    };
     let mut names = header.iter().peekable();
     let mut columns = Vec::new();
     for column in &COLUMNS {

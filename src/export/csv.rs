@@ -16,13 +16,28 @@ fn finish(w: csv::Writer<Vec<u8>>) -> String {
 
 /// One row per cell, in the order of the page's table, with the columns of
 /// [`table::COLUMNS`].
-pub fn measurements_csv(run: &Run) -> String {
+/// With a price for the run's GPU, a last column gives each valid decode
+/// cell's cost per million output tokens (derived: importing ignores it).
+pub fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(table::COLUMNS.iter().map(|c| c.csv_name))
+    let mut header: Vec<&str> = table::COLUMNS.iter().map(|c| c.csv_name).collect();
+    if price.is_some() {
+        header.push(table::COST_CSV_NAME);
+    }
+    w.write_record(header)
         .expect("writing to memory cannot fail");
     for cell in &run.cells {
-        w.write_record(table::COLUMNS.iter().map(|c| c.raw(cell)))
-            .expect("writing to memory cannot fail");
+        let mut row: Vec<String> = table::COLUMNS.iter().map(|c| c.raw(cell)).collect();
+        if let Some(p) = price {
+            let cost = match cell {
+                crate::model::Cell::Decode(d) => {
+                    crate::cost::usd_per_million_output_tokens(d, run.meta.hardware.gpu_count, p)
+                }
+                crate::model::Cell::Prefill(_) => None,
+            };
+            row.push(cost.map_or(String::new(), |v| v.to_string()));
+        }
+        w.write_record(row).expect("writing to memory cannot fail");
     }
     finish(w)
 }

@@ -29,6 +29,24 @@ pub struct ComparePage {
     pub ratios: Vec<RatioMatrix>,
     pub interactivity: Option<ChartBlock>,
     pub capacity: Option<ChartBlock>,
+    /// Cost per million output tokens per run, when data/prices.json prices
+    /// a GPU of the comparison.
+    pub cost: Option<CostTable>,
+}
+
+/// One cell: its context, requests at once, and per run (sort key, text).
+pub struct CostRow {
+    pub context: String,
+    pub concurrency: u32,
+    pub per_run: Vec<(String, String)>,
+}
+
+/// Each cell's cost per million output tokens, per run.
+pub struct CostTable {
+    pub columns: Vec<String>,
+    pub rows: Vec<CostRow>,
+    /// How each priced run's cost was computed.
+    pub notes: Vec<String>,
 }
 
 /// A run of the comparison, as its legend entry.
@@ -91,6 +109,74 @@ pub struct RatioCell {
 const DASH: &str = format::DASH;
 
 impl ComparePage {
+    /// Adds the cost table when a run of the comparison has a priced GPU.
+    pub fn with_cost(
+        mut self,
+        all: &[Run],
+        c: &Comparison,
+        prices: &crate::model::PricesFile,
+    ) -> Self {
+        use crate::cost;
+        let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        let priced: Vec<Option<&crate::model::GpuPrice>> =
+            runs.iter().map(|r| cost::price_for(prices, r)).collect();
+        if priced.iter().all(Option::is_none) {
+            return self;
+        }
+        let mut keys: Vec<(u64, u32)> = runs
+            .iter()
+            .flat_map(|r| r.decode_cells())
+            .filter(|d| d.status == crate::model::Status::Valid)
+            .map(|d| (d.context_tokens, d.concurrency))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let rows = keys
+            .into_iter()
+            .map(|(ctx, n)| {
+                let per_run = runs
+                    .iter()
+                    .zip(&priced)
+                    .map(|(r, p)| {
+                        let v = p.zip(r.decode_cell(ctx, n)).and_then(|(p, d)| {
+                            cost::usd_per_million_output_tokens(d, r.meta.hardware.gpu_count, p)
+                        });
+                        (
+                            v.map_or(String::new(), |v| v.to_string()),
+                            v.map_or(DASH.to_string(), cost::usd),
+                        )
+                    })
+                    .collect();
+                CostRow {
+                    context: format::context_label(ctx),
+                    concurrency: n,
+                    per_run,
+                }
+            })
+            .collect();
+        let notes = runs
+            .iter()
+            .zip(&priced)
+            .map(|(r, p)| match p {
+                Some(p) => format!(
+                    "{}: {}",
+                    r.meta.model,
+                    super::run_page::cost_note(r.meta.hardware.gpu_count, p)
+                ),
+                None => format!(
+                    "{}: no price for {} in data/prices.json.",
+                    r.meta.model, r.meta.hardware.gpu
+                ),
+            })
+            .collect();
+        self.cost = Some(CostTable {
+            columns: runs.iter().map(|r| r.meta.model.clone()).collect(),
+            rows,
+            notes,
+        });
+        self
+    }
+
     pub fn new(all: &[Run], c: &Comparison) -> Result<ComparePage, ChartError> {
         let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         Ok(ComparePage {
@@ -120,6 +206,7 @@ impl ComparePage {
             ratios: (1..runs.len()).map(|i| ratio_matrix(&runs, i)).collect(),
             interactivity: interactivity_block(&runs)?,
             capacity: capacity_block(&runs)?,
+            cost: None,
         })
     }
 }

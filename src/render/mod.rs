@@ -56,7 +56,11 @@ pub fn compare_path(c: &Comparison) -> String {
 }
 
 /// Renders every page of the site and the downloads beside them.
-pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<Site> {
+pub fn render_site(
+    runs: &[Run],
+    comparisons: &[Comparison],
+    prices: &crate::model::PricesFile,
+) -> anyhow::Result<Site> {
     let mut site = Site::default();
     let mut add = |path: String, bytes: Vec<u8>| site.files.insert(path, bytes);
     for (path, text) in STATIC_FILES {
@@ -83,6 +87,10 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
                 regression: step.is_some_and(|(st, _)| st.slower > 0),
             })
         });
+        let price = crate::cost::price_for(prices, run);
+        if let Some(p) = price {
+            page = page.with_cost(run, p);
+        }
         let html = page
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
@@ -94,11 +102,12 @@ pub fn render_site(runs: &[Run], comparisons: &[Comparison]) -> anyhow::Result<S
         );
         add(
             format!("{dir}measurements.csv"),
-            export::csv::measurements_csv(run).into_bytes(),
+            export::csv::measurements_csv(run, price).into_bytes(),
         );
     }
     for c in comparisons {
         let html = compare_page::ComparePage::new(runs, c)?
+            .with_cost(runs, c, prices)
             .render()
             .with_context(|| format!("rendering the comparison {}", c.id))?;
         let dir = compare_path(c);

@@ -46,6 +46,8 @@ pub struct RunPage {
     pub comparisons: Vec<(String, String)>,
     /// The series this run belongs to, if any.
     pub series: Option<SeriesLine>,
+    /// How the cost column was computed, when data/prices.json prices the GPU.
+    pub cost_note: Option<String>,
 }
 
 /// A run's place in its series: a link, and how it compares with the
@@ -194,8 +196,43 @@ impl RunPage {
                 })
                 .collect(),
             series: None,
+            cost_note: None,
         })
     }
+
+    /// Adds the cost per million output tokens of every valid decode cell,
+    /// at the price of the run's GPU.
+    pub fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
+        use crate::cost;
+        let gpus = run.meta.hardware.gpu_count;
+        self.columns.push(COST_HEADER);
+        for (row, cell) in self.rows.iter_mut().zip(&run.cells) {
+            let v = match cell {
+                Cell::Decode(d) => cost::usd_per_million_output_tokens(d, gpus, price),
+                Cell::Prefill(_) => None,
+            };
+            row.cells.push((
+                v.map_or(String::new(), |v| v.to_string()),
+                v.map_or(format::DASH.to_string(), cost::usd),
+            ));
+        }
+        self.cost_note = Some(cost_note(gpus, price));
+        self
+    }
+}
+
+/// The cost column's header.
+pub const COST_HEADER: &str = "Cost / M output tokens";
+
+/// How a cost was computed, with the price's source and date.
+pub fn cost_note(gpus: u32, price: &crate::model::GpuPrice) -> String {
+    format!(
+        "Cost per million output tokens = {gpus} × {} per GPU-hour ({} GPU price from {}, {}) / the output tokens of an hour at the cell's total tok/s; valid cells only.",
+        crate::cost::usd(price.usd_per_gpu_hour),
+        price.gpu,
+        price.source,
+        price.date
+    )
 }
 
 fn prefill_bars(run: &Run) -> Option<Vec<PrefillBar>> {
