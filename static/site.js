@@ -77,6 +77,7 @@ function setUpCopy(button) {
 }
 
 document.querySelectorAll("table.sortable").forEach(makeSortable);
+window.sitegenSortable = makeSortable;
 document.querySelectorAll("button[data-copy]").forEach(setUpCopy);
 
 // Filters of a table: each select keeps the rows whose data-<key> equals its value.
@@ -100,3 +101,37 @@ function setUpFilters(form) {
 }
 
 document.querySelectorAll("form[data-filters]").forEach(setUpFilters);
+
+// Selecting runs on the index for a comparison built in the browser: a
+// checkbox per run, and a link to compare/index.html?runs=a,b that carries
+// the selection (so the link can be shared).
+function setUpPick(bar) {
+  const table = document.getElementById("runs-table");
+  const link = bar.querySelector("#compare-selected");
+  const count = bar.querySelector("[data-pick-count]");
+  const chosen = [];
+  const update = () => {
+    const ok = chosen.length >= 2 && chosen.length <= 6;
+    link.href = ok ? `compare/index.html?runs=${chosen.join(",")}` : "compare/index.html";
+    link.setAttribute("aria-disabled", ok ? "false" : "true");
+    count.textContent = ok ? `${chosen.length} runs selected.` : `${chosen.length} selected: select 2 to 6 runs.`;
+  };
+  Array.from(table.tBodies[0].rows).forEach((row) => {
+    const id = row.dataset.run;
+    const box = document.createElement("input");
+    box.type = "checkbox";
+    box.dataset.selectRun = id;
+    box.setAttribute("aria-label", `Select ${row.dataset.model} (${id}) for comparison`);
+    box.addEventListener("change", () => {
+      const at = chosen.indexOf(id);
+      if (box.checked && at < 0) chosen.push(id);
+      if (!box.checked && at >= 0) chosen.splice(at, 1);
+      update();
+    });
+    row.cells[0].prepend(box, " ");
+  });
+  bar.hidden = false;
+  update();
+}
+
+document.querySelectorAll("[data-pick]").forEach(setUpPick);

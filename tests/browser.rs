@@ -35,6 +35,10 @@ fn main() -> ExitCode {
                 pages_of_imported_runs_pass_the_browser_and_nu_checks,
             ),
             (
+                "selected_runs_compare_in_the_browser_as_on_their_prerendered_page",
+                selected_runs_compare_in_the_browser_as_on_their_prerendered_page,
+            ),
+            (
                 "each_check_catches_a_deliberately_broken_page",
                 each_check_catches_a_deliberately_broken_page,
             ),
@@ -160,7 +164,7 @@ fn site_served_from_a_sub_path_passes_every_browser_check(tools: &Tools) {
         "{}",
         server.base_url
     );
-    let pages: Vec<PageUrl> = html_pages(&site)
+    let mut pages: Vec<PageUrl> = html_pages(&site)
         .iter()
         // Folder URLs, as a static host serves them: runs/<id>/ for runs/<id>/index.html.
         .map(|rel| PageUrl {
@@ -168,6 +172,14 @@ fn site_served_from_a_sub_path_passes_every_browser_check(tools: &Tools) {
             name: page_name(rel),
         })
         .collect();
+    // The comparison built in the browser, with its runs loaded.
+    pages.push(PageUrl {
+        url: format!(
+            "{}compare/index.html?runs=glm-5.3-flash-h200x4-vllm,step-3.5-flash-h200x4-vllm-0.29.0",
+            server.base_url
+        ),
+        name: "compare-in-browser".into(),
+    });
     assert!(
         pages.len() >= 4,
         "index, two runs and the GLM vs Step comparison"
@@ -274,6 +286,102 @@ fn assert_no_problems(reports: &[PageReport]) {
             r.url,
             r.problems.join("\n")
         );
+    }
+}
+
+#[derive(Debug, serde::Deserialize, PartialEq)]
+struct Matrix {
+    heading: String,
+    cells: Vec<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Selection {
+    url: String,
+    problems: Vec<String>,
+    matrices: Vec<Matrix>,
+}
+
+/// Ticks `runs` on the index at `index`, follows the comparison link and
+/// reads the ratio matrices the browser built.
+fn select_and_compare(tools: &Tools, index: &str, runs: &[&str]) -> Selection {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = tmp.path().join("config.json");
+    let value = serde_json::json!({
+        "chromium": tools.chromium,
+        "pages": [],
+        "checks": [],
+        "select": {"index": index, "runs": runs},
+    });
+    std::fs::write(&config, value.to_string()).unwrap();
+    let out = Command::new("node")
+        .arg(repo().join("tests/browser/check.mjs"))
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "check.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    #[derive(serde::Deserialize)]
+    struct Report {
+        selection: Selection,
+    }
+    serde_json::from_slice::<Report>(&out.stdout)
+        .unwrap()
+        .selection
+}
+
+/// The ratio matrices of a pre-rendered comparison page, read as the
+/// browser test reads the built one.
+fn prerendered_matrices(html: &str) -> Vec<Matrix> {
+    let doc = scraper::Html::parse_document(html);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    doc.select(&sel("#ratios section"))
+        .map(|s| Matrix {
+            heading: s.select(&sel("h3")).next().unwrap().text().collect(),
+            cells: s
+                .select(&sel("td.r"))
+                .map(|td| {
+                    let text = |q: &str| {
+                        td.select(&sel(q))
+                            .next()
+                            .map_or(String::new(), |e| e.text().collect())
+                    };
+                    format!("{}|{}", text(".ratio-value"), text(".why"))
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// Select GLM then Step on the index, served from a sub-path and opened
+/// from file://: the comparison built in the browser has the pre-rendered
+/// GLM vs Step page's ratios, cell by cell, and the selection in its URL.
+fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Tools) {
+    const GLM: &str = "glm-5.3-flash-h200x4-vllm";
+    const STEP: &str = "step-3.5-flash-h200x4-vllm-0.29.0";
+    let (_tmp, site) = build_bundled_site();
+    let html =
+        std::fs::read_to_string(site.join(format!("compare/{GLM}--{STEP}/index.html"))).unwrap();
+    let expected = prerendered_matrices(&html);
+    assert_eq!(expected.len(), 1);
+    assert!(expected[0].cells.len() >= 60, "{}", expected[0].cells.len());
+    let server = SitegenServe::start(&data_dir(), "/some/prefix/");
+    for index in [
+        format!("{}index.html", server.base_url),
+        format!("file://{}", site.join("index.html").display()),
+    ] {
+        let got = select_and_compare(tools, &index, &[GLM, STEP]);
+        assert!(got.problems.is_empty(), "{index}: {:?}", got.problems);
+        assert!(
+            got.url
+                .ends_with(&format!("compare/index.html?runs={GLM},{STEP}")),
+            "the selection is in the URL: {}",
+            got.url
+        );
+        assert_eq!(got.matrices, expected, "{index}");
     }
 }
 

@@ -57,6 +57,7 @@ impl Figure {
 }
 
 pub struct RunSummary {
+    pub id: String,
     pub href: String,
     /// Filter values: model, GPU, engine, quantization.
     pub gpu: String,
@@ -205,6 +206,7 @@ fn summary(run: &Run) -> RunSummary {
             text: format::tok_per_s(v),
         });
     RunSummary {
+        id: run.id.clone(),
         href: super::run_href(run),
         gpu: format!("{} ×{}", run.meta.hardware.gpu, run.meta.hardware.gpu_count),
         engine_name: run.meta.engine.name.clone(),

@@ -24,7 +24,8 @@ use crate::model::{Run, RunMeta};
 pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
 
 /// Assets embedded in the binary, so `sitegen build` works from any folder.
-pub const STATIC_FILES: [(&str, &str); 3] = [
+pub const STATIC_FILES: [(&str, &str); 4] = [
+    ("static/compare.js", include_str!("../../static/compare.js")),
     (
         "static/favicon.svg",
         include_str!("../../static/favicon.svg"),
@@ -101,6 +102,10 @@ pub fn render_site(
             export::json::run_json(run).into_bytes(),
         );
         add(
+            format!("{dir}data.js"),
+            export::json::run_js(run).into_bytes(),
+        );
+        add(
             format!("{dir}measurements.csv"),
             export::csv::measurements_csv(run, price).into_bytes(),
         );
@@ -126,11 +131,30 @@ pub fn render_site(
             html.into_bytes(),
         );
     }
+    let pick = PickPage {
+        root: "../",
+        page_title: "Compare runs".into(),
+        generator: GENERATOR,
+    }
+    .render()
+    .context("rendering compare/index.html")?;
+    add("compare/index.html".into(), pick.into_bytes());
     let index = index_page::IndexPage::new(runs, comparisons, &all_series)
         .render()
         .context("rendering index.html")?;
     add("index.html".into(), index.into_bytes());
     Ok(site)
+}
+
+/// `compare/index.html`: a comparison of the runs named in its URL
+/// (`?runs=a,b`), built in the browser from their `data.js` by
+/// static/compare.js. Pre-rendered comparison pages work without it.
+#[derive(Template)]
+#[template(path = "pick.html")]
+struct PickPage {
+    root: &'static str,
+    page_title: String,
+    generator: &'static str,
 }
 
 /// A card of label/value rows; rows a run lacks are left out.

@@ -235,10 +235,33 @@ async function checkPage({ url, name }) {
   return { url, problems, checked };
 }
 
+// Selects runs on the index by their checkboxes, in order, follows the
+// "Compare the selected runs" link and reads the comparison built in the
+// browser: each ratio matrix's heading and its cells ("1.23×|" or "—|why").
+async function selectAndCompare({ index, runs }) {
+  const problems = [];
+  const { context, page } = await openPage(index, {}, problems);
+  for (const id of runs) await page.check(`input[data-select-run="${id}"]`);
+  await Promise.all([page.waitForNavigation(), page.click("#compare-selected")]);
+  await page.waitForSelector("#pick-result[data-ready=true]");
+  const url = page.url();
+  const matrices = await page.$$eval("#ratios section", (sections) => sections.map((s) => ({
+    heading: s.querySelector("h3").textContent,
+    cells: Array.from(s.querySelectorAll("td.r")).map((td) => {
+      const why = td.querySelector(".why");
+      return `${td.querySelector(".ratio-value").textContent}|${why ? why.textContent : ""}`;
+    }),
+  })));
+  await page.waitForTimeout(200);
+  await context.close();
+  return { url, problems, matrices };
+}
+
 if (config.screenshots) mkdirSync(config.screenshots, { recursive: true });
 const report = { pages: [] };
 try {
   for (const page of config.pages) report.pages.push(await checkPage(page));
+  if (config.select) report.selection = await selectAndCompare(config.select);
 } finally {
   await browser.close();
 }
