@@ -135,3 +135,25 @@ function setUpPick(bar) {
 }
 
 document.querySelectorAll("[data-pick]").forEach(setUpPick);
+
+// Total tok/s or tok/s per GPU: figures marked data-tps are divided by the
+// GPU count the toggle carries, and back. Sorting keeps using data-sort,
+// which orders the same either way.
+function setUpPerGpu(button) {
+  const gpus = Number(button.dataset.perGpuToggle);
+  const figures = Array.from(document.querySelectorAll("[data-tps]"));
+  if (!(gpus > 1) || figures.length === 0) return;
+  const format = (v) => v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  figures.forEach((f) => { f.dataset.total = f.textContent; });
+  button.hidden = false;
+  button.addEventListener("click", () => {
+    const perGpu = button.getAttribute("aria-pressed") !== "true";
+    figures.forEach((f) => {
+      f.textContent = perGpu ? format(Number(f.dataset.tps) / gpus) : f.dataset.total;
+    });
+    button.setAttribute("aria-pressed", perGpu ? "true" : "false");
+    button.textContent = perGpu ? `Showing tok/s per GPU (÷ ${gpus}); show totals` : "Show tok/s per GPU";
+  });
+}
+
+document.querySelectorAll("[data-per-gpu-toggle]").forEach(setUpPerGpu);

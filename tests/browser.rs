@@ -187,13 +187,13 @@ fn site_served_from_a_sub_path_passes_every_browser_check(tools: &Tools) {
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort", "filter", "copy"],
+        &["load", "axe", "phone", "sort", "filter", "toggle", "copy"],
         Some(&screenshot_dir()),
     );
     for r in &reports {
         assert_eq!(
             r.checked,
-            ["load", "axe", "sort", "filter", "phone", "copy"],
+            ["load", "axe", "sort", "filter", "toggle", "phone", "copy"],
             "{}",
             r.url
         );
@@ -272,7 +272,7 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort"],
+        &["load", "axe", "phone", "sort", "toggle"],
         Some(&screenshot_dir()),
     );
     assert_no_problems(&reports);

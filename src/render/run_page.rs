@@ -46,6 +46,10 @@ pub struct RunPage {
     pub comparisons: Vec<(String, String)>,
     /// The series this run belongs to, if any.
     pub series: Option<SeriesLine>,
+    /// GPUs of the run, for the per-GPU toggle of tok/s figures.
+    pub gpus: u32,
+    /// Index of the Total tok/s column in `columns`.
+    pub total_column: usize,
     /// How the cost column was computed, when data/prices.json prices the GPU.
     pub cost_note: Option<String>,
 }
@@ -129,6 +133,8 @@ pub struct MatrixCell {
     /// Inline colours for cells with a throughput.
     pub style: Option<String>,
     pub tok_per_s: Option<String>,
+    /// The raw figure behind `tok_per_s`, for the per-GPU toggle.
+    pub tok_raw: Option<f64>,
     /// Status words for cells that are not Valid.
     pub flag: Option<&'static str>,
     pub ttft: Option<String>,
@@ -197,6 +203,11 @@ impl RunPage {
                 .collect(),
             series: None,
             cost_note: None,
+            gpus: run.meta.hardware.gpu_count,
+            total_column: columns
+                .iter()
+                .position(|c| c.csv_name == "total_tok_per_s")
+                .unwrap_or(usize::MAX),
         })
     }
 
@@ -292,6 +303,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
             class: "missing",
             style: None,
             tok_per_s: None,
+            tok_raw: None,
             flag: None,
             ttft: None,
             pause: None,
@@ -331,6 +343,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
         class: cell.status.css_class(),
         style,
         tok_per_s: tok.map(format::tok_per_s),
+        tok_raw: tok,
         flag,
         ttft,
         describe,

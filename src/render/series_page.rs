@@ -16,11 +16,19 @@ pub struct SeriesPage {
     pub runs: Vec<SeriesRun>,
     /// Run labels, oldest first: the value table's columns.
     pub labels: Vec<String>,
-    /// (context, requests at once, total tok/s per run) of every decode cell
-    /// some run measured validly.
-    pub values: Vec<(String, u32, Vec<String>)>,
+    /// Every decode cell some run measured validly.
+    pub values: Vec<ValueRow>,
     pub steps: Vec<StepBlock>,
     pub noise_percent: String,
+    /// GPUs of the setup, for the per-GPU toggle.
+    pub gpus: u32,
+}
+
+/// A cell across the runs: per run (raw total tok/s or "", text shown).
+pub struct ValueRow {
+    pub context: String,
+    pub concurrency: u32,
+    pub per_run: Vec<(String, String)>,
 }
 
 pub struct SeriesRun {
@@ -61,12 +69,18 @@ impl SeriesPage {
                     .map(|r| match r.decode_cell(ctx, n) {
                         Some(c) if c.status == Status::Valid => c
                             .total_tok_per_s
-                            .map_or(format::DASH.into(), format::tok_per_s),
-                        Some(c) => c.status.label().to_string(),
-                        None => format::DASH.into(),
+                            .map_or((String::new(), format::DASH.into()), |v| {
+                                (v.to_string(), format::tok_per_s(v))
+                            }),
+                        Some(c) => (String::new(), c.status.label().to_string()),
+                        None => (String::new(), format::DASH.into()),
                     })
                     .collect();
-                (format::context_label(ctx), n, per_run)
+                ValueRow {
+                    context: format::context_label(ctx),
+                    concurrency: n,
+                    per_run,
+                }
             })
             .collect();
         let steps = runs
@@ -110,6 +124,7 @@ impl SeriesPage {
             values,
             steps,
             noise_percent: format::trim_number(series::NOISE * 100.0),
+            gpus: runs[0].meta.hardware.gpu_count,
         }
     }
 }

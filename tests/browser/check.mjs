@@ -165,6 +165,32 @@ async function checkFilters(page, problems) {
   }
 }
 
+// The per-GPU toggle: every data-tps figure becomes tok/s / GPUs, then its
+// total again.
+async function checkPerGpu(page, problems) {
+  const button = await page.$("[data-per-gpu-toggle]");
+  if (!button) return;
+  if (!(await button.isVisible())) {
+    problems.push("toggle: the per-GPU button stays hidden");
+    return;
+  }
+  const gpus = Number(await button.getAttribute("data-per-gpu-toggle"));
+  const read = () => page.$$eval("[data-tps]", (els) => els.map((e) => [Number(e.dataset.tps), e.textContent]));
+  const before = await read();
+  await button.click();
+  for (const [tps, text] of await read()) {
+    const shown = Number(text.replace(/,/g, ""));
+    // Shown to a tenth: at most half a tenth off (and a float's breadth).
+    if (!(Math.abs(shown - tps / gpus) <= 0.05 + 1e-9)) {
+      problems.push(`toggle: ${tps} tok/s on ${gpus} GPUs shows ${text} per GPU`);
+      break;
+    }
+  }
+  await button.click();
+  const after = await read();
+  if (JSON.stringify(after) !== JSON.stringify(before)) problems.push("toggle: the totals did not come back");
+}
+
 async function checkCopy(url, problems) {
   const context = await browser.newContext();
   const origin = new URL(url).origin;
@@ -210,6 +236,10 @@ async function checkPage({ url, name }) {
     if (checks.has("filter")) {
       await checkFilters(page, problems);
       checked.push("filter");
+    }
+    if (checks.has("toggle")) {
+      await checkPerGpu(page, problems);
+      checked.push("toggle");
     }
     await context.close();
   }
