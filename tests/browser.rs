@@ -103,8 +103,6 @@ fn run_browser_checks(
     checks: &[&str],
     screenshots: Option<&Path>,
 ) -> Vec<PageReport> {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.json");
     let mut value = serde_json::json!({
         "chromium": tools.chromium,
         "pages": pages.iter().map(|p| serde_json::json!({"url": p.url, "name": p.name})).collect::<Vec<_>>(),
@@ -113,10 +111,21 @@ fn run_browser_checks(
     if let Some(dir) = screenshots {
         value["screenshots"] = serde_json::json!(dir);
     }
-    std::fs::write(&config, value.to_string()).unwrap();
+    #[derive(serde::Deserialize)]
+    struct Report {
+        pages: Vec<PageReport>,
+    }
+    run_check_mjs::<Report>(&value).pages
+}
+
+/// Runs tests/browser/check.mjs with `config` and reads its JSON report.
+fn run_check_mjs<R: serde::de::DeserializeOwned>(config: &serde_json::Value) -> R {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
     let out = Command::new("node")
         .arg(repo().join("tests/browser/check.mjs"))
-        .arg(&config)
+        .arg(&path)
         .output()
         .unwrap();
     assert!(
@@ -124,12 +133,7 @@ fn run_browser_checks(
         "check.mjs failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    #[derive(serde::Deserialize)]
-    struct Report {
-        pages: Vec<PageReport>,
-    }
-    let report: Report = serde_json::from_slice(&out.stdout).unwrap();
-    report.pages
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// The HTML pages of a built site, relative to its root.

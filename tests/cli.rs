@@ -198,14 +198,8 @@ fn an_empty_or_missing_data_folder_publishes_nothing_unless_asked() {
 #[test]
 fn every_broken_file_of_a_build_is_reported_at_once() {
     let tmp = tempfile::tempdir().unwrap();
-    let pages: Vec<String> = fixture_pages()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    let mut args = vec!["ingest", "page", "--data", "data"];
-    args.extend(pages.iter().map(String::as_str));
-    assert!(sitegen(&args, tmp.path()).status.success());
     let data = tmp.path().join("data");
+    common::copy_bundled_data(&data);
     let runs: Vec<std::path::PathBuf> = std::fs::read_dir(&data)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -251,14 +245,8 @@ fn every_broken_file_of_a_build_is_reported_at_once() {
 #[test]
 fn a_run_of_unknown_hardware_builds_with_a_warning_and_no_pair() {
     let tmp = tempfile::tempdir().unwrap();
-    let pages: Vec<String> = fixture_pages()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    let mut args = vec!["ingest", "page", "--data", "data"];
-    args.extend(pages.iter().map(String::as_str));
-    assert!(sitegen(&args, tmp.path()).status.success());
     let data = tmp.path().join("data");
+    common::copy_bundled_data(&data);
     // A copy of a run whose GPU nobody gave, as sitegen run writes it.
     let original = std::fs::read_dir(&data)
         .unwrap()

@@ -4,18 +4,14 @@
 
 mod common;
 
-use common::{data_dir, files_under};
+use common::files_under;
 
 const GLM: &str = "glm-5.3-flash-h200x4-vllm";
 
 fn site_with_prices(prices: Option<&str>) -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    for (rel, bytes) in files_under(&data_dir()) {
-        let path = data.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
+    common::copy_bundled_data(&data);
     if let Some(p) = prices {
         std::fs::write(data.join("prices.json"), p).unwrap();
     }
@@ -86,11 +82,7 @@ fn without_a_prices_file_no_cost_appears_anywhere() {
 fn a_bad_price_is_an_error_naming_the_field() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    for (rel, bytes) in files_under(&data_dir()) {
-        let path = data.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
+    common::copy_bundled_data(&data);
     std::fs::write(
         data.join("prices.json"),
         r#"{"prices": [{"gpu": "H200 SXM", "usd_per_gpu_hour": -1, "source": "s", "date": "d"}]}"#,

@@ -128,6 +128,15 @@ pub fn build_bundled_site() -> (tempfile::TempDir, PathBuf) {
     (tmp, out)
 }
 
+/// A copy of the bundled data/ in `to`, for a test to change.
+pub fn copy_bundled_data(to: &Path) {
+    for (rel, bytes) in files_under(&data_dir()) {
+        let path = to.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
 /// The bundled data plus one run imported from each other tool's fixture
 /// (tests/fixtures/tools/), built into a fresh temporary folder: pages with
 /// imported figures, their definitions and a context of 0.
@@ -135,11 +144,7 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
     use sitegen::ingest::{ImportOptions, import};
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    for (rel, bytes) in files_under(&data_dir()) {
-        let path = data.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
+    copy_bundled_data(&data);
     let meta = tmp.path().join("meta.json");
     std::fs::write(
         &meta,
