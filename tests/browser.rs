@@ -309,32 +309,17 @@ struct Selection {
 /// Ticks `runs` on the index at `index`, follows the comparison link and
 /// reads the ratio matrices the browser built.
 fn select_and_compare(tools: &Tools, index: &str, runs: &[&str]) -> Selection {
-    let tmp = tempfile::tempdir().unwrap();
-    let config = tmp.path().join("config.json");
-    let value = serde_json::json!({
+    let config = serde_json::json!({
         "chromium": tools.chromium,
         "pages": [],
         "checks": [],
         "select": {"index": index, "runs": runs},
     });
-    std::fs::write(&config, value.to_string()).unwrap();
-    let out = Command::new("node")
-        .arg(repo().join("tests/browser/check.mjs"))
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "check.mjs failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     #[derive(serde::Deserialize)]
     struct Report {
         selection: Selection,
     }
-    serde_json::from_slice::<Report>(&out.stdout)
-        .unwrap()
-        .selection
+    run_check_mjs::<Report>(&config).selection
 }
 
 /// The ratio matrices of a pre-rendered comparison page, read as the
