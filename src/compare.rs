@@ -72,14 +72,10 @@ impl std::fmt::Display for ComparisonErrors {
 
 impl std::error::Error for ComparisonErrors {}
 
-/// The value a run's GPU, engine or other card field has when nobody said it
-/// (`sitegen run` against a remote server without `--gpu`).
-pub const UNKNOWN: &str = "unknown";
-
 /// Why a run's hardware is not known well enough to pair it with another
 /// run "on the same hardware": `None` when GPU and engine are known.
 pub fn unknown_hardware(run: &Run) -> Option<&'static str> {
-    let unknown = |v: &str| v.trim().is_empty() || v.eq_ignore_ascii_case(UNKNOWN);
+    let unknown = |v: &str| v.trim().is_empty() || v.eq_ignore_ascii_case(crate::model::UNKNOWN);
     if unknown(&run.meta.hardware.gpu) {
         Some(
             "its GPU is unknown: pass --gpu and --gpu-count to sitegen run, or set hardware.gpu and hardware.gpu_count in run.json (or with --meta)",

@@ -8,6 +8,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// The value a run's GPU, engine or other card field has when nobody said it
+/// (`sitegen run` against a remote server without `--gpu`).
+pub const UNKNOWN: &str = "unknown";
+
 /// Version of the on-disk format. Bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 

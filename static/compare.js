@@ -69,9 +69,9 @@ function sorted(values) {
   return Array.from(new Set(values)).sort((p, q) => p - q);
 }
 
-function tableIn(caption, id) {
-  const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": id });
-  return wrap;
+// A scrollable region named by the element `labelId`, for a wide table.
+function scrollRegion(labelId) {
+  return el("div", { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": labelId });
 }
 
 function section(id, heading, caption) {
@@ -98,7 +98,7 @@ function setupSection(runs) {
     body.appendChild(el("tr", differs ? { class: "differs" } : {}, el("td", { text: card }), th,
       ...values.map((v) => el("td", { text: v }))));
   });
-  const wrap = tableIn("setup", "setup-caption");
+  const wrap = scrollRegion("setup-caption");
   wrap.appendChild(el("table", { class: "data setup" }, el("thead", {}, head), body));
   s.appendChild(wrap);
   return s;
@@ -116,7 +116,7 @@ function prefillSection(runs) {
       return p ? el("td", { "data-sort": String(p[2]), text: `${tokPerS(p[2])} (${Math.round(p[3]).toLocaleString("en-US")} ms TTFT)` })
         : el("td", { text: DASH });
     }))));
-  const wrap = tableIn("prefill", "prefill-caption");
+  const wrap = scrollRegion("prefill-caption");
   wrap.appendChild(el("table", { class: "data sortable" }, el("thead", {}, head), body));
   s.appendChild(wrap);
   return s;
@@ -137,7 +137,7 @@ function decodeSection(runs) {
         const v = validTotal(cellOf(r, ctx, n));
         return v.why === undefined ? el("td", { "data-sort": String(v.total), text: tokPerS(v.total) }) : el("td", { text: v.why });
       }))));
-    const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": `${id}-h` });
+    const wrap = scrollRegion(`${id}-h`);
     wrap.appendChild(el("table", { class: "data" }, el("thead", {}, head), body));
     sub.appendChild(wrap);
     s.appendChild(sub);
@@ -164,7 +164,7 @@ function ratioSection(runs) {
         return el("td", { class: "r", style: `background-color:${ratioColour(r.value)};color:#000000` },
           el("span", { class: "ratio-value", text: `${r.value.toFixed(2)}×` }));
       }))));
-    const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": `${id}-h` });
+    const wrap = scrollRegion(`${id}-h`);
     wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
     sub.appendChild(wrap);
     s.appendChild(sub);

@@ -408,19 +408,10 @@ async fn a_loop_in_the_reasoning_alone_is_looped() {
         ..Default::default()
     };
     let plan = [
-        "--contexts",
-        "1K",
-        "--duration",
-        "3s",
-        "--max-output",
-        "2000",
-        "--metrics-interval",
-        "200ms",
-        "--concurrency",
-        "1",
-        "--endpoint",
-        "chat",
-    ];
+        &LOOP_PLAN[..],
+        &["--concurrency", "1", "--endpoint", "chat"],
+    ]
+    .concat();
     let run = measure(config, &plan).await.1;
     let cell = decode(&run, 1);
     assert_eq!(cell.status, Status::Looped, "{:?}", cell.reason);
@@ -441,6 +432,20 @@ async fn a_loop_in_the_reasoning_alone_is_looped() {
         .unwrap();
     assert_eq!(evidence.channel.as_deref(), Some("reasoning"));
 }
+
+/// Loop evidence needs 400 characters of repetition inside the window:
+/// about 100 tokens after the loop starts. Three seconds leave room for an
+/// engine slowed to a third of its speed by a busy machine.
+const LOOP_PLAN: [&str; 8] = [
+    "--contexts",
+    "1K",
+    "--duration",
+    "3s",
+    "--max-output",
+    "2000",
+    "--metrics-interval",
+    "200ms",
+];
 
 const SMALL_PLAN: [&str; 8] = [
     "--contexts",
@@ -527,21 +532,7 @@ async fn looped_only_when_the_model_repeats_itself() {
         step: fast,
         ..Default::default()
     };
-    // Loop evidence needs 400 characters of repetition inside the window:
-    // about 100 tokens after the loop starts. Three seconds leave room for
-    // an engine slowed to a third of its speed by a busy machine.
-    let plan = [
-        "--contexts",
-        "1K",
-        "--duration",
-        "3s",
-        "--max-output",
-        "2000",
-        "--metrics-interval",
-        "200ms",
-        "--concurrency",
-        "1,2",
-    ];
+    let plan = [&LOOP_PLAN[..], &["--concurrency", "1,2"]].concat();
     let run = measure(looping, &plan).await.1;
     for n in [1, 2] {
         let cell = decode(&run, n);

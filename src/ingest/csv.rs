@@ -60,9 +60,7 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
     if cells.is_empty() {
         bail!("{name}: expected at least one row of measurements after the header");
     }
-    let file_name = file
-        .file_name()
-        .map_or_else(|| name.to_string(), |f| f.to_string_lossy().into_owned());
+    let file_name = super::file_name(file);
     Ok(Imported {
         meta: json!({ "source": format!("Imported from {file_name} (the measurement table as CSV).") }),
         cells: cells.into_iter().map(|(_, c)| c).collect(),

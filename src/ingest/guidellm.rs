@@ -11,8 +11,8 @@ use serde_json::Value;
 
 use super::Imported;
 use super::burst::{counted_cell, model_display_name, push_unique};
+use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
-use super::vllm_bench::file_name;
 use crate::model::{Cell, DecodeCell, MeasuredBy, Status};
 
 pub const TOOL: &str = "guidellm";

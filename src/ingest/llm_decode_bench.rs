@@ -17,8 +17,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Imported;
+use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
-use super::vllm_bench::file_name;
 use crate::model::{Cell, CellKey, DecodeCell, MeasuredBy, PrefillCell, Status};
 
 pub const TOOL: &str = "llm-inference-bench";

@@ -142,6 +142,14 @@ pub struct ImportOptions {
     pub meta: Option<PathBuf>,
 }
 
+/// A file's name without its folder, as a run's `source` names it.
+pub fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// The run id a file becomes by default: its name without extension, lowercased.
 pub fn default_run_id(file: &Path) -> String {
     file.file_stem()

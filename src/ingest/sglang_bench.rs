@@ -11,8 +11,8 @@ use std::path::Path;
 
 use super::Imported;
 use super::burst::{burst_cell, burst_meta, push_unique};
+use super::file_name;
 use super::json::{At, parse_python_json_line};
-use super::vllm_bench::file_name;
 use crate::model::Cell;
 
 pub const TOOL: &str = "SGLang bench_serving";

@@ -8,9 +8,9 @@
 
 use std::path::PathBuf;
 
-use super::Imported;
 use super::burst::{burst_cell, burst_meta, push_unique};
 use super::json::{At, expect_object, parse_python_json};
+use super::{Imported, file_name};
 use crate::model::Cell;
 
 pub const TOOL: &str = "vllm bench serve";
@@ -61,11 +61,4 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
         cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
         notes_markdown: None,
     })
-}
-
-pub fn file_name(path: &std::path::Path) -> String {
-    path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    )
 }

@@ -121,7 +121,7 @@ pub fn build_meta(
         .engine
         .clone()
         .or_else(|| info.engine.clone())
-        .unwrap_or_else(|| crate::compare::UNKNOWN.into());
+        .unwrap_or_else(|| crate::model::UNKNOWN.into());
     let meta = RunMeta {
         schema_version: SCHEMA_VERSION,
         model: flags
@@ -138,7 +138,7 @@ pub fn build_meta(
                 .gpu
                 .clone()
                 .or_else(|| gpus.as_ref().map(|g| g.name.clone()))
-                .unwrap_or_else(|| crate::compare::UNKNOWN.into()),
+                .unwrap_or_else(|| crate::model::UNKNOWN.into()),
             gpu_count: flags
                 .gpu_count
                 .or(gpus.as_ref().map(|g| g.count))

@@ -137,7 +137,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     {
         meta.measured_at = before.measured_at;
     }
-    if meta.hardware.gpu == crate::compare::UNKNOWN {
+    if meta.hardware.gpu == crate::model::UNKNOWN {
         eprintln!(
             "warning: the GPU of the server at {} is unknown ({}): the run will say \"unknown\" and will not be compared automatically with runs on the same hardware; pass --gpu and --gpu-count (or hardware.gpu in --meta)",
             opts.url,
