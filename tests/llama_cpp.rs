@@ -135,6 +135,34 @@ fn serve_tiny_model(python: &Path) -> (tempfile::TempDir, LlamaServer) {
     (tmp, server)
 }
 
+/// `sitegen run` against the server: two small contexts, 3 s windows of at
+/// most 64 tokens, sampled at temperature 1.0, metrics every 250 ms,
+/// on "1 × CPU"; `extra` adds the test's own flags.
+fn sitegen_run(
+    server: &LlamaServer,
+    data: &Path,
+    run_id: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    let max_output = MAX_OUTPUT.to_string();
+    Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", &server.url, "--run-id", run_id, "--data"])
+        .arg(data)
+        .args([
+            "--contexts",
+            "256,512",
+            "--duration",
+            "3s",
+            "--max-output",
+            &max_output,
+        ])
+        .args(["--temperature", "1.0", "--metrics-interval", "250ms"])
+        .args(["--gpu", "CPU", "--gpu-count", "1"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 /// Chat through llama.cpp's own template: every prompt is the context's
 /// tokens as llama.cpp counts the message list, and the runner's time
 /// between tokens is llama.cpp's, request by request, as with completions.
@@ -142,31 +170,12 @@ fn serve_tiny_model(python: &Path) -> (tempfile::TempDir, LlamaServer) {
 fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
     let (tmp, server) = serve_tiny_model(python);
     let data = tmp.path().join("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args(["run", "--url", &server.url, "--run-id", "chat", "--data"])
-        .arg(&data)
-        .args([
-            "--endpoint",
-            "chat",
-            "--contexts",
-            "256,512",
-            "--concurrency",
-            "1,2",
-            "--duration",
-            "3s",
-            "--max-output",
-            "64",
-            "--temperature",
-            "1.0",
-            "--metrics-interval",
-            "250ms",
-            "--gpu",
-            "CPU",
-            "--gpu-count",
-            "1",
-        ])
-        .output()
-        .unwrap();
+    let out = sitegen_run(
+        &server,
+        &data,
+        "chat",
+        &["--endpoint", "chat", "--concurrency", "1,2"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("the chat template adds"), "{stderr}");
@@ -204,42 +213,21 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
     let (tmp, server) = serve_tiny_model(python);
 
     let data = tmp.path().join("data");
-    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args([
-            "run",
-            "--url",
-            &server.url,
-            "--run-id",
-            "tiny-llama-cpu",
-            "--data",
-        ])
-        .arg(&data)
-        .args([
-            "--contexts",
-            "256,512",
+    let out = sitegen_run(
+        &server,
+        &data,
+        "tiny-llama-cpu",
+        &[
             "--concurrency",
             "1,2,4",
-            "--duration",
-            "3s",
-            "--max-output",
-            "64",
-            "--temperature",
-            "1.0",
-            "--metrics-interval",
-            "250ms",
             "--model-name",
             "Tiny llama (random weights)",
             "--hardware-type",
             "CPU",
-            "--gpu",
-            "CPU",
-            "--gpu-count",
-            "1",
             "--launch-command",
             "python tests/llama/serve.py tiny.gguf PORT 4096 2 1",
-        ])
-        .output()
-        .unwrap();
+        ],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -352,6 +340,15 @@ fn assert_tbt_is_llama_cpp_s(run: &Run, api: &str) {
             (counters_ms - mean_ms).abs() <= 0.1 * mean_ms,
             "{cell}: llama.cpp's counters say {counters_ms:.3} ms per token, its requests {mean_ms:.3} ms"
         );
+        // The check has teeth: the same requests' figures made 15% wrong, in
+        // either direction, fail it.
+        for wrong in [1.15, 1.0 / 1.15] {
+            let wrong_ratios: Vec<f64> = ratios.iter().map(|r| r * wrong).collect();
+            assert!(
+                !tbt_agrees(median(wrong_ratios), 1.0),
+                "{cell}: a runner {wrong:.2} times off would pass the check"
+            );
+        }
         let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
         eprintln!(
             "llama.cpp {api} {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token",

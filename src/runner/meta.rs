@@ -236,16 +236,18 @@ mod tests {
             launch_command: Some("vllm serve m --api-key abc".into()),
             ..Default::default()
         };
-        let meta = build_meta(
-            &flags,
-            &info,
-            false,
-            30.0,
-            4096,
-            ApiEndpoint::Completions,
-            None,
-        )
-        .unwrap();
+        let build = |meta_file| {
+            build_meta(
+                &flags,
+                &info,
+                false,
+                30.0,
+                4096,
+                ApiEndpoint::Completions,
+                meta_file,
+            )
+        };
+        let meta = build(None).unwrap();
         assert_eq!(
             meta.engine.repository.as_deref(),
             Some("github.com/vllm-project/vllm")
@@ -262,16 +264,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("meta.json");
         std::fs::write(&file, r#"{"model": "Nice Name", "hardware": {"vram_per_gpu_gb": 141}, "engine": {"version": null}, "launch_command": "x HF_TOKEN=s"}"#).unwrap();
-        let meta = build_meta(
-            &flags,
-            &info,
-            false,
-            30.0,
-            4096,
-            ApiEndpoint::Completions,
-            Some(&file),
-        )
-        .unwrap();
+        let meta = build(Some(&file)).unwrap();
         assert_eq!(meta.model, "Nice Name");
         assert_eq!(meta.hardware.vram_per_gpu_gb, Some(141));
         assert_eq!(meta.hardware.gpu, "H200 SXM");
@@ -282,17 +275,7 @@ mod tests {
         );
 
         std::fs::write(&file, r#"{"hardware": {"gpu_count": "four"}}"#).unwrap();
-        let err = build_meta(
-            &flags,
-            &info,
-            false,
-            30.0,
-            4096,
-            ApiEndpoint::Completions,
-            Some(&file),
-        )
-        .unwrap_err()
-        .to_string();
+        let err = build(Some(&file)).unwrap_err().to_string();
         assert!(
             err.contains("meta.json: field `hardware.gpu_count`"),
             "{err}"
