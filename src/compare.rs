@@ -285,6 +285,29 @@ pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRa
     }
 }
 
+/// Throughput as the server gave it, or shared out over the run's GPUs: the
+/// fair figure between runs on different numbers of GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    Total,
+    PerGpu,
+}
+
+impl Basis {
+    /// `tok_per_s` of `run` on this basis.
+    pub fn of(self, run: &Run, tok_per_s: f64) -> f64 {
+        match self {
+            Basis::Total => tok_per_s,
+            Basis::PerGpu => tok_per_s / f64::from(run.meta.hardware.gpu_count.max(1)),
+        }
+    }
+
+    /// `b`'s figure over `a`'s on this basis, from the ratio of their totals.
+    pub fn ratio(self, a: &Run, b: &Run, total_ratio: f64) -> f64 {
+        self.of(b, total_ratio) / self.of(a, 1.0)
+    }
+}
+
 /// Indexes of the points on the Pareto frontier when both coordinates are
 /// better higher: no other point is at least as good in both and better in one.
 pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
@@ -634,6 +657,21 @@ mod tests {
                 "run no-engine: not compared automatically: its engine is unknown: pass --engine to sitegen run, or set engine.name in run.json (or with --meta)",
             ]
         );
+    }
+
+    #[test]
+    fn per_gpu_figures_and_ratios_divide_by_each_run_s_gpu_count() {
+        let mut four = run("four", "H200 SXM");
+        four.meta.hardware.gpu_count = 4;
+        let mut one = run("one", "RTX PRO 6000");
+        one.meta.hardware.gpu_count = 1;
+        assert_eq!(Basis::Total.of(&four, 1000.0), 1000.0);
+        assert_eq!(Basis::PerGpu.of(&four, 1000.0), 250.0);
+        assert_eq!(Basis::PerGpu.of(&one, 400.0), 400.0);
+        // one makes 400 tok/s, four 1000: 0.4x in total, 1.6x per GPU.
+        assert_eq!(Basis::Total.ratio(&four, &one, 0.4), 0.4);
+        assert!((Basis::PerGpu.ratio(&four, &one, 0.4) - 1.6).abs() < 1e-12);
+        assert!((Basis::PerGpu.ratio(&one, &four, 2.5) - 0.625).abs() < 1e-12);
     }
 
     #[test]

@@ -136,13 +136,16 @@ function setUpPick(bar) {
 
 document.querySelectorAll("[data-pick]").forEach(setUpPick);
 
-// Total tok/s or tok/s per GPU: figures marked data-tps are divided by the
-// GPU count the toggle carries, and back. Sorting keeps using data-sort,
-// which orders the same either way.
+// Total tok/s or tok/s per GPU. On a run or series page the toggle carries
+// the GPU count and figures marked data-tps are divided by it, and back;
+// sorting keeps using data-sort, which orders the same either way. On a
+// comparison page, where each run has its own count, the page holds both
+// views (data-gpu-view, charts included) and the toggle shows one of them.
 function setUpPerGpu(button) {
   const gpus = Number(button.dataset.perGpuToggle);
-  const figures = Array.from(document.querySelectorAll("[data-tps]"));
-  if (!(gpus > 1) || figures.length === 0) return;
+  const figures = gpus > 1 ? Array.from(document.querySelectorAll("[data-tps]")) : [];
+  const views = Array.from(document.querySelectorAll("[data-gpu-view]"));
+  if (figures.length === 0 && views.length === 0) return;
   const format = (v) => v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   figures.forEach((f) => { f.dataset.total = f.textContent; });
   button.hidden = false;
@@ -151,8 +154,10 @@ function setUpPerGpu(button) {
     figures.forEach((f) => {
       f.textContent = perGpu ? format(Number(f.dataset.tps) / gpus) : f.dataset.total;
     });
+    views.forEach((v) => { v.hidden = (v.dataset.gpuView === "per-gpu") !== perGpu; });
     button.setAttribute("aria-pressed", perGpu ? "true" : "false");
-    button.textContent = perGpu ? `Showing tok/s per GPU (÷ ${gpus}); show totals` : "Show tok/s per GPU";
+    const divisor = gpus > 1 ? ` (÷ ${gpus})` : " (each run's total ÷ its GPUs)";
+    button.textContent = perGpu ? `Showing tok/s per GPU${divisor}; show totals` : "Show tok/s per GPU";
   });
 }
 

@@ -251,16 +251,28 @@ fn every_page_is_valid_html_for_the_nu_checker(tools: &Tools) {
 
 /// Runs imported from other tools' files (definitions section, request
 /// bursts, context 0, Error and Over capacity cells, a pause mark), dated
-/// reruns and their series page render as cleanly as the bundled ones.
+/// reruns and their series page, and a comparison of runs on 4 and 2 GPUs
+/// (its per-GPU view) render as cleanly as the bundled ones.
 fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
     let (tmp, site) = common::build_site_with_imported_runs();
     let imported: Vec<String> = html_pages(&site)
         .into_iter()
         .filter(|rel| {
-            rel.starts_with("runs/imported-") || rel.starts_with("series/") || rel == "index.html"
+            rel.starts_with("runs/imported-")
+                || rel.starts_with("series/")
+                || rel.starts_with("compare/glm-5.3-flash-h200x4-vllm--imported-paused/")
+                || rel == "index.html"
         })
         .collect();
-    assert_eq!(imported.len(), 9, "{imported:?}");
+    assert_eq!(imported.len(), 10, "{imported:?}");
+    let comparison = std::fs::read_to_string(
+        site.join("compare/glm-5.3-flash-h200x4-vllm--imported-paused/index.html"),
+    )
+    .unwrap();
+    assert!(
+        comparison.contains("<div data-gpu-view=\"per-gpu\" hidden>"),
+        "4 and 2 GPUs, and no per-GPU view to toggle"
+    );
     let files: Vec<PathBuf> = imported.iter().map(|rel| site.join(rel)).collect();
     let errors = nu_check(tools, &files);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
@@ -411,6 +423,13 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         "<form data-filters=\"t\" hidden><select data-filter=\"gpu\"><option value=\"\">All</option><option>A</option></select></form><table id=\"t\"><tbody><tr data-gpu=\"A\"><td>a</td></tr></tbody></table>",
     );
 
+    // A toggle that shows the per-GPU view without hiding the totals, and a
+    // per-GPU view that only axe run on the shown view can find unreadable.
+    let half_toggle = write(
+        "half-toggle.html",
+        "<button type=\"button\" data-per-gpu-toggle=\"\">per GPU</button><div data-gpu-view=\"total\">1,000.0</div><div data-gpu-view=\"per-gpu\" hidden><p style=\"color:#777;background:#888\">250.0</p></div><script>document.querySelector(\"button\").onclick = () => { document.querySelector(\"[data-gpu-view=per-gpu]\").hidden = false; };</script>",
+    );
+
     let nu = nu_check(tools, std::slice::from_ref(&unclosed));
     assert!(!nu.is_empty(), "the Nu checker missed an unclosed tag");
 
@@ -425,12 +444,13 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         &unsorted,
         &broken_js,
         &unfiltered,
+        &half_toggle,
     ]
     .map(url);
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort", "filter"],
+        &["load", "axe", "phone", "sort", "filter", "toggle"],
         None,
     );
     let problems = |i: usize| reports[i].problems.join("\n");
@@ -469,6 +489,19 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         problems(5).contains("filter: the filter form is hidden"),
         "{}",
         problems(5)
+    );
+    for expected in [
+        "toggle: views before total:shown per-gpu:hidden, after total:shown per-gpu:shown",
+        "per GPU: axe: light: serious color-contrast",
+        "toggle: the total views did not come back",
+    ] {
+        assert!(problems(6).contains(expected), "{}", problems(6));
+    }
+    // Hidden, the unreadable view is not the page's problem; shown, it is.
+    assert!(
+        !reports[6].problems.iter().any(|p| p.starts_with("axe:")),
+        "{}",
+        problems(6)
     );
     // The checks only report what is wrong: the wide page has nothing else.
     assert!(!problems(2).contains("load:"), "{}", problems(2));

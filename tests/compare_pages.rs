@@ -148,6 +148,109 @@ fn the_comparison_highlights_what_differs_and_has_every_chart_with_a_table() {
     assert_eq!(legend, ["GLM-5.3-Flash", "Step-3.5-Flash"]);
 }
 
+/// Step on 2 GPUs against GLM on 4: the page holds a per-GPU view of the
+/// decode charts, ratios and interactivity, hidden until its toggle shows it,
+/// with each run's figure divided by its own GPU count.
+#[test]
+fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
+    let (_tmp, site) = build_bundled_site();
+    let same = page(&site, &format!("compare/{GLM}--{STEP}/index.html"));
+    assert!(same.select(&sel("[data-per-gpu-toggle]")).next().is_none());
+    assert!(
+        same.select(&sel("[data-gpu-view=per-gpu]"))
+            .next()
+            .is_none()
+    );
+    let note: Vec<String> = same.select(&sel("#ratios p.note")).map(text).collect();
+    assert_eq!(
+        note,
+        [
+            "Every run here uses 4 GPUs, so per GPU each figure is its total ÷ 4 and every ratio stays as it is."
+        ]
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::copy_bundled_data(&data);
+    let run_json = data.join(STEP).join("run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
+    meta["hardware"]["gpu_count"] = 2.into();
+    std::fs::write(&run_json, meta.to_string()).unwrap();
+    let out = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &out).unwrap();
+    let html = page(&out, &format!("compare/{GLM}--{STEP}/index.html"));
+
+    assert_eq!(html.select(&sel("button[data-per-gpu-toggle]")).count(), 1);
+    let views: Vec<(String, bool)> = html
+        .select(&sel("[data-gpu-view]"))
+        .map(|v| {
+            let e = v.value();
+            (
+                e.attr("data-gpu-view").unwrap().to_string(),
+                e.attr("hidden").is_some(),
+            )
+        })
+        .collect();
+    // Decode, ratios and interactivity: the totals shown, per GPU hidden.
+    let expected: Vec<(String, bool)> = (0..3)
+        .flat_map(|_| [("total".to_string(), false), ("per-gpu".to_string(), true)])
+        .collect();
+    assert_eq!(views, expected);
+
+    // 8K x 2: GLM 345.6 tok/s on 4 GPUs, Step 262.2 on 2.
+    let row: Vec<String> = html
+        .select(&sel("#decode-8k-per-gpu details tbody tr"))
+        .map(|tr| tr.select(&sel("td")).map(text).collect::<Vec<_>>())
+        .find(|cells| cells[0] == "2")
+        .unwrap();
+    assert_eq!(row, ["2", "86.4", "131.1"]);
+    let title = text(
+        html.select(&sel("#decode-8k-per-gpu svg title"))
+            .next()
+            .unwrap(),
+    );
+    assert_eq!(
+        title,
+        "Sustained decode at 8K: tok/s per GPU by simultaneous requests"
+    );
+    assert!(
+        html.select(&sel("#interactivity-per-gpu-caption"))
+            .next()
+            .is_some()
+    );
+
+    // Every per-GPU ratio is the total ratio times 4 / 2; 8K x 1 is
+    // (156.7 / 2) / (175.8 / 4) = 1.78 where the total ratio is 0.89.
+    let cells = |id: &str| -> Vec<String> {
+        html.select(&sel(&format!("[id=\"{id}\"] td .ratio-value")))
+            .map(text)
+            .collect()
+    };
+    let total = cells(&format!("ratio-{STEP}"));
+    let per_gpu = cells(&format!("ratio-{STEP}-per-gpu"));
+    assert_eq!(total.len(), per_gpu.len());
+    assert_eq!((total[0].as_str(), per_gpu[0].as_str()), ("0.89×", "1.78×"));
+    assert_eq!((total[1].as_str(), per_gpu[1].as_str()), ("0.76×", "1.52×"));
+    let glm = sitegen::store::load_run(&data.join(GLM)).unwrap();
+    let step = sitegen::store::load_run(&data.join(STEP)).unwrap();
+    let (contexts, levels) = sitegen::compare::union_grid(&glm, &step);
+    let grid = contexts
+        .iter()
+        .flat_map(|&c| levels.iter().map(move |&n| (c, n)));
+    let mut compared = 0;
+    for ((ctx, n), shown) in grid.zip(&per_gpu) {
+        match sitegen::compare::ratio(glm.decode_cell(ctx, n), step.decode_cell(ctx, n)) {
+            Ok(r) => {
+                assert_eq!(shown, &format!("{:.2}×", r * 4.0 / 2.0), "{ctx} x {n}");
+                compared += 1;
+            }
+            Err(_) => assert_eq!(shown, "—", "{ctx} x {n}"),
+        }
+    }
+    assert_eq!(compared, 26);
+}
+
 #[test]
 fn downloads_carry_raw_numbers() {
     let (_tmp, site) = build_bundled_site();

@@ -9,7 +9,7 @@ use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
 use super::charts::{CAPACITY_SIZE, ChartError, DECODE_SIZE, INTERACTIVITY_SIZE, PREFILL_SIZE};
 use super::colour::{fill_style, ratio_colour};
 use super::markdown::render_markdown;
-use crate::compare::{self, Comparison};
+use crate::compare::{self, Basis, Comparison};
 use crate::format;
 use crate::labels;
 use crate::model::{DecodeCell, Run, Status};
@@ -28,10 +28,44 @@ pub struct ComparePage {
     pub decode: Vec<ChartBlock>,
     pub ratios: Vec<RatioMatrix>,
     pub interactivity: Option<ChartBlock>,
+    /// The decode charts, ratios and interactivity again in tok/s per GPU,
+    /// shown by the page's toggle, when the runs have different GPU counts.
+    pub per_gpu: Option<PerGpuView>,
+    /// The GPU count every run shares, when it is more than one: per GPU
+    /// then changes no ratio, and the page says so instead of a toggle.
+    pub shared_gpu_count: Option<u32>,
     pub capacity: Option<ChartBlock>,
     /// Cost per million output tokens per run, when data/prices.json prices
     /// a GPU of the comparison.
     pub cost: Option<CostTable>,
+}
+
+/// What a comparison page shows in tok/s per GPU instead of in total.
+pub struct PerGpuView {
+    pub decode: Vec<ChartBlock>,
+    pub ratios: Vec<RatioMatrix>,
+    pub interactivity: Option<ChartBlock>,
+}
+
+impl PerGpuView {
+    fn new(runs: &[&Run]) -> Result<Option<PerGpuView>, ChartError> {
+        if shared_gpu_count(runs).is_some() {
+            return Ok(None);
+        }
+        Ok(Some(PerGpuView {
+            decode: decode_blocks(runs, Basis::PerGpu)?,
+            ratios: ratio_matrices(runs, Basis::PerGpu),
+            interactivity: interactivity_block(runs, Basis::PerGpu)?,
+        }))
+    }
+}
+
+/// The GPU count of every run, when they all have the same.
+fn shared_gpu_count(runs: &[&Run]) -> Option<u32> {
+    let first = runs.first()?.meta.hardware.gpu_count;
+    runs.iter()
+        .all(|r| r.meta.hardware.gpu_count == first)
+        .then_some(first)
 }
 
 /// One cell: its context, requests at once, and per run (sort key, text).
@@ -72,6 +106,8 @@ pub struct ChartBlock {
     pub id: String,
     pub heading: String,
     pub kind: ChartKind,
+    /// Throughput divided by each run's GPU count (the caption says so).
+    pub per_gpu: bool,
     pub svg: String,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<String>>,
@@ -202,9 +238,11 @@ impl ComparePage {
             note_html: c.note_markdown.as_deref().map(render_markdown),
             setup: setup_rows(&runs),
             prefill: prefill_block(&runs)?,
-            decode: decode_blocks(&runs)?,
-            ratios: (1..runs.len()).map(|i| ratio_matrix(&runs, i)).collect(),
-            interactivity: interactivity_block(&runs)?,
+            decode: decode_blocks(&runs, Basis::Total)?,
+            ratios: ratio_matrices(&runs, Basis::Total),
+            interactivity: interactivity_block(&runs, Basis::Total)?,
+            per_gpu: PerGpuView::new(&runs)?,
+            shared_gpu_count: shared_gpu_count(&runs).filter(|&n| n > 1),
             capacity: capacity_block(&runs)?,
             cost: None,
         })
@@ -346,6 +384,7 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         id: "prefill".into(),
         heading: "Prefill".into(),
         kind: ChartKind::Prefill,
+        per_gpu: false,
         svg: xy_chart(title, PREFILL_SIZE, &context_axis(), &y, &series)?,
         columns: std::iter::once("Context".to_string())
             .chain(names(runs))
@@ -354,14 +393,31 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
     }))
 }
 
-fn decode_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
+/// The figure's name on an axis: "total tok/s", "tok/s per GPU".
+fn tok_per_s_name(basis: Basis) -> &'static str {
+    match basis {
+        Basis::Total => "total tok/s",
+        Basis::PerGpu => "tok/s per GPU",
+    }
+}
+
+/// What ids and headings of a per-GPU block add to the total one's.
+fn basis_suffix(basis: Basis) -> (&'static str, &'static str) {
+    match basis {
+        Basis::Total => ("", ""),
+        Basis::PerGpu => ("-per-gpu", ", per GPU"),
+    }
+}
+
+fn decode_blocks(runs: &[&Run], basis: Basis) -> Result<Vec<ChartBlock>, ChartError> {
+    let (id_suffix, _) = basis_suffix(basis);
     let x = Axis {
         label: "simultaneous requests".into(),
         scale: Scale::Log2,
         format: |v| format!("{}", v.round()),
     };
     let y = Axis {
-        label: "total tok/s".into(),
+        label: tok_per_s_name(basis).into(),
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
@@ -369,22 +425,36 @@ fn decode_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
         .into_iter()
         .map(|ctx| {
             let label = format::context_label(ctx);
-            let series = run_lines(runs.iter().map(|r| compare::valid_totals_at(r, ctx)));
+            let series = run_lines(runs.iter().map(|r| {
+                compare::valid_totals_at(r, ctx)
+                    .into_iter()
+                    .map(|(n, t)| (n, basis.of(r, t)))
+                    .collect()
+            }));
             let rows = compare::levels_at(runs, ctx)
                 .into_iter()
                 .map(|n| {
                     let mut row = vec![n.to_string()];
-                    row.extend(runs.iter().map(|r| decode_figure(r.decode_cell(ctx, n))));
+                    row.extend(
+                        runs.iter()
+                            .map(|r| decode_figure(r, r.decode_cell(ctx, n), basis)),
+                    );
                     row
                 })
                 .collect();
-            let title =
-                format!("Sustained decode at {label}: total tok/s by simultaneous requests");
+            let title = format!(
+                "Sustained decode at {label}: {} by simultaneous requests",
+                tok_per_s_name(basis)
+            );
             Ok(ChartBlock {
-                id: format!("decode-{}", label.to_lowercase().replace(',', "")),
+                id: format!(
+                    "decode-{}{id_suffix}",
+                    label.to_lowercase().replace(',', "")
+                ),
                 heading: format!("{label} context"),
                 svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
                 kind: ChartKind::Decode(label),
+                per_gpu: basis == Basis::PerGpu,
                 columns: std::iter::once("Requests at once".to_string())
                     .chain(names(runs))
                     .collect(),
@@ -394,40 +464,51 @@ fn decode_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
         .collect()
 }
 
-/// A decode cell in a comparison's table: its total tok/s, with the status
-/// when it is not Valid.
-fn decode_figure(cell: Option<&DecodeCell>) -> String {
+/// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
+/// with the status when it is not Valid.
+fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
+    let figure = |t: f64| format::tok_per_s(basis.of(run, t));
     match cell {
         None => DASH.into(),
-        Some(c) if c.status == Status::Valid => c
-            .total_tok_per_s
-            .map_or_else(|| DASH.into(), format::tok_per_s),
+        Some(c) if c.status == Status::Valid => {
+            c.total_tok_per_s.map_or_else(|| DASH.into(), figure)
+        }
         Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
-            Some(t) => format!("{} ({})", format::tok_per_s(t), c.status.label()),
+            Some(t) => format!("{} ({})", figure(t), c.status.label()),
             None => c.status.label().to_string(),
         },
     }
 }
 
-fn ratio_matrix(runs: &[&Run], i: usize) -> RatioMatrix {
-    let (a, b) = (runs[0], runs[i]);
-    ratio_matrix_between(
-        a,
-        b,
-        format!("ratio-{}", b.id),
-        format!("{} / {}", b.meta.model, a.meta.model),
-        (&a.meta.model, &b.meta.model),
-    )
+/// Each later run against the first.
+fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
+    let (id_suffix, heading_suffix) = basis_suffix(basis);
+    let a = runs[0];
+    runs[1..]
+        .iter()
+        .map(|b| {
+            ratio_matrix_between(
+                a,
+                b,
+                format!("ratio-{}{id_suffix}", b.id),
+                format!("{} / {}{heading_suffix}", b.meta.model, a.meta.model),
+                (&a.meta.model, &b.meta.model),
+                basis,
+            )
+        })
+        .collect()
 }
 
-/// `b`'s total tok/s over `a`'s, cell by cell, coloured with the diverging
-/// ratio scale; `names` say whose figure is missing where there is none.
+/// `b`'s tok/s over `a`'s on `basis`, cell by cell, coloured with the
+/// diverging ratio scale; `names` say whose figure is missing where there is
+/// none.
 pub fn ratio_matrix_between(
     a: &Run,
     b: &Run,
     id: String,
     heading: String,
     names: (&str, &str),
+    basis: Basis,
 ) -> RatioMatrix {
     let (contexts, levels) = compare::union_grid(a, b);
     let rows = contexts
@@ -436,8 +517,10 @@ pub fn ratio_matrix_between(
             context: format::context_label(ctx),
             cells: levels
                 .iter()
-                .map(
-                    |&n| match compare::ratio(a.decode_cell(ctx, n), b.decode_cell(ctx, n)) {
+                .map(|&n| {
+                    match compare::ratio(a.decode_cell(ctx, n), b.decode_cell(ctx, n))
+                        .map(|r| basis.ratio(a, b, r))
+                    {
                         Ok(r) => RatioCell {
                             text: format!("{:.2}×", r),
                             reason: None,
@@ -448,8 +531,8 @@ pub fn ratio_matrix_between(
                             reason: Some(none.reason(names)),
                             style: None,
                         },
-                    },
-                )
+                    }
+                })
                 .collect(),
         })
         .collect();
@@ -461,11 +544,14 @@ pub fn ratio_matrix_between(
     }
 }
 
-fn interactivity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
+fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>, ChartError> {
     let mut series = Vec::new();
     let mut rows = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let points = compare::interactivity_points(r);
+        let mut points = compare::interactivity_points(r);
+        for p in &mut points {
+            p.total_tok_per_s = basis.of(r, p.total_tok_per_s);
+        }
         // Thin lines: one per context, through its concurrency levels.
         for ctx in r.decode_contexts() {
             let line: Vec<(f64, f64)> = points
@@ -515,16 +601,22 @@ fn interactivity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> 
         format: format::tok_per_s_short,
     };
     let y = Axis {
-        label: "total tok/s (throughput)".into(),
+        label: format!("{} (throughput)", tok_per_s_name(basis)),
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
+    let (id_suffix, _) = basis_suffix(basis);
+    let figure = match basis {
+        Basis::Total => "Total tok/s",
+        Basis::PerGpu => "Tok/s per GPU",
+    };
     Ok(Some(ChartBlock {
-        id: "interactivity".into(),
+        id: format!("interactivity{id_suffix}"),
         heading: "Throughput against interactivity".into(),
         kind: ChartKind::Interactivity,
+        per_gpu: basis == Basis::PerGpu,
         svg: xy_chart(
-            "Total tok/s against per-request tok/s, with each run's Pareto frontier",
+            &format!("{figure} against per-request tok/s, with each run's Pareto frontier"),
             INTERACTIVITY_SIZE,
             &x,
             &y,
@@ -535,7 +627,7 @@ fn interactivity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> 
             "Context",
             "Requests at once",
             "Per request tok/s",
-            "Total tok/s",
+            figure,
             "On the frontier",
         ]
         .map(String::from)
@@ -578,6 +670,7 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         id: "capacity".into(),
         heading: "Capacity frontier".into(),
         kind: ChartKind::Capacity,
+        per_gpu: false,
         svg: xy_chart(
             "Largest valid concurrency by context length",
             CAPACITY_SIZE,

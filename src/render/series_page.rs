@@ -99,6 +99,8 @@ impl SeriesPage {
                         format!("change-{}", i + 1),
                         format!("{b} / {a}"),
                         (&a, &b),
+                        // A series shares its GPUs: per GPU changes no ratio.
+                        crate::compare::Basis::Total,
                     ),
                 }
             })

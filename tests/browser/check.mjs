@@ -165,8 +165,9 @@ async function checkFilters(page, problems) {
   }
 }
 
-// The per-GPU toggle: every data-tps figure becomes tok/s / GPUs, then its
-// total again.
+// The per-GPU toggle. Run and series pages: every data-tps figure becomes
+// tok/s / GPUs, then its total again. Comparison pages: the per-GPU view
+// (charts, ratios) replaces the totals, passes axe while shown, and goes back.
 async function checkPerGpu(page, problems) {
   const button = await page.$("[data-per-gpu-toggle]");
   if (!button) return;
@@ -176,19 +177,33 @@ async function checkPerGpu(page, problems) {
   }
   const gpus = Number(await button.getAttribute("data-per-gpu-toggle"));
   const read = () => page.$$eval("[data-tps]", (els) => els.map((e) => [Number(e.dataset.tps), e.textContent]));
+  const shown = () => page.$$eval("[data-gpu-view]", (els) => els.map((e) => `${e.dataset.gpuView}:${e.hidden ? "hidden" : "shown"}`));
   const before = await read();
+  const viewsBefore = await shown();
   await button.click();
   for (const [tps, text] of await read()) {
-    const shown = Number(text.replace(/,/g, ""));
+    const figure = Number(text.replace(/,/g, ""));
     // Shown to a tenth: at most half a tenth off (and a float's breadth).
-    if (!(Math.abs(shown - tps / gpus) <= 0.05 + 1e-9)) {
+    if (!(Math.abs(figure - tps / gpus) <= 0.05 + 1e-9)) {
       problems.push(`toggle: ${tps} tok/s on ${gpus} GPUs shows ${text} per GPU`);
       break;
     }
   }
+  const viewsAfter = await shown();
+  const wrong = viewsAfter.filter((v) => v !== "per-gpu:shown" && v !== "total:hidden");
+  if (viewsBefore.some((v) => v !== "total:shown" && v !== "per-gpu:hidden") || wrong.length > 0) {
+    problems.push(`toggle: views before ${viewsBefore.join(" ")}, after ${viewsAfter.join(" ")}`);
+  }
+  if (viewsAfter.length > 0 && checks.has("axe")) {
+    const perGpu = [];
+    await runAxe(page, "light", perGpu);
+    await runAxe(page, "dark", perGpu);
+    perGpu.forEach((p) => problems.push(`per GPU: ${p}`));
+  }
   await button.click();
   const after = await read();
   if (JSON.stringify(after) !== JSON.stringify(before)) problems.push("toggle: the totals did not come back");
+  if (JSON.stringify(await shown()) !== JSON.stringify(viewsBefore)) problems.push("toggle: the total views did not come back");
 }
 
 async function checkCopy(url, problems) {

@@ -138,8 +138,9 @@ pub fn copy_bundled_data(to: &Path) {
 }
 
 /// The bundled data plus one run imported from each other tool's fixture
-/// (tests/fixtures/tools/), built into a fresh temporary folder: pages with
-/// imported figures, their definitions and a context of 0.
+/// (tests/fixtures/tools/), two dated reruns of GLM (a series) and a
+/// comparison of runs on 4 and 2 GPUs, built into a fresh temporary folder:
+/// pages with imported figures, their definitions and a context of 0.
 pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
     use sitegen::ingest::{ImportOptions, import};
     let tmp = tempfile::tempdir().unwrap();
@@ -212,6 +213,17 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
             std::fs::write(to.join("cells").join(rel), cell.to_string()).unwrap();
         }
     }
+    // GLM on 4 GPUs against the CSV run on 2: a comparison with a per-GPU view.
+    let mut sets: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(data.join("comparisons.json")).unwrap()).unwrap();
+    sets["comparisons"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "title": "GLM-5.3-Flash on 4× H200 vs Paused-Model on 2× L40S",
+            "runs": ["glm-5.3-flash-h200x4-vllm", "imported-paused"]
+        }));
+    std::fs::write(data.join("comparisons.json"), sets.to_string()).unwrap();
     let out = tmp.path().join("site");
     sitegen::pipeline::build_site(&data, &out).unwrap();
     (tmp, out)
