@@ -162,3 +162,4 @@ function setUpPerGpu(button) {
 }
 
 document.querySelectorAll("[data-per-gpu-toggle]").forEach(setUpPerGpu);
+window.sitegenPerGpu = setUpPerGpu;

@@ -278,13 +278,21 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     // Served over HTTP: axe reads the style sheet, which file:// forbids.
     let server = SitegenServe::start(&tmp.path().join("data"), "/");
-    let pages: Vec<PageUrl> = imported
+    let mut pages: Vec<PageUrl> = imported
         .iter()
         .map(|rel| PageUrl {
             url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
             name: format!("imported-{}", page_name(rel)),
         })
         .collect();
+    // The same two runs compared in the browser: its per-GPU view too.
+    pages.push(PageUrl {
+        url: format!(
+            "{}compare/index.html?runs=glm-5.3-flash-h200x4-vllm,imported-paused",
+            server.base_url
+        ),
+        name: "imported-compare-in-browser".into(),
+    });
     let reports = run_browser_checks(
         tools,
         &pages,
@@ -316,6 +324,7 @@ struct Selection {
     url: String,
     problems: Vec<String>,
     matrices: Vec<Matrix>,
+    charts: Vec<String>,
 }
 
 /// Ticks `runs` on the index at `index`, follows the comparison link and
@@ -334,8 +343,16 @@ fn select_and_compare(tools: &Tools, index: &str, runs: &[&str]) -> Selection {
     run_check_mjs::<Report>(&config).selection
 }
 
-/// The ratio matrices of a pre-rendered comparison page, read as the
-/// browser test reads the built one.
+/// The titles of a pre-rendered comparison page's prefill and decode charts.
+fn prerendered_charts(html: &str) -> Vec<String> {
+    let doc = scraper::Html::parse_document(html);
+    let sel =
+        scraper::Selector::parse("#prefill svg.chart title, #decode svg.chart title").unwrap();
+    doc.select(&sel).map(|t| t.text().collect()).collect()
+}
+
+/// The ratio matrices of a pre-rendered comparison page (both views where
+/// it has a per-GPU one), read as the browser test reads the built one.
 fn prerendered_matrices(html: &str) -> Vec<Matrix> {
     let doc = scraper::Html::parse_document(html);
     let sel = |s: &str| scraper::Selector::parse(s).unwrap();
@@ -359,7 +376,9 @@ fn prerendered_matrices(html: &str) -> Vec<Matrix> {
 
 /// Select GLM then Step on the index, served from a sub-path and opened
 /// from file://: the comparison built in the browser has the pre-rendered
-/// GLM vs Step page's ratios, cell by cell, and the selection in its URL.
+/// GLM vs Step page's ratios, cell by cell, the same prefill and decode
+/// charts, and the selection in its URL. Then GLM on 4 GPUs against a run on
+/// 2: the per-GPU ratios too.
 fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Tools) {
     const GLM: &str = "glm-5.3-flash-h200x4-vllm";
     const STEP: &str = "step-3.5-flash-h200x4-vllm-0.29.0";
@@ -369,6 +388,12 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
     let expected = prerendered_matrices(&html);
     assert_eq!(expected.len(), 1);
     assert!(expected[0].cells.len() >= 60, "{}", expected[0].cells.len());
+    let charts = prerendered_charts(&html);
+    assert_eq!(
+        charts.len(),
+        1 + 5,
+        "prefill and five decode contexts: {charts:?}"
+    );
     let server = SitegenServe::start(&data_dir(), "/some/prefix/");
     for index in [
         format!("{}index.html", server.base_url),
@@ -383,7 +408,31 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
             got.url
         );
         assert_eq!(got.matrices, expected, "{index}");
+        assert_eq!(got.charts, charts, "{index}");
     }
+
+    const PAUSED: &str = "imported-paused";
+    let (tmp, site) = common::build_site_with_imported_runs();
+    let html =
+        std::fs::read_to_string(site.join(format!("compare/{GLM}--{PAUSED}/index.html"))).unwrap();
+    let expected = prerendered_matrices(&html);
+    let headings: Vec<&str> = expected.iter().map(|m| m.heading.as_str()).collect();
+    assert_eq!(
+        headings,
+        [
+            "Paused-Model / GLM-5.3-Flash",
+            "Paused-Model / GLM-5.3-Flash, per GPU"
+        ]
+    );
+    let server = SitegenServe::start(&tmp.path().join("data"), "/");
+    let got = select_and_compare(
+        tools,
+        &format!("{}index.html", server.base_url),
+        &[GLM, PAUSED],
+    );
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
+    assert_eq!(got.matrices, expected);
+    assert_eq!(got.charts, prerendered_charts(&html));
 }
 
 const GOOD_HEAD: &str =

@@ -72,6 +72,8 @@ async function openPage(url, contextOptions, problems) {
   if (response && !response.ok()) problems.push(`load: HTTP ${response.status()} for the page itself`);
   // Let deferred scripts run and late requests show up.
   await page.waitForLoadState("networkidle").catch(() => {});
+  // A comparison built in the browser is checked once it is built.
+  if (url.includes("compare/index.html?runs=")) await page.waitForSelector("#pick-result[data-ready=true]");
   return { context, page };
 }
 
@@ -282,7 +284,8 @@ async function checkPage({ url, name }) {
 
 // Selects runs on the index by their checkboxes, in order, follows the
 // "Compare the selected runs" link and reads the comparison built in the
-// browser: each ratio matrix's heading and its cells ("1.23×|" or "—|why").
+// browser: each ratio matrix's heading and its cells ("1.23×|" or "—|why"),
+// and the title of each prefill and decode chart.
 async function selectAndCompare({ index, runs }) {
   const problems = [];
   const { context, page } = await openPage(index, {}, problems);
@@ -297,9 +300,9 @@ async function selectAndCompare({ index, runs }) {
       return `${td.querySelector(".ratio-value").textContent}|${why ? why.textContent : ""}`;
     }),
   })));
-  await page.waitForTimeout(200);
+  const charts = await page.$$eval("#prefill svg.chart title, #decode svg.chart title", (ts) => ts.map((t) => t.textContent));
   await context.close();
-  return { url, problems, matrices };
+  return { url, problems, matrices, charts };
 }
 
 if (config.screenshots) mkdirSync(config.screenshots, { recursive: true });
