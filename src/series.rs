@@ -19,6 +19,8 @@ pub struct Series {
     pub title: String,
     /// Indexes into the build's runs, in date order.
     pub runs: Vec<usize>,
+    /// What tells each run from the others, in the same order.
+    pub labels: Vec<String>,
 }
 
 /// How a run compares with the previous run of its series, over the decode
@@ -70,12 +72,14 @@ pub fn series(runs: &[Run]) -> Vec<Series> {
             } else {
                 format!("{model} on {hardware} ({quant})")
             };
+            let members_runs: Vec<&Run> = members.iter().map(|&i| &runs[i]).collect();
             Series {
                 slug: slug(&format!(
                     "{model}-{}-x{}-{quant}",
                     first.meta.hardware.gpu, first.meta.hardware.gpu_count
                 )),
                 title,
+                labels: labels(&members_runs),
                 runs: members,
             }
         })
@@ -121,9 +125,70 @@ pub fn step(prev: &Run, cur: &Run) -> Step {
     }
 }
 
-/// What tells a run of a series from the others: its engine version and
-/// when it was measured, or its id.
-pub fn run_label(run: &Run) -> String {
+/// The settings of a launch command, one string each: `NAME=value`
+/// environment assignments, `--flag value` (or `--flag` alone) and the
+/// other words, shell quoting and line continuations undone.
+pub fn launch_settings(command: &str) -> Vec<String> {
+    let joined = command.replace("\\\n", " ");
+    let words = shlex::split(&joined)
+        .unwrap_or_else(|| joined.split_whitespace().map(String::from).collect());
+    let mut settings: Vec<String> = Vec::new();
+    let mut flag: Option<String> = None;
+    for word in words {
+        match flag.take() {
+            Some(f) if !word.starts_with('-') => settings.push(format!("{f} {word}")),
+            Some(f) => {
+                settings.push(f);
+                flag = Some(word);
+            }
+            None if word.starts_with('-') && !word.contains('=') => flag = Some(word),
+            None => settings.push(word),
+        }
+    }
+    settings.extend(flag);
+    settings
+}
+
+/// How many differing settings a label names before it says "+N more".
+const SETTINGS_IN_LABEL: usize = 2;
+
+/// What tells each run of a series from the others: its engine version and
+/// when it was measured (or its id), and the launch settings not every run
+/// of the series shares ("vllm 0.11.0 · 2026-09-01 · --max-num-seqs 256").
+pub fn labels(runs: &[&Run]) -> Vec<String> {
+    let settings: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            r.meta
+                .launch_command
+                .as_deref()
+                .map(launch_settings)
+                .unwrap_or_default()
+        })
+        .collect();
+    runs.iter()
+        .zip(&settings)
+        .map(|(run, own)| {
+            let differing: Vec<&str> = own
+                .iter()
+                .filter(|s| !settings.iter().all(|other| other.contains(s)))
+                .map(String::as_str)
+                .collect();
+            let mut label = run_label(run);
+            if !differing.is_empty() {
+                label.push_str(" · ");
+                label.push_str(&differing[..differing.len().min(SETTINGS_IN_LABEL)].join(" "));
+                if differing.len() > SETTINGS_IN_LABEL {
+                    label.push_str(&format!(" +{} more", differing.len() - SETTINGS_IN_LABEL));
+                }
+            }
+            label
+        })
+        .collect()
+}
+
+/// A run's engine version and when it was measured, or its id.
+fn run_label(run: &Run) -> String {
     let version = run.meta.engine.version.as_deref();
     let date = run
         .meta
@@ -138,16 +203,15 @@ pub fn run_label(run: &Run) -> String {
     }
 }
 
-/// One line on a run page: how it compares with the previous run.
-pub fn step_sentence(prev: &Run, step: &Step) -> String {
+/// One line on a run page: how it compares with the previous run, labelled
+/// `prev_label`.
+pub fn step_sentence(prev_label: &str, step: &Step) -> String {
     match step.median_ratio {
         None => format!(
-            "No decode cell was measured validly by both this run and the previous one ({}).",
-            run_label(prev)
+            "No decode cell was measured validly by both this run and the previous one ({prev_label})."
         ),
         Some(r) => format!(
-            "Against the previous run ({}): median {:.2}× over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
-            run_label(prev),
+            "Against the previous run ({prev_label}): median {:.2}× over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
             r,
             step.shared,
             step.slower,
@@ -201,6 +265,44 @@ mod tests {
     }
 
     #[test]
+    fn launch_settings_undo_quoting_and_continuations() {
+        let cmd = "env A=1 vllm serve m \\\n  --max-num-seqs 256 --enforce-eager \\\n  --speculative-config '{\"method\": \"dflash\"}' -tp 4";
+        assert_eq!(
+            launch_settings(cmd),
+            [
+                "env",
+                "A=1",
+                "vllm",
+                "serve",
+                "m",
+                "--max-num-seqs 256",
+                "--enforce-eager",
+                "--speculative-config {\"method\": \"dflash\"}",
+                "-tp 4"
+            ]
+        );
+    }
+
+    #[test]
+    fn runs_are_labelled_by_version_date_and_the_settings_they_do_not_share() {
+        let mut a = run("0.11.0", "2026-09-01T00:00:00Z", &[]);
+        let mut b = run("0.11.0", "2026-10-01T00:00:00Z", &[]);
+        let mut c = run("0.12.0", "2026-11-01T00:00:00Z", &[]);
+        a.meta.launch_command = Some("vllm serve m -tp 4".into());
+        b.meta.launch_command =
+            Some("vllm serve m -tp 4 --max-num-seqs 256 --enforce-eager --async-scheduling".into());
+        c.meta.launch_command = Some("vllm serve m -tp 4 --max-num-seqs 256".into());
+        assert_eq!(
+            labels(&[&a, &b, &c]),
+            [
+                "vllm 0.11.0 · 2026-09-01",
+                "vllm 0.11.0 · 2026-10-01 · --max-num-seqs 256 --enforce-eager +1 more",
+                "vllm 0.12.0 · 2026-11-01 · --max-num-seqs 256",
+            ]
+        );
+    }
+
+    #[test]
     fn a_step_counts_cells_beyond_the_noise_threshold() {
         let prev = run(
             "a",
@@ -221,7 +323,7 @@ mod tests {
             "4% slower is noise; 25% slower is not"
         );
         assert_eq!(
-            step_sentence(&prev, &s),
+            step_sentence(&labels(&[&prev, &cur])[0], &s),
             "Against the previous run (vllm a · 2026-01-01): median 0.96× over 3 shared valid cells; 1 cell slower and 1 faster by more than 5%."
         );
     }

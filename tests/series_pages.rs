@@ -7,6 +7,14 @@ use std::path::Path;
 
 use sitegen::model::{Cell, Status};
 
+fn html(text: &str) -> scraper::Html {
+    scraper::Html::parse_document(text)
+}
+
+fn sel(s: &str) -> scraper::Selector {
+    scraper::Selector::parse(s).unwrap()
+}
+
 /// Copies the bundled GLM run as `id`, measured at `at` with engine
 /// `version`; decode cells at 8K get their total tok/s times `factor`.
 fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {
@@ -49,6 +57,16 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
     glm_run(&data, "glm-a", "2026-09-01T10:00:00Z", "0.11.0", 1.0);
     let slowed = glm_run(&data, "glm-b", "2026-10-01T10:00:00Z", "0.11.1", 0.8);
     glm_run(&data, "glm-c", "2026-11-01T10:00:00Z", "0.11.2", 1.0);
+    // The last run was launched with one more flag: its label says so.
+    let c_json = data.join("glm-c/run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&c_json).unwrap()).unwrap();
+    let launch = format!(
+        "{} --max-num-seqs 256",
+        meta["launch_command"].as_str().unwrap()
+    );
+    meta["launch_command"] = launch.into();
+    std::fs::write(&c_json, meta.to_string()).unwrap();
     let site = tmp.path().join("site");
     sitegen::pipeline::build_site(&data, &site).unwrap();
 
@@ -87,6 +105,47 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
     assert!(series.contains(
         "<h3 id=\"change-1-h\">vllm 0.11.1 · 2026-10-01 / vllm 0.11.0 · 2026-09-01</h3>"
     ));
+    let labels: Vec<String> = html(&series)
+        .select(&sel(".series-runs li a"))
+        .map(|a| a.text().collect())
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "vllm 0.11.0 · 2026-09-01",
+            "vllm 0.11.1 · 2026-10-01",
+            "vllm 0.11.2 · 2026-11-01 · --max-num-seqs 256"
+        ]
+    );
+    // Small multiples: a chart per decode context, a line per run; the 8K
+    // chart's numbers are each run's total tok/s, b's at 0.8 times.
+    let doc = html(&series);
+    assert_eq!(doc.select(&sel(".series-runs .swatch")).count(), 3);
+    let contexts: Vec<String> = doc
+        .select(&sel("#decode h3"))
+        .map(|h| h.text().collect())
+        .collect();
+    assert_eq!(contexts.len(), run.decode_contexts().len(), "{contexts:?}");
+    assert_eq!(contexts[0], "8K context");
+    let first_row: Vec<String> = doc
+        .select(&sel("#decode-8k details tbody tr"))
+        .next()
+        .unwrap()
+        .select(&sel("td"))
+        .map(|td| td.text().collect())
+        .collect();
+    let glm_8k_1 = run.decode_cell(8192, 1).unwrap().total_tok_per_s.unwrap();
+    assert_eq!(
+        first_row,
+        [
+            "1".to_string(),
+            sitegen::format::tok_per_s(glm_8k_1),
+            sitegen::format::tok_per_s(glm_8k_1 * 0.8),
+            sitegen::format::tok_per_s(glm_8k_1),
+        ]
+    );
+    assert_eq!(doc.select(&sel("#decode-8k svg title")).count(), 1);
+
     let b_page = page("runs/glm-b/index.html");
     assert!(
         b_page.contains("One of 3 runs of this setup"),

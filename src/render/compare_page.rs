@@ -53,7 +53,7 @@ impl PerGpuView {
             return Ok(None);
         }
         Ok(Some(PerGpuView {
-            decode: decode_blocks(runs, Basis::PerGpu)?,
+            decode: decode_blocks(runs, &names(runs), Basis::PerGpu)?,
             ratios: ratio_matrices(runs, Basis::PerGpu),
             interactivity: interactivity_block(runs, Basis::PerGpu)?,
         }))
@@ -238,7 +238,7 @@ impl ComparePage {
             note_html: c.note_markdown.as_deref().map(render_markdown),
             setup: setup_rows(&runs),
             prefill: prefill_block(&runs)?,
-            decode: decode_blocks(&runs, Basis::Total)?,
+            decode: decode_blocks(&runs, &names(&runs), Basis::Total)?,
             ratios: ratio_matrices(&runs, Basis::Total),
             interactivity: interactivity_block(&runs, Basis::Total)?,
             per_gpu: PerGpuView::new(&runs)?,
@@ -409,7 +409,14 @@ fn basis_suffix(basis: Basis) -> (&'static str, &'static str) {
     }
 }
 
-fn decode_blocks(runs: &[&Run], basis: Basis) -> Result<Vec<ChartBlock>, ChartError> {
+/// Decode against concurrency, a chart per context at least two runs
+/// measured, one line per run (style = position in `runs`), its table's
+/// columns headed by `names`.
+pub(super) fn decode_blocks(
+    runs: &[&Run],
+    names: &[String],
+    basis: Basis,
+) -> Result<Vec<ChartBlock>, ChartError> {
     let (id_suffix, _) = basis_suffix(basis);
     let x = Axis {
         label: "simultaneous requests".into(),
@@ -456,7 +463,7 @@ fn decode_blocks(runs: &[&Run], basis: Basis) -> Result<Vec<ChartBlock>, ChartEr
                 kind: ChartKind::Decode(label),
                 per_gpu: basis == Basis::PerGpu,
                 columns: std::iter::once("Requests at once".to_string())
-                    .chain(names(runs))
+                    .chain(names.iter().cloned())
                     .collect(),
                 rows,
             })

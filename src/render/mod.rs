@@ -76,7 +76,7 @@ pub fn render_site(
             let at = s.runs.iter().position(|&r| r == i)?;
             let step = (at > 0).then(|| {
                 let prev = &runs[s.runs[at - 1]];
-                (crate::series::step(prev, run), prev)
+                (crate::series::step(prev, run), &s.labels[at - 1])
             });
             Some(run_page::SeriesLine {
                 href: format!("../../{}index.html", series_page::series_path(s)),
@@ -84,7 +84,7 @@ pub fn render_site(
                 runs: s.runs.len(),
                 against_previous: step
                     .as_ref()
-                    .map(|(st, prev)| crate::series::step_sentence(prev, st)),
+                    .map(|(st, prev_label)| crate::series::step_sentence(prev_label, st)),
                 regression: step.is_some_and(|(st, _)| st.slower > 0),
             })
         });
@@ -123,7 +123,7 @@ pub fn render_site(
         );
     }
     for s in &all_series {
-        let html = series_page::SeriesPage::new(runs, s)
+        let html = series_page::SeriesPage::new(runs, s)?
             .render()
             .with_context(|| format!("rendering the series {}", s.slug))?;
         add(

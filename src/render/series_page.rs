@@ -1,7 +1,12 @@
 //! The page of a series: one setup measured again over time, each cell's
 //! total tok/s across the runs and each run's change against the previous.
 
-use super::compare_page::{RatioMatrix, ratio_matrix_between};
+use super::charts::ChartError;
+use super::charts::lines::{MARKERS, PALETTE, palette};
+use super::compare_page::{
+    ChartBlock, ChartKind, RatioMatrix, decode_blocks, ratio_matrix_between,
+};
+use crate::compare::Basis;
 use crate::format;
 use crate::model::{Run, Status};
 use crate::series::{self, Series};
@@ -16,6 +21,11 @@ pub struct SeriesPage {
     pub runs: Vec<SeriesRun>,
     /// Run labels, oldest first: the value table's columns.
     pub labels: Vec<String>,
+    /// Decode against concurrency per context, a line per run: the latest
+    /// runs, as many as the palette has colours.
+    pub decode: Vec<ChartBlock>,
+    /// How many older runs the charts leave out.
+    pub uncharted: usize,
     /// Every decode cell some run measured validly.
     pub values: Vec<ValueRow>,
     pub steps: Vec<StepBlock>,
@@ -35,6 +45,8 @@ pub struct SeriesRun {
     pub label: String,
     pub href: String,
     pub measured: String,
+    /// Its line's colour and marker on the charts, when it is charted.
+    pub swatch: Option<(String, &'static str)>,
 }
 
 /// One run against the previous one: the summary line and the matrix.
@@ -51,8 +63,10 @@ pub fn series_path(s: &Series) -> String {
 }
 
 impl SeriesPage {
-    pub fn new(all: &[Run], s: &Series) -> SeriesPage {
+    pub fn new(all: &[Run], s: &Series) -> Result<SeriesPage, ChartError> {
         let runs: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
+        let uncharted = runs.len().saturating_sub(PALETTE.len());
+        let decode = decode_blocks(&runs[uncharted..], &s.labels[uncharted..], Basis::Total)?;
         let mut cells: Vec<(u64, u32)> = runs
             .iter()
             .flat_map(|r| r.decode_cells())
@@ -89,32 +103,37 @@ impl SeriesPage {
             .map(|(i, pair)| {
                 let (prev, cur) = (pair[0], pair[1]);
                 let step = series::step(prev, cur);
-                let (a, b) = (series::run_label(prev), series::run_label(cur));
+                let (a, b) = (&s.labels[i], &s.labels[i + 1]);
                 StepBlock {
-                    summary: series::step_sentence(prev, &step),
+                    summary: series::step_sentence(a, &step),
                     regression: step.slower > 0,
                     matrix: ratio_matrix_between(
                         prev,
                         cur,
                         format!("change-{}", i + 1),
                         format!("{b} / {a}"),
-                        (&a, &b),
+                        (a, b),
                         // A series shares its GPUs: per GPU changes no ratio.
                         crate::compare::Basis::Total,
                     ),
                 }
             })
             .collect();
-        SeriesPage {
+        Ok(SeriesPage {
             root: "../../",
             page_title: format!("{} · Series", s.title),
             generator: super::GENERATOR,
             title: s.title.clone(),
-            labels: runs.iter().map(|r| series::run_label(r)).collect(),
+            labels: s.labels.clone(),
             runs: runs
                 .iter()
-                .map(|r| SeriesRun {
-                    label: series::run_label(r),
+                .zip(&s.labels)
+                .enumerate()
+                .map(|(i, (r, label))| SeriesRun {
+                    swatch: i
+                        .checked_sub(uncharted)
+                        .map(|style| (palette(style), MARKERS[style % MARKERS.len()])),
+                    label: label.clone(),
                     href: format!("../../{}", super::run_href(r)),
                     measured: r
                         .meta
@@ -123,10 +142,12 @@ impl SeriesPage {
                         .map_or(format::DASH.into(), format::measured_at),
                 })
                 .collect(),
+            decode,
+            uncharted,
             values,
             steps,
             noise_percent: format::trim_number(series::NOISE * 100.0),
             gpus: runs[0].meta.hardware.gpu_count,
-        }
+        })
     }
 }
