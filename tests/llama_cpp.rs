@@ -135,19 +135,23 @@ fn serve_tiny_model(python: &Path) -> (tempfile::TempDir, LlamaServer) {
     (tmp, server)
 }
 
-/// `sitegen run` against the server: two small contexts, 3 s windows of at
-/// most 64 tokens, sampled at temperature 1.0, metrics every 250 ms,
-/// on "1 × CPU"; `extra` adds the test's own flags.
-fn sitegen_run(
-    server: &LlamaServer,
-    data: &Path,
+/// Serves the tiny model and runs `sitegen run` against it: two small
+/// contexts, 3 s windows of at most 64 tokens, sampled at temperature 1.0,
+/// metrics every 250 ms, on "1 × CPU"; `extra` adds the test's own flags.
+/// Every prefill prompt must be exactly its context's length (llama.cpp's
+/// /tokenize with add_special counts the BOS token, as its usage does).
+/// Gives the folder (data/ inside), the run and what sitegen printed.
+fn measure_tiny_model(
+    python: &Path,
     run_id: &str,
     extra: &[&str],
-) -> std::process::Output {
+) -> (tempfile::TempDir, Run, String) {
+    let (tmp, server) = serve_tiny_model(python);
+    let data = tmp.path().join("data");
     let max_output = MAX_OUTPUT.to_string();
-    Command::new(env!("CARGO_BIN_EXE_sitegen"))
+    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
         .args(["run", "--url", &server.url, "--run-id", run_id, "--data"])
-        .arg(data)
+        .arg(&data)
         .args([
             "--contexts",
             "256,512",
@@ -160,30 +164,10 @@ fn sitegen_run(
         .args(["--gpu", "CPU", "--gpu-count", "1"])
         .args(extra)
         .output()
-        .unwrap()
-}
-
-/// Chat through llama.cpp's own template: every prompt is the context's
-/// tokens as llama.cpp counts the message list, and the runner's time
-/// between tokens is llama.cpp's, request by request, as with completions.
-#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
-fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
-    let (tmp, server) = serve_tiny_model(python);
-    let data = tmp.path().join("data");
-    let out = sitegen_run(
-        &server,
-        &data,
-        "chat",
-        &["--endpoint", "chat", "--concurrency", "1,2"],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("the chat template adds"), "{stderr}");
-    let run: Run = sitegen::store::load_run(&data.join("chat")).unwrap();
-    assert_eq!(
-        run.meta.run.endpoint,
-        Some(sitegen::model::ApiEndpoint::Chat)
-    );
+    let run: Run = sitegen::store::load_run(&data.join(run_id)).unwrap();
     for p in run.prefill_cells() {
         assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
         assert_eq!(
@@ -192,7 +176,26 @@ fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
             "prompt length at {}",
             p.context_tokens
         );
+        assert!(p.ttft_ms.unwrap() > 0.0 && p.prompt_tok_per_s.unwrap() > 0.0);
     }
+    (tmp, run, stderr)
+}
+
+/// Chat through llama.cpp's own template: every prompt is the context's
+/// tokens as llama.cpp counts the message list, and the runner's time
+/// between tokens is llama.cpp's, request by request, as with completions.
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
+fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
+    let (_tmp, run, stderr) = measure_tiny_model(
+        python,
+        "chat",
+        &["--endpoint", "chat", "--concurrency", "1,2"],
+    );
+    assert!(stderr.contains("the chat template adds"), "{stderr}");
+    assert_eq!(
+        run.meta.run.endpoint,
+        Some(sitegen::model::ApiEndpoint::Chat)
+    );
     for c in run.decode_cells() {
         assert_eq!(
             c.status,
@@ -210,12 +213,8 @@ fn chat_prompts_are_exact_after_llama_cpp_s_template(python: &PathBuf) {
 
 #[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
 fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
-    let (tmp, server) = serve_tiny_model(python);
-
-    let data = tmp.path().join("data");
-    let out = sitegen_run(
-        &server,
-        &data,
+    let (tmp, run, stderr) = measure_tiny_model(
+        python,
         "tiny-llama-cpu",
         &[
             "--concurrency",
@@ -228,27 +227,12 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
             "python tests/llama/serve.py tiny.gguf PORT 4096 2 1",
         ],
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
     assert!(
         stderr.contains("probe: found llama.cpp's /props (slots: 2, n_ctx per slot: 2048)"),
         "{stderr}"
     );
-
-    let run: Run = sitegen::store::load_run(&data.join("tiny-llama-cpu")).unwrap();
     assert_eq!(run.meta.engine.name, "llama.cpp");
     assert_eq!(run.cells.len(), 2 + 6);
-    for p in run.prefill_cells() {
-        assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
-        // /tokenize with add_special counts the BOS token, as usage.prompt_tokens does.
-        assert_eq!(
-            p.prompt_tokens,
-            Some(p.context_tokens),
-            "prompt length at {}",
-            p.context_tokens
-        );
-        assert!(p.ttft_ms.unwrap() > 0.0 && p.prompt_tok_per_s.unwrap() > 0.0);
-    }
     for c in run.decode_cells() {
         // Two slots: four requests cannot all run, and llama.cpp says it defers them.
         let expected = if c.concurrency > SLOTS {
@@ -294,7 +278,7 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
 
     // The measured run becomes a page.
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::pipeline::build_site(&tmp.path().join("data"), &site).unwrap();
     let page = std::fs::read_to_string(site.join("runs/tiny-llama-cpu/index.html")).unwrap();
     assert!(page.contains("<h1>Tiny llama (random weights) on CPU ×1</h1>"));
     assert!(page.contains("Requests queued"));
