@@ -55,6 +55,16 @@ function validTotal(cell) {
   return { why: words };
 }
 
+// A decode cell in a chart's table, as src/render/compare_page.rs writes it:
+// its tok/s, with the status when it is not Valid, or the status alone.
+function decodeFigure(run, cell, perGpu) {
+  if (!cell) return DASH;
+  const [, , , status, , total, label] = cell;
+  const shown = total === null || total === undefined ? null : tokPerS(onBasis(run, total, perGpu));
+  if (status === "valid") return shown === null ? DASH : shown;
+  return shown === null ? label : `${shown} (${label})`;
+}
+
 function cellOf(run, ctx, n) {
   return run.decode.find((c) => c[0] === ctx && c[2] === n);
 }
@@ -192,10 +202,10 @@ function lineChart(title, [width, height], x, y, series) {
 }
 
 // A chart with its caption and, folded under it, the table of its numbers.
-function chartBlock(id, svg, caption, columns, rows) {
+function chartBlock(id, heading, svg, caption, columns, rows) {
   const figure = el("figure", { class: "chart-box", "aria-labelledby": `${id}-caption` }, svg,
     el("figcaption", { id: `${id}-caption`, text: caption }));
-  const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${caption.split(":")[0]}: numbers` },
+  const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${heading}: numbers` },
     el("table", { class: "data" },
       el("thead", {}, el("tr", {}, ...columns.map((c) => el("th", { scope: "col", text: c })))),
       el("tbody", {}, ...rows.map((row) => el("tr", {}, ...row.map((v) => el("td", { text: v })))))));
@@ -218,7 +228,7 @@ function prefillSection(runs) {
     const p = r.prefill.find((q) => q[1] === ctx);
     return p ? `${tokPerS(p[2])} (${grouped(p[3], 0)} ms)` : DASH;
   })]);
-  s.append(...chartBlock("prefill-chart", svg,
+  s.append(...chartBlock("prefill-chart", "Prefill", svg,
     "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.",
     ["Context", ...runs.map((r) => r.model)], rows));
   return s;
@@ -246,13 +256,10 @@ function decodeView(runs, perGpu) {
         style,
         points: r.decode.filter((c) => c[0] === ctx && validTotal(c).why === undefined).map((c) => [c[2], onBasis(r, c[5], perGpu)]),
       })));
-    const rows = levels.map((n) => [String(n), ...runs.map((r) => {
-      const v = validTotal(cellOf(r, ctx, n));
-      return v.why === undefined ? tokPerS(onBasis(r, v.total, perGpu)) : v.why;
-    })]);
+    const rows = levels.map((n) => [String(n), ...runs.map((r) => decodeFigure(r, cellOf(r, ctx, n), perGpu))]);
     const sub = el("section", { id, "aria-labelledby": `${id}-h`, class: "small-multiple" },
       el("h3", { id: `${id}-h`, text: `${label} context` }));
-    sub.append(...chartBlock(`${id}-chart`, svg,
+    sub.append(...chartBlock(`${id}-chart`, `${label} context`, svg,
       `${perGpu ? "Tok/s per GPU" : "Total tok/s"} against simultaneous requests at ${label} context, valid cells only; the table also lists the other statuses.`,
       ["Requests at once", ...runs.map((r) => r.model)], rows));
     view.appendChild(sub);

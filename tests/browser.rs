@@ -325,6 +325,7 @@ struct Selection {
     problems: Vec<String>,
     matrices: Vec<Matrix>,
     charts: Vec<String>,
+    numbers: Vec<String>,
 }
 
 /// Ticks `runs` on the index at `index`, follows the comparison link and
@@ -349,6 +350,23 @@ fn prerendered_charts(html: &str) -> Vec<String> {
     let sel =
         scraper::Selector::parse("#prefill svg.chart title, #decode svg.chart title").unwrap();
     doc.select(&sel).map(|t| t.text().collect()).collect()
+}
+
+/// The rows of the numbers under a pre-rendered comparison page's prefill
+/// and decode charts, cells joined by "|".
+fn prerendered_numbers(html: &str) -> Vec<String> {
+    let doc = scraper::Html::parse_document(html);
+    let sel = |s: &str| scraper::Selector::parse(s).unwrap();
+    doc.select(&sel(
+        "#prefill details.numbers tbody tr, #decode details.numbers tbody tr",
+    ))
+    .map(|tr| {
+        tr.select(&sel("td"))
+            .map(|td| td.text().collect::<String>())
+            .collect::<Vec<_>>()
+            .join("|")
+    })
+    .collect()
 }
 
 /// The ratio matrices of a pre-rendered comparison page (both views where
@@ -377,7 +395,7 @@ fn prerendered_matrices(html: &str) -> Vec<Matrix> {
 /// Select GLM then Step on the index, served from a sub-path and opened
 /// from file://: the comparison built in the browser has the pre-rendered
 /// GLM vs Step page's ratios, cell by cell, the same prefill and decode
-/// charts, and the selection in its URL. Then GLM on 4 GPUs against a run on
+/// charts with the same numbers, and the selection in its URL. Then GLM on 4 GPUs against a run on
 /// 2: the per-GPU ratios too.
 fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Tools) {
     const GLM: &str = "glm-5.3-flash-h200x4-vllm";
@@ -394,6 +412,11 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
         1 + 5,
         "prefill and five decode contexts: {charts:?}"
     );
+    let numbers = prerendered_numbers(&html);
+    assert!(
+        numbers.contains(&"8K|18.9K (433 ms)|34.2K (239 ms)".to_string()),
+        "{numbers:?}"
+    );
     let server = SitegenServe::start(&data_dir(), "/some/prefix/");
     for index in [
         format!("{}index.html", server.base_url),
@@ -409,6 +432,7 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
         );
         assert_eq!(got.matrices, expected, "{index}");
         assert_eq!(got.charts, charts, "{index}");
+        assert_eq!(got.numbers, numbers, "{index}");
     }
 
     const PAUSED: &str = "imported-paused";
@@ -433,6 +457,7 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
     assert!(got.problems.is_empty(), "{:?}", got.problems);
     assert_eq!(got.matrices, expected);
     assert_eq!(got.charts, prerendered_charts(&html));
+    assert_eq!(got.numbers, prerendered_numbers(&html));
 }
 
 const GOOD_HEAD: &str =

@@ -24,7 +24,8 @@ pub fn run_json(run: &Run) -> String {
 }
 
 /// (context tokens, context label, concurrency, status code, the words the
-/// comparison uses for a status it cannot compare, total tok/s).
+/// comparison uses for a status it cannot compare, total tok/s where the
+/// status lets it be shown, the status as tables name it).
 type DecodeEntry = (
     u64,
     String,
@@ -32,6 +33,7 @@ type DecodeEntry = (
     &'static str,
     Option<&'static str>,
     Option<f64>,
+    &'static str,
 );
 
 /// What the in-browser comparison reads of a run, labels already made:
@@ -88,7 +90,8 @@ pub fn run_js(run: &Run) -> String {
                     c.concurrency,
                     c.status.code(),
                     c.status.not_compared_because(),
-                    c.total_tok_per_s,
+                    c.total_tok_per_s.filter(|_| c.status.has_figures()),
+                    c.status.label(),
                 )
             })
             .collect(),

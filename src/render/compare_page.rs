@@ -613,10 +613,9 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
         format: format::tok_per_s_short,
     };
     let (id_suffix, _) = basis_suffix(basis);
-    let figure = match basis {
-        Basis::Total => "Total tok/s",
-        Basis::PerGpu => "Tok/s per GPU",
-    };
+    // "Total tok/s", "Tok/s per GPU": the axis name at the start of a sentence.
+    let name = tok_per_s_name(basis);
+    let figure = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
     Ok(Some(ChartBlock {
         id: format!("interactivity{id_suffix}"),
         heading: "Throughput against interactivity".into(),
@@ -634,7 +633,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
             "Context",
             "Requests at once",
             "Per request tok/s",
-            figure,
+            figure.as_str(),
             "On the frontier",
         ]
         .map(String::from)

@@ -285,7 +285,7 @@ async function checkPage({ url, name }) {
 // Selects runs on the index by their checkboxes, in order, follows the
 // "Compare the selected runs" link and reads the comparison built in the
 // browser: each ratio matrix's heading and its cells ("1.23×|" or "—|why"),
-// and the title of each prefill and decode chart.
+// the title of each prefill and decode chart, and the rows of their numbers.
 async function selectAndCompare({ index, runs }) {
   const problems = [];
   const { context, page } = await openPage(index, {}, problems);
@@ -301,8 +301,10 @@ async function selectAndCompare({ index, runs }) {
     }),
   })));
   const charts = await page.$$eval("#prefill svg.chart title, #decode svg.chart title", (ts) => ts.map((t) => t.textContent));
+  const numbers = await page.$$eval("#prefill details.numbers tbody tr, #decode details.numbers tbody tr",
+    (rows) => rows.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent).join("|")));
   await context.close();
-  return { url, problems, matrices, charts };
+  return { url, problems, matrices, charts, numbers };
 }
 
 if (config.screenshots) mkdirSync(config.screenshots, { recursive: true });
