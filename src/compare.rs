@@ -350,6 +350,18 @@ pub fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
     levels.into_iter().collect()
 }
 
+/// Every (context, concurrency) cell some of the runs measured as Valid,
+/// in order: the rows of a table of runs side by side.
+pub fn valid_cells(runs: &[&Run]) -> Vec<(u64, u32)> {
+    let cells: BTreeSet<(u64, u32)> = runs
+        .iter()
+        .flat_map(|r| r.decode_cells())
+        .filter(|c| c.status == Status::Valid)
+        .map(|c| (c.context_tokens, c.concurrency))
+        .collect();
+    cells.into_iter().collect()
+}
+
 /// (concurrency, total tok/s) of the run's Valid cells at `ctx`.
 pub fn valid_totals_at(run: &Run, ctx: u64) -> Vec<(f64, f64)> {
     run.decode_cells()

@@ -48,6 +48,18 @@ fn decode(run: &Run, n: u32) -> &DecodeCell {
         .unwrap_or_else(|| panic!("no decode cell x{n}"))
 }
 
+/// What a Looped cell kept of the repetition.
+fn loop_evidence(cell: &DecodeCell) -> &sitegen::model::LoopEvidence {
+    let detail = cell
+        .detail
+        .as_ref()
+        .expect("a measured cell has its detail");
+    detail
+        .loop_evidence
+        .as_ref()
+        .expect("a Looped cell keeps its evidence")
+}
+
 fn prefill(run: &Run) -> &PrefillCell {
     run.prefill_cells().next().unwrap()
 }
@@ -423,14 +435,7 @@ async fn a_loop_in_the_reasoning_alone_is_looped() {
         "{:?}",
         cell.reason
     );
-    let evidence = cell
-        .detail
-        .as_ref()
-        .unwrap()
-        .loop_evidence
-        .as_ref()
-        .unwrap();
-    assert_eq!(evidence.channel.as_deref(), Some("reasoning"));
+    assert_eq!(loop_evidence(cell).channel.as_deref(), Some("reasoning"));
 }
 
 /// Loop evidence needs 400 characters of repetition inside the window:
@@ -541,14 +546,7 @@ async fn looped_only_when_the_model_repeats_itself() {
             cell.total_tok_per_s, None,
             "a looped cell's figures are discarded"
         );
-        let evidence = cell
-            .detail
-            .as_ref()
-            .unwrap()
-            .loop_evidence
-            .as_ref()
-            .unwrap();
-        assert_eq!(evidence.unit.len(), "and so it goes, ".len());
+        assert_eq!(loop_evidence(cell).unit.len(), "and so it goes, ".len());
     }
     let run = small_run(
         EmulatorConfig {

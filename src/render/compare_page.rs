@@ -159,15 +159,7 @@ impl ComparePage {
         if priced.iter().all(Option::is_none) {
             return self;
         }
-        let mut keys: Vec<(u64, u32)> = runs
-            .iter()
-            .flat_map(|r| r.decode_cells())
-            .filter(|d| d.status == crate::model::Status::Valid)
-            .map(|d| (d.context_tokens, d.concurrency))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let rows = keys
+        let rows = compare::valid_cells(&runs)
             .into_iter()
             .map(|(ctx, n)| {
                 let per_run = runs

@@ -67,15 +67,7 @@ impl SeriesPage {
         let runs: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
         let uncharted = runs.len().saturating_sub(PALETTE.len());
         let decode = decode_blocks(&runs[uncharted..], &s.labels[uncharted..], Basis::Total)?;
-        let mut cells: Vec<(u64, u32)> = runs
-            .iter()
-            .flat_map(|r| r.decode_cells())
-            .filter(|c| c.status == Status::Valid)
-            .map(|c| (c.context_tokens, c.concurrency))
-            .collect();
-        cells.sort_unstable();
-        cells.dedup();
-        let values = cells
+        let values = crate::compare::valid_cells(&runs)
             .into_iter()
             .map(|(ctx, n)| {
                 let per_run = runs
