@@ -35,6 +35,10 @@ struct Args {
     /// Repeat one phrase after this many output tokens.
     #[arg(long)]
     loop_after: Option<u64>,
+    /// On Ctrl-C, write every emission here as CSV (unix_s,tokens): the truth
+    /// another benchmark client's figures can be checked against.
+    #[arg(long)]
+    token_log: Option<std::path::PathBuf>,
 }
 
 #[tokio::main]
@@ -53,4 +57,12 @@ async fn main() {
     let emu = emulator::start_on(config, &format!("127.0.0.1:{}", a.port)).await;
     println!("emulated engine at {} (Ctrl-C stops)", emu.url);
     let _ = tokio::signal::ctrl_c().await;
+    if let Some(path) = a.token_log {
+        let mut csv = String::from("unix_s,tokens\n");
+        for (t, k) in emu.engine.emissions() {
+            csv.push_str(&format!("{t:.6},{k}\n"));
+        }
+        std::fs::write(&path, csv).expect("token log written");
+        println!("token log: {}", path.display());
+    }
 }

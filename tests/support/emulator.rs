@@ -19,7 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
@@ -46,7 +46,8 @@ pub struct EmulatorConfig {
     pub fail_status: Option<u16>,
     /// Streams close without `[DONE]` after this many tokens.
     pub break_after_tokens: Option<u64>,
-    /// Report usage on every chunk (vLLM's continuous_usage_stats).
+    /// Whether usage on every chunk is offered when a request asks for it
+    /// (vLLM's `continuous_usage_stats`); older servers ignore the option.
     pub continuous_usage: bool,
     /// Require `Authorization: Bearer <key>`.
     pub api_key: Option<String>,
@@ -168,6 +169,14 @@ impl Engine {
         c.kv_used -= need;
         drop(c);
         self.freed.notify_waiters();
+    }
+
+    /// Every emission as (Unix time in seconds, tokens), in no set order.
+    pub fn emissions(&self) -> Vec<(f64, u64)> {
+        let log = self.log.lock().unwrap();
+        log.iter()
+            .flat_map(|r| r.emissions.iter().copied())
+            .collect()
     }
 
     /// Output tokens emitted in [t0, t1].
@@ -306,6 +315,8 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
         .route("/v1/models", get(models))
         .route("/tokenize", post(tokenize))
         .route("/metrics", get(metrics))
+        // vLLM's liveness probe; guidellm and AIPerf check it before a run.
+        .route("/health", get(|| async { StatusCode::OK }))
         .route(
             "/version",
             get(|| async { Json(json!({"version": "emulated-1"})) }),
@@ -383,13 +394,7 @@ async fn tokenize(
     }
     // vLLM's /tokenize takes a prompt, or messages it applies the chat template to.
     let n = match body.get("messages").and_then(Value::as_array) {
-        Some(messages) => count_tokens(&chat_template(
-            messages
-                .last()
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-        )),
+        Some(messages) => count_tokens(&chat_prompt(messages)),
         None => count_tokens(
             body.get("prompt")
                 .and_then(Value::as_str)
@@ -431,6 +436,55 @@ pub fn chat_template(content: &str) -> String {
     format!("<|user|> {content} <|assistant|>")
 }
 
+/// The prompt a conversation becomes: every message's text, whether its
+/// `content` is a string or a list of parts (`{"type": "text", "text": ..}`,
+/// as guidellm sends), each under its role, as a real template renders them.
+/// A single user message renders exactly as [`chat_template`].
+fn chat_prompt(messages: &[Value]) -> String {
+    let text = |m: &Value| -> String {
+        match m.get("content") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            _ => String::new(),
+        }
+    };
+    let mut out = String::new();
+    for m in messages {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+        out.push_str(&format!("<|{role}|> {} ", text(m)));
+    }
+    out.push_str("<|assistant|>");
+    out
+}
+
+/// Which chunks carry token counts, as a request's `stream_options` ask and
+/// vLLM answers: `include_usage` adds a last chunk with no choices,
+/// `continuous_usage_stats` a count on every chunk.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    every_chunk: bool,
+    last_chunk: bool,
+}
+
+impl Usage {
+    fn asked(config: &EmulatorConfig, body: &Value) -> Usage {
+        let option = |k: &str| {
+            body.get("stream_options")
+                .and_then(|o| o.get(k))
+                .and_then(Value::as_bool)
+                == Some(true)
+        };
+        Usage {
+            every_chunk: config.continuous_usage && option("continuous_usage_stats"),
+            last_chunk: option("include_usage"),
+        }
+    }
+}
+
 /// The chunk of output tokens `start..end` of request `index`.
 fn chunk(
     e: &Engine,
@@ -439,6 +493,7 @@ fn chunk(
     (start, end): (u64, u64),
     finish: Option<&str>,
     prompt: u64,
+    usage: Usage,
 ) -> Event {
     let text = |range: std::ops::Range<u64>| -> String {
         range.map(|i| e.text_of_token(i, index as u64)).collect()
@@ -463,7 +518,7 @@ fn chunk(
             })
         }
     };
-    if e.config.continuous_usage {
+    if usage.every_chunk {
         v["usage"] = json!({"prompt_tokens": prompt, "completion_tokens": end, "total_tokens": prompt + end});
     }
     Event::default().data(v.to_string())
@@ -494,22 +549,13 @@ async fn chat_completions(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    let content = body
+    let messages = body
         .get("messages")
         .and_then(Value::as_array)
-        .and_then(|m| m.last())
-        .and_then(|m| m.get("content"))
-        .and_then(Value::as_str)
+        .map(Vec::as_slice)
         .unwrap_or_default();
-    serve(
-        e,
-        arrival,
-        headers,
-        &body,
-        Api::Chat,
-        chat_template(content),
-    )
-    .await
+    let prompt = chat_prompt(messages);
+    serve(e, arrival, headers, &body, Api::Chat, prompt).await
 }
 
 async fn serve(
@@ -531,7 +577,11 @@ async fn serve(
         )
             .into_response();
     }
-    let max_tokens = body.get("max_tokens").and_then(Value::as_u64).unwrap_or(16);
+    // Chat clients (guidellm, AIPerf) send OpenAI's newer name; vLLM takes both.
+    let max_tokens = ["max_completion_tokens", "max_tokens"]
+        .iter()
+        .find_map(|k| body.get(*k).and_then(Value::as_u64))
+        .unwrap_or(16);
     let prompt_tokens = count_tokens(&prompt);
     if prompt_tokens + max_tokens > e.config.max_model_len {
         return (
@@ -550,27 +600,46 @@ async fn serve(
         });
         log.len() - 1
     };
+    let usage = Usage::asked(&e.config, body);
     let (tx, rx) = mpsc::channel::<Result<Event, Infallible>>(64);
     let engine = Arc::clone(&e);
     tokio::spawn(async move {
-        generate(engine, api, index, prompt, prompt_tokens, max_tokens, tx).await
+        let request = Request {
+            api,
+            index,
+            prompt,
+            prompt_tokens,
+            max_tokens,
+            usage,
+        };
+        generate(engine, request, tx).await
     });
-    Sse::new(ReceiverStream::new(rx))
-        .keep_alive(KeepAlive::new().interval(Duration::from_millis(700)))
-        .into_response()
+    // No SSE keep-alive comments: vLLM sends none while a request waits, and
+    // clients that parse every line as JSON (SGLang's bench_serving) fail on them.
+    Sse::new(ReceiverStream::new(rx)).into_response()
 }
 
-/// Waits for room, prefills, then emits tokens step by step until done or
-/// the client hangs up.
-async fn generate(
-    e: Arc<Engine>,
+/// One admitted completion request, as `generate` serves it.
+struct Request {
     api: Api,
     index: usize,
     prompt: String,
     prompt_tokens: u64,
     max_tokens: u64,
-    tx: mpsc::Sender<Result<Event, Infallible>>,
-) {
+    usage: Usage,
+}
+
+/// Waits for room, prefills, then emits tokens step by step until done or
+/// the client hangs up.
+async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Infallible>>) {
+    let Request {
+        api,
+        index,
+        prompt,
+        prompt_tokens,
+        max_tokens,
+        usage,
+    } = r;
     let need = prompt_tokens + max_tokens;
     e.counters.lock().unwrap().waiting += 1;
     loop {
@@ -599,7 +668,7 @@ async fn generate(
         // vLLM's first chat chunk names the role and carries no token.
         let mut role = json!({"id": "chatcmpl-emulated", "object": "chat.completion.chunk", "model": e.config.model,
             "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
-        if e.config.continuous_usage {
+        if usage.every_chunk {
             role["usage"] = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 0, "total_tokens": prompt_tokens});
         }
         let _ = tx.send(Ok(Event::default().data(role.to_string()))).await;
@@ -634,7 +703,15 @@ async fn generate(
         }
         let k = emitted - start;
         let finish = (emitted == max_tokens).then_some("length");
-        let event = chunk(&e, api, index, (start, emitted), finish, prompt_tokens);
+        let event = chunk(
+            &e,
+            api,
+            index,
+            (start, emitted),
+            finish,
+            prompt_tokens,
+            usage,
+        );
         let t = now();
         if tx.send(Ok(event)).await.is_err() {
             break false;
@@ -655,9 +732,11 @@ async fn generate(
             }
         }
         if emitted == max_tokens {
-            let usage = json!({"id": "cmpl-emulated", "object": "text_completion", "model": e.config.model, "choices": [],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted}});
-            let _ = tx.send(Ok(Event::default().data(usage.to_string()))).await;
+            if usage.last_chunk {
+                let last = json!({"id": "cmpl-emulated", "object": "text_completion", "model": e.config.model, "choices": [],
+                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted}});
+                let _ = tx.send(Ok(Event::default().data(last.to_string()))).await;
+            }
             let _ = tx.send(Ok(Event::default().data("[DONE]"))).await;
             break true;
         }
