@@ -71,7 +71,8 @@ pub struct BuildArgs {
 #[derive(Debug, Args)]
 pub struct IngestArgs {
     /// An optional format (page, csv, llm-decode-bench, vllm-bench, guidellm,
-    /// sglang-bench, auto), then the files.
+    /// sglang-bench, aiperf), then the files; without it each file's format
+    /// is recognised from its content.
     #[arg(required = true, value_name = "[FORMAT] FILE")]
     pub inputs: Vec<PathBuf>,
     /// Data folder to write the runs into.
@@ -86,6 +87,10 @@ pub struct IngestArgs {
     /// JSON merged over what each file says of the run's cards (same fields as run.json).
     #[arg(long)]
     pub meta: Option<PathBuf>,
+    /// Print, per file, the format and version recognised, the cards found
+    /// (and which came from --meta) and the cells it would write; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Args)]

@@ -33,13 +33,18 @@ pub fn decode_test_label(t: DecodeTest) -> &'static str {
     match t {
         DecodeTest::FixedDuration => "Fixed duration",
         DecodeTest::RequestBurst => "Request burst",
+        DecodeTest::None => "None (prefill only)",
     }
 }
 
 pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
-    [DecodeTest::FixedDuration, DecodeTest::RequestBurst]
-        .into_iter()
-        .find(|t| decode_test_label(*t) == text)
+    [
+        DecodeTest::FixedDuration,
+        DecodeTest::RequestBurst,
+        DecodeTest::None,
+    ]
+    .into_iter()
+    .find(|t| decode_test_label(*t) == text)
 }
 
 pub fn prefill_mode_label(m: PrefillMode) -> &'static str {

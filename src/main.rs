@@ -40,9 +40,22 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 data: args.data,
                 force: args.force,
                 meta: args.meta,
+                dry_run: args.dry_run,
             };
-            for (dir, format) in sitegen::ingest::import(format, &files, &opts)? {
-                eprintln!("wrote {} ({})", dir.display(), format.name());
+            for outcome in sitegen::ingest::import(format, &files, &opts)? {
+                if args.dry_run {
+                    print!("{}", outcome.summary(true));
+                } else {
+                    eprintln!(
+                        "wrote {} ({}), read as {}",
+                        outcome.dir.display(),
+                        outcome.format.name(),
+                        outcome.layout
+                    );
+                    for w in &outcome.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                }
             }
         }
         Command::Run(args) => {

@@ -145,6 +145,8 @@ pub enum DecodeTest {
     /// first sent to the last finished: ramp-up and drain are inside the
     /// figures (`vllm bench serve`, SGLang's bench_serving, guidellm).
     RequestBurst,
+    /// No decode was measured: a prefill-only run.
+    None,
 }
 
 /// How prefill was measured.

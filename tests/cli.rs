@@ -5,7 +5,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::{data_dir, files_under, fixture_pages};
+use common::{data_dir, files_under, fixture_pages, repo};
 
 fn sitegen(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sitegen"))
@@ -359,7 +359,7 @@ fn ingest_recognises_the_format_or_says_which_it_reads() {
     let out = sitegen(&["ingest", "vllm-bnech", &page, "--data", "d"], tmp.path());
     assert!(!out.status.success());
     assert!(
-        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, llm-decode-bench, vllm-bench, guidellm, sglang-bench, auto)"),
+        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, llm-decode-bench, vllm-bench, guidellm, sglang-bench, aiperf, auto)"),
         "{}",
         stderr(&out)
     );
@@ -381,4 +381,40 @@ fn ingest_recognises_the_format_or_says_which_it_reads() {
         stderr(&out)
     );
     assert!(!tmp.path().join("e").exists(), "nothing is written");
+}
+
+#[test]
+fn ingest_dry_run_says_what_it_read_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = repo()
+        .join("tests/fixtures/real/llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json")
+        .display()
+        .to_string();
+    let meta = tmp.path().join("m.json");
+    std::fs::write(&meta, r#"{"hardware": {"gpu_count": 4}}"#).unwrap();
+    let out = sitegen(
+        &[
+            "ingest",
+            "--dry-run",
+            &file,
+            "--meta",
+            "m.json",
+            "--data",
+            "d",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = String::from_utf8(out.stdout).unwrap();
+    for line in [
+        "llm-decode-bench (llm_decode_bench.py 0.4.17)",
+        "cards from the file: engine.name = vllm, engine.version = 0.20.2rc1.dev249+glmkimirebase20260514, hardware.gpu = RTX PRO 6000 Blackwell Server Edition,",
+        "cards from --meta: hardware.gpu_count = 4",
+        "would write d/rtx6kpro-glm51-dcp1-mtp0-decode-matrix with 35 cells:",
+        "decode  0 (no prompt) × 1   : Valid, 59.0 tok/s",
+        "× 64  : Over capacity (64 × (0 + 2048) = 131072 tokens exceed the budget of 85376)",
+    ] {
+        assert!(said.contains(line), "{line:?} in:\n{said}");
+    }
+    assert!(!tmp.path().join("d").exists(), "a dry run writes nothing");
 }

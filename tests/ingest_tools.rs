@@ -1,17 +1,26 @@
-//! Importing other benchmark tools' result files: every mapped figure and
-//! status of each fixture (tests/fixtures/tools/, written from each tool's
-//! source and documentation), and a malformed file gives one clear error and
-//! writes nothing.
+//! Importing other benchmark tools' result files. The fixtures of record are
+//! real files (tests/fixtures/real/, each listed with its provenance in
+//! SOURCES.md): every one imports, or is refused with a reason true of it,
+//! and every figure it maps equals the file's own number, computed here from
+//! the file. Hand-written fixtures (tests/fixtures/hand-written/) cover the
+//! cases no real file shows.
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use sitegen::ingest::{Format, ImportOptions, import};
+use serde_json::Value;
+use sitegen::ingest::{Format, ImportOptions, Outcome, import};
 use sitegen::model::{DecodeCell, DecodeTest, PrefillMode, Run, Status};
 
-fn fixture(name: &str) -> PathBuf {
-    common::repo().join("tests/fixtures/tools").join(name)
+fn real(rel: &str) -> PathBuf {
+    common::repo().join("tests/fixtures/real").join(rel)
+}
+
+fn hand(name: &str) -> PathBuf {
+    common::repo()
+        .join("tests/fixtures/hand-written")
+        .join(name)
 }
 
 /// Cards a result file does not carry, as a user passes them with --meta.
@@ -21,426 +30,1215 @@ const META: &str =
 struct Imported {
     _tmp: tempfile::TempDir,
     run: Run,
+    outcome: Outcome,
 }
 
-fn import_files(
-    format: Option<Format>,
-    files: &[PathBuf],
-    id: Option<&str>,
-    meta: bool,
-) -> anyhow::Result<Imported> {
-    let tmp = tempfile::tempdir().unwrap();
-    let meta_path = tmp.path().join("meta.json");
-    std::fs::write(&meta_path, META).unwrap();
-    let opts = ImportOptions {
+fn options(tmp: &Path, id: Option<&str>, meta: Option<&str>, dry_run: bool) -> ImportOptions {
+    let meta_path = meta.map(|m| {
+        let p = tmp.join("meta.json");
+        std::fs::write(&p, m).unwrap();
+        p
+    });
+    ImportOptions {
         id: id.map(str::to_string),
-        data: tmp.path().join("data"),
+        data: tmp.join("data"),
         force: false,
-        meta: meta.then_some(meta_path),
-    };
-    let written = import(format, files, &opts)?;
+        meta: meta_path,
+        dry_run,
+    }
+}
+
+fn import_with(files: &[PathBuf], id: &str, meta: Option<&str>) -> anyhow::Result<Imported> {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(tmp.path(), Some(id), meta, false);
+    let mut written = import(None, files, &opts)?;
     assert_eq!(written.len(), 1);
-    let run = sitegen::store::load_run(&written[0].0).unwrap();
-    Ok(Imported { _tmp: tmp, run })
+    let outcome = written.remove(0);
+    let run = sitegen::store::load_run(&outcome.dir).unwrap();
+    Ok(Imported {
+        _tmp: tmp,
+        run,
+        outcome,
+    })
 }
 
 fn decode(run: &Run, ctx: u64, n: u32) -> &DecodeCell {
     run.decode_cell(ctx, n)
-        .unwrap_or_else(|| panic!("no decode cell {ctx} x{n}"))
+        .unwrap_or_else(|| panic!("{}: no decode cell {ctx} x{n}", run.id))
 }
 
 fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
 }
 
-/// Imports a malformed copy of `name` (`edit` applied to its text) and
-/// returns the error, checking that nothing was written.
-fn malformed(format: Format, name: &str, edit: impl Fn(&str) -> String) -> String {
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join(name);
-    std::fs::write(
-        &file,
-        edit(&std::fs::read_to_string(fixture(name)).unwrap()),
-    )
-    .unwrap();
-    let meta = tmp.path().join("meta.json");
-    std::fs::write(&meta, META).unwrap();
-    let data = tmp.path().join("data");
-    let opts = ImportOptions {
-        id: Some("x".into()),
-        data: data.clone(),
-        force: false,
-        meta: Some(meta),
-    };
-    let err = format!("{:#}", import(Some(format), &[file], &opts).unwrap_err());
-    assert!(!data.exists(), "nothing is written on error: {err}");
-    assert_eq!(err.lines().count(), 1, "one error: {err}");
-    err
+#[track_caller]
+fn assert_figure(what: &str, got: Option<f64>, want: Option<f64>) {
+    match want {
+        Some(w) => assert!(close(got, w), "{what}: imported {got:?}, the file says {w}"),
+        None => assert_eq!(got, None, "{what}"),
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    if path.extension().is_some_and(|e| e == "yaml") {
+        yaml_serde::from_str(&text).unwrap()
+    } else {
+        sitegen::ingest::json::parse_python_json(path, &text).unwrap()
+    }
+}
+
+/// What importing one real file gives.
+enum Expect {
+    /// It imports; these required cards are missing from it (given by --meta).
+    Imports(&'static [&'static str]),
+    /// It is refused with an error holding this text.
+    Refused(&'static str),
+}
+
+const GPU: &str = "hardware.gpu";
+const COUNT: &str = "hardware.gpu_count";
+const ENGINE: &str = "engine.name";
+const MODEL: &str = "model";
+
+/// Every file of tests/fixtures/real/, its format and what it gives.
+const CORPUS: &[(&str, Format, Expect)] = {
+    use Expect::*;
+    use Format::*;
+    &[
+        (
+            "llm-decode-bench/rtx6kpro-results_awq.json",
+            LlmDecodeBench,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "llm-decode-bench/rtx6kpro-vllm_awq_mtp.json",
+            LlmDecodeBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "llm-decode-bench/blackwell-llm-docker-benchmark_results.json",
+            LlmDecodeBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "llm-decode-bench/emulated-llm-decode-bench-0.3.0.json",
+            LlmDecodeBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "llm-decode-bench/emulated-llm-decode-bench-0.4.18.json",
+            LlmDecodeBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json",
+            LlmDecodeBench,
+            Imports(&[]),
+        ),
+        (
+            "llm-decode-bench/blackwell-llm-docker-r34-mtp0-decode.json",
+            LlmDecodeBench,
+            Imports(&[]),
+        ),
+        (
+            "llm-decode-bench/blackwell-llm-docker-r34-mtp0-prefill-only.json",
+            LlmDecodeBench,
+            Imports(&[]),
+        ),
+        (
+            "guidellm/guidellm-repo-benchmarks_stripped.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/guidellm-repo-benchmarks_stripped.yaml",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/emulated-guidellm-0.3.1-benchmarks.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/emulated-guidellm-0.5.4-benchmarks.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/emulated-guidellm-0.7.3-benchmarks.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/emulated-guidellm-0.8.1-benchmarks.json",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "guidellm/emulated-guidellm-0.8.1-benchmarks.yaml",
+            Guidellm,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "vllm-bench/er0080-bench_serve_v0.25.1.json",
+            VllmBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json",
+            VllmBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "vllm-bench/er0080-sweep-max_num_seqs=4-run=0.json",
+            VllmBench,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "vllm-bench/er0080-sweep-max_num_seqs=4-run=1.json",
+            VllmBench,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "vllm-bench/er0080-sweep-max_num_seqs=4-summary.json",
+            VllmBench,
+            Refused("a second result for 32 tokens of context at 2 requests at once"),
+        ),
+        (
+            "vllm-bench/emulated-vllm-0.33.0-c1.json",
+            VllmBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "vllm-bench/emulated-vllm-0.33.0-c4.json",
+            VllmBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "vllm-bench/emulated-vllm-0.33.0-unlimited-16.json",
+            VllmBench,
+            Imports(&[GPU, COUNT]),
+        ),
+        (
+            "vllm-bench/emulated-vllm-bench-rs-multi-turn-c4.json",
+            VllmBench,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl",
+            SglangBench,
+            Refused("request_rate 1.0: the requests arrived at a paced rate"),
+        ),
+        (
+            "sglang-bench/datacrunch-llama_3_3_70b_offline_output.jsonl",
+            SglangBench,
+            Refused("line 5: a second result for 2065 tokens of context at 1500 requests at once"),
+        ),
+        (
+            "sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl",
+            SglangBench,
+            Imports(&[MODEL, GPU, COUNT]),
+        ),
+        (
+            "sglang-bench/emulated-sglang-0.5.23.jsonl",
+            SglangBench,
+            Imports(&[MODEL, GPU, COUNT]),
+        ),
+        (
+            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.json",
+            Aiperf,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.csv",
+            Aiperf,
+            Refused("AIPerf's CSV export records neither the concurrency nor the model"),
+        ),
+        (
+            "aiperf/emulated-aiperf-0.13.0-c1-profile_export_aiperf.json",
+            Aiperf,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json",
+            Aiperf,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "aiperf/emulated-aiperf-0.13.0-c16-profile_export_aiperf.json",
+            Aiperf,
+            Imports(&[GPU, COUNT, ENGINE]),
+        ),
+        (
+            "aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.csv",
+            Aiperf,
+            Refused("AIPerf's CSV export records neither the concurrency nor the model"),
+        ),
+    ]
+};
+
+/// A --meta giving exactly `missing`, as a user would.
+fn meta_for(missing: &[&str]) -> Option<String> {
+    if missing.is_empty() {
+        return None;
+    }
+    let mut meta = serde_json::json!({});
+    for path in missing {
+        let value = match *path {
+            MODEL => Value::from("Given-Model"),
+            GPU => Value::from("Given GPU"),
+            COUNT => Value::from(3),
+            ENGINE => Value::from("given-engine"),
+            other => panic!("unexpected missing card {other}"),
+        };
+        let (head, tail) = path
+            .split_once('.')
+            .map_or((*path, None), |(h, t)| (h, Some(t)));
+        match tail {
+            Some(t) => {
+                meta[head][t] = value;
+            }
+            None => meta[head] = value,
+        }
+    }
+    Some(meta.to_string())
 }
 
 #[test]
-fn llm_decode_bench_results_map_every_cell_and_status() {
-    let r = import_files(None, &[fixture("llm-decode-bench.json")], None, false).unwrap();
-    let run = &r.run;
-    // Cards from metadata, the event log and nvidia-smi's text.
+fn every_real_file_is_in_the_corpus_and_in_sources() {
+    let root = common::repo().join("tests/fixtures/real");
+    let sources = std::fs::read_to_string(root.join("SOURCES.md")).unwrap();
+    let mut on_disk = Vec::new();
+    for entry in walkdir::WalkDir::new(&root) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() && entry.file_name() != "SOURCES.md" {
+            let rel = entry.path().strip_prefix(&root).unwrap();
+            on_disk.push(rel.to_string_lossy().replace('\\', "/"));
+        }
+    }
+    on_disk.sort();
+    let mut listed: Vec<String> = CORPUS.iter().map(|(f, _, _)| (*f).to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "every real file has a row in CORPUS, and no other"
+    );
+    for file in &on_disk {
+        assert!(
+            sources.contains(&format!("`{file}`")),
+            "SOURCES.md lists {file}"
+        );
+    }
+    // At least three real files per format, from at least two repositories.
+    for format in [
+        Format::LlmDecodeBench,
+        Format::Guidellm,
+        Format::VllmBench,
+        Format::SglangBench,
+        Format::Aiperf,
+    ] {
+        let files: Vec<&str> = CORPUS
+            .iter()
+            .filter(|(_, f, _)| *f == format)
+            .map(|(n, _, _)| *n)
+            .collect();
+        assert!(files.len() >= 3, "{}: {files:?}", format.name());
+        let origins: std::collections::BTreeSet<&str> = files
+            .iter()
+            .map(|f| f.split('/').nth(1).unwrap().split('-').next().unwrap())
+            .collect();
+        assert!(origins.len() >= 2, "{}: {origins:?}", format.name());
+    }
+}
+
+#[test]
+fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
+    for (rel, format, expect) in CORPUS {
+        let file = real(rel);
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(Format::detect(&text), Some(*format), "{rel} is recognised");
+        match expect {
+            Expect::Refused(why) => {
+                let tmp = tempfile::tempdir().unwrap();
+                let opts = options(tmp.path(), Some("x"), Some(META), false);
+                let err = format!(
+                    "{:#}",
+                    import(None, std::slice::from_ref(&file), &opts).unwrap_err()
+                );
+                assert!(err.contains(why), "{rel}: {err}");
+                assert!(
+                    err.contains(&*file.display().to_string()),
+                    "{rel}: names the file: {err}"
+                );
+                assert!(!tmp.path().join("data").exists(), "{rel}: nothing written");
+            }
+            Expect::Imports(missing) => {
+                // A dry run says what is missing and writes nothing.
+                let tmp = tempfile::tempdir().unwrap();
+                let opts = options(tmp.path(), Some("x"), None, true);
+                let dry = import(None, std::slice::from_ref(&file), &opts).unwrap();
+                assert!(
+                    !tmp.path().join("data").exists(),
+                    "{rel}: a dry run writes nothing"
+                );
+                assert_eq!(
+                    dry[0].missing, *missing,
+                    "{rel}: cards the file does not state"
+                );
+                // With exactly those given, it imports.
+                let meta = meta_for(missing);
+                let r = import_with(std::slice::from_ref(&file), "x", meta.as_deref())
+                    .unwrap_or_else(|e| panic!("{rel}: {e:#}"));
+                let value = || read_json(&file);
+                match format {
+                    Format::LlmDecodeBench => check_llm_decode_bench(rel, &value(), &r.run),
+                    Format::Guidellm => check_guidellm(rel, &value(), &r.run),
+                    Format::VllmBench => check_bursts(rel, &bursts_of(&value()), &r.run),
+                    Format::SglangBench => {
+                        let lines: Vec<Value> = text
+                            .lines()
+                            .filter(|l| !l.trim().is_empty())
+                            .map(|l| sitegen::ingest::json::parse_python_json(&file, l).unwrap())
+                            .collect();
+                        check_bursts(rel, &lines, &r.run)
+                    }
+                    Format::Aiperf => check_aiperf(rel, &value(), &r.run),
+                    _ => unreachable!(),
+                }
+            }
+        }
+    }
+}
+
+fn num(v: &Value, path: &str) -> Option<f64> {
+    path.split('.')
+        .try_fold(v, |v, k| match k.parse::<usize>() {
+            Ok(i) if v.is_array() => v.get(i),
+            _ => v.get(k),
+        })
+        .and_then(Value::as_f64)
+}
+
+/// llm_decode_bench.py: each result's figures, prefill by context, cards.
+fn check_llm_decode_bench(rel: &str, v: &Value, run: &Run) {
+    for r in v["results"].as_array().unwrap() {
+        let tps = num(r, "aggregate_tps").unwrap();
+        if tps < 0.0 {
+            continue; // a sentinel: the hand-written fixture covers those
+        }
+        let c = decode(
+            run,
+            num(r, "context_tokens").unwrap() as u64,
+            num(r, "concurrency").unwrap() as u32,
+        );
+        let failed = num(r, "num_errors").unwrap_or(0.0);
+        if failed > 0.0 || (tps == 0.0 && num(r, "total_tokens").unwrap_or(0.0) > 0.0) {
+            assert_eq!(
+                c.status,
+                Status::Error,
+                "{rel}: {} × {}",
+                c.context_tokens,
+                c.concurrency
+            );
+            continue;
+        }
+        let what = |f: &str| format!("{rel}: {} × {}: {f}", c.context_tokens, c.concurrency);
+        assert_figure(&what("total tok/s"), c.total_tok_per_s, Some(tps));
+        assert_figure(
+            &what("TTFT"),
+            c.ttft_median_ms,
+            num(r, "ttft_p50").map(|s| s * 1000.0),
+        );
+        assert_figure(
+            &what("TBT"),
+            c.tbt_median_ms,
+            num(r, "inter_token_latency_p50").map(|s| s * 1000.0),
+        );
+        assert_eq!(
+            c.output_tokens,
+            num(r, "client_output_tokens").map(|t| t as u64),
+            "{}",
+            what("output tokens")
+        );
+        assert_eq!(
+            c.completed_requests,
+            num(r, "completed_request_count").map(|t| t as u64),
+            "{}",
+            what("completed")
+        );
+    }
+    if let Some(prefill) = v["prefill"].as_object() {
+        for (ctx, p) in prefill {
+            let cell = run
+                .prefill_cells()
+                .find(|c| c.context_tokens.to_string() == *ctx)
+                .unwrap_or_else(|| panic!("{rel}: prefill {ctx}"));
+            assert_figure(
+                &format!("{rel}: prefill {ctx}"),
+                cell.prompt_tok_per_s,
+                num(p, "tok_per_sec"),
+            );
+            assert_figure(
+                &format!("{rel}: prefill {ctx} TTFT"),
+                cell.ttft_ms,
+                num(p, "ttft_seconds").map(|s| s * 1000.0),
+            );
+        }
+    }
+    // Cards: the GPU from nvidia-smi's CSV query, the engine from the event log.
     let m = &run.meta;
-    assert_eq!(m.model, "Step-3.5-Flash");
-    assert_eq!(m.served_model, "stepfun-ai/Step-3.5-Flash");
-    assert_eq!((m.hardware.gpu.as_str(), m.hardware.gpu_count), ("H200", 4));
-    assert_eq!(m.engine.name, "vllm");
-    assert_eq!(m.engine.version.as_deref(), Some("0.11.2"));
+    if let Some(out) = v
+        .pointer("/startup_diagnostics/nvidia_smi_query/stdout")
+        .and_then(Value::as_str)
+    {
+        let gpus: Vec<&str> = out.lines().filter_map(|l| l.split(", ").nth(1)).collect();
+        if let Some(first) = gpus.first() {
+            assert_eq!(m.hardware.gpu, first.trim_start_matches("NVIDIA "), "{rel}");
+            let count =
+                num(v, "hardware_run_summary.gpu_count").map_or(gpus.len() as u32, |c| c as u32);
+            assert_eq!(m.hardware.gpu_count, count, "{rel}");
+        }
+    }
+    let logged = v["event_log"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .find_map(|e| e.split("startup engine ").nth(1));
+    if let Some(line) = logged {
+        let version = line
+            .split_whitespace()
+            .nth(1)
+            .filter(|w| !w.starts_with("models="));
+        assert_eq!(m.engine.version.as_deref(), version, "{rel}");
+    }
+    assert_eq!(
+        m.model,
+        v["metadata"]["model"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+    );
+}
+
+/// The strategy's concurrency of a guidellm benchmark.
+fn guidellm_streams(b: &Value) -> u32 {
+    let s = ["config", "args"]
+        .iter()
+        .find_map(|k| b[k].get("strategy"))
+        .unwrap();
+    match s["type_"].as_str().unwrap() {
+        "synchronous" => 1,
+        "concurrent" => s["streams"].as_u64().unwrap() as u32,
+        other => panic!("{other}"),
+    }
+}
+
+/// guidellm: each benchmark at its concurrency; total tok/s is the tokens
+/// delivered in the window, from every request's record when the file keeps
+/// all of them, else guidellm's rate over all requests.
+fn check_guidellm(rel: &str, v: &Value, run: &Run) {
+    for b in v["benchmarks"].as_array().unwrap() {
+        let m = &b["metrics"];
+        let ctx = num(m, "prompt_token_count.successful.mean")
+            .unwrap()
+            .round() as u64;
+        let c = decode(run, ctx, guidellm_streams(b));
+        let what = |f: &str| format!("{rel}: {} × {}: {f}", c.context_tokens, c.concurrency);
+        assert_figure(
+            &what("TTFT"),
+            c.ttft_median_ms,
+            num(m, "time_to_first_token_ms.successful.median"),
+        );
+        assert_figure(
+            &what("TBT"),
+            c.tbt_median_ms,
+            num(m, "inter_token_latency_ms.successful.median"),
+        );
+        let (start, end) = (num(b, "start_time").unwrap(), num(b, "end_time").unwrap());
+        let totals = m
+            .get("request_totals")
+            .or(b.get("request_totals"))
+            .or(b.pointer("/run_stats/requests_made"))
+            .unwrap();
+        let counted = ["successful", "errored", "incomplete"]
+            .iter()
+            .map(|k| num(totals, k).unwrap_or(0.0))
+            .sum::<f64>();
+        let records: Vec<&Value> = ["successful", "incomplete", "errored"]
+            .iter()
+            .filter_map(|g| {
+                b.get("requests")
+                    .and_then(|r| r.get(g))
+                    .and_then(Value::as_array)
+            })
+            .flatten()
+            .collect();
+        let new_layout = b.pointer("/config/strategy").is_some();
+        let want = if !new_layout && !records.is_empty() && records.len() as f64 == counted {
+            let mut tokens = 0.0;
+            for r in records {
+                let first =
+                    num(r, "first_token_time").or(num(r, "info.timings.first_token_iteration"));
+                let Some(first) = first else { continue };
+                let last = num(r, "last_token_time")
+                    .or(num(r, "info.timings.last_token_iteration"))
+                    .unwrap_or(first);
+                let k = num(r, "output_tokens").unwrap();
+                let first_in = if first >= start && first <= end {
+                    1.0
+                } else {
+                    0.0
+                };
+                tokens += if k <= 1.0 || last <= first {
+                    k * first_in
+                } else {
+                    first_in
+                        + (k - 1.0) * (last.min(end) - first.max(start)).max(0.0) / (last - first)
+                };
+            }
+            tokens / (end - start)
+        } else {
+            num(m, "output_tokens_per_second.total.mean").unwrap()
+        };
+        assert_figure(&what("total tok/s"), c.total_tok_per_s, Some(want));
+    }
+}
+
+/// The burst records of a vllm bench file: one object, or a sweep's list.
+fn bursts_of(v: &Value) -> Vec<Value> {
+    match v {
+        Value::Array(a) => a.clone(),
+        v => vec![v.clone()],
+    }
+}
+
+/// vllm bench serve and SGLang's bench_serving: one cell per record.
+fn check_bursts(rel: &str, records: &[Value], run: &Run) {
+    for r in records {
+        let completed = num(r, "completed").unwrap();
+        let failed = num(r, "failed").unwrap_or(0.0);
+        let n = if r["mode"] == "multi_turn" {
+            num(r, "multi_turn_concurrency").unwrap()
+        } else {
+            match num(r, "max_concurrency") {
+                Some(n) if n > 0.0 => n,
+                _ => num(r, "num_prompts").unwrap_or(0.0).max(completed + failed),
+            }
+        } as u32;
+        if completed == 0.0 {
+            let c = run.decode_cells().find(|c| c.concurrency == n).unwrap();
+            assert_eq!(c.status, Status::Error, "{rel}");
+            assert!(
+                c.reason
+                    .as_deref()
+                    .unwrap()
+                    .contains(&format!("all {} requests failed", failed as u64)),
+                "{rel}: {:?}",
+                c.reason
+            );
+            continue;
+        }
+        let ctx = (num(r, "total_input_tokens").unwrap() / completed).round() as u64;
+        let c = decode(run, ctx, n);
+        let what = |f: &str| format!("{rel}: {ctx} × {n}: {f}");
+        assert_eq!(
+            c.output_tokens,
+            num(r, "total_output_tokens").map(|t| t as u64),
+            "{}",
+            what("output tokens")
+        );
+        assert_eq!(
+            c.completed_requests,
+            Some(completed as u64),
+            "{}",
+            what("completed")
+        );
+        if failed > 0.0 {
+            assert_eq!(c.status, Status::Error, "{}", what("status"));
+            continue;
+        }
+        assert_figure(
+            &what("total tok/s"),
+            c.total_tok_per_s,
+            Some(num(r, "total_output_tokens").unwrap() / num(r, "duration").unwrap()),
+        );
+        assert_figure(&what("TTFT"), c.ttft_median_ms, num(r, "median_ttft_ms"));
+        assert_figure(&what("TBT"), c.tbt_median_ms, num(r, "median_itl_ms"));
+        assert_figure(
+            &what("per-request tok/s"),
+            c.per_request_tok_per_s,
+            num(r, "median_tpot_ms").map(|t| 1000.0 / t),
+        );
+    }
+}
+
+/// AIPerf: the metrics at the top (0.4 and later) or under records.
+fn check_aiperf(rel: &str, v: &Value, run: &Run) {
+    let metric = |names: &[&str], stat: &str| {
+        names
+            .iter()
+            .find_map(|n| num(v, &format!("{n}.{stat}")).or(num(v, &format!("records.{n}.{stat}"))))
+    };
+    let duration = metric(&["benchmark_duration"], "avg").unwrap();
+    let output = metric(&["total_usage_completion_tokens"], "avg")
+        .or(metric(&["total_osl"], "avg"))
+        .unwrap();
+    let ctx = metric(&["usage_prompt_tokens"], "avg")
+        .or(metric(&["input_sequence_length"], "avg"))
+        .unwrap()
+        .round() as u64;
+    let n = num(v, "input_config.loadgen.concurrency")
+        .or_else(|| {
+            v.pointer("/input_config/phases")
+                .and_then(Value::as_array)
+                .and_then(|p| p.iter().find(|p| p["kind"] == "profiling"))
+                .and_then(|p| num(p, "concurrency"))
+        })
+        .unwrap() as u32;
+    let c = decode(run, ctx, n);
+    let what = |f: &str| format!("{rel}: {ctx} × {n}: {f}");
+    assert_eq!(
+        c.output_tokens,
+        Some(output.round() as u64),
+        "{}",
+        what("output tokens")
+    );
+    if metric(&["error_request_count"], "avg").is_some_and(|e| e > 0.0) {
+        assert_eq!(c.status, Status::Error, "{}", what("status"));
+        return;
+    }
+    assert_figure(
+        &what("total tok/s"),
+        c.total_tok_per_s,
+        Some(output / duration),
+    );
+    assert_figure(
+        &what("TTFT"),
+        c.ttft_median_ms,
+        metric(&["time_to_first_token", "ttft"], "p50"),
+    );
+    assert_figure(
+        &what("TBT"),
+        c.tbt_median_ms,
+        metric(&["inter_token_latency"], "p50"),
+    );
+    assert_figure(
+        &what("per-request tok/s"),
+        c.per_request_tok_per_s,
+        metric(&["output_token_throughput_per_user"], "p50"),
+    );
+}
+
+#[test]
+fn llm_decode_bench_cards_come_from_the_file_itself() {
+    let r = import_with(
+        &[real(
+            "llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json",
+        )],
+        "x",
+        None,
+    )
+    .unwrap();
+    let m = &r.run.meta;
+    assert_eq!(
+        (m.hardware.gpu.as_str(), m.hardware.gpu_count),
+        ("RTX PRO 6000 Blackwell Server Edition", 8)
+    );
+    assert_eq!(
+        (m.engine.name.as_str(), m.engine.version.as_deref()),
+        ("vllm", Some("0.20.2rc1.dev249+glmkimirebase20260514"))
+    );
     let tool = m.run.benchmark_tool.as_ref().unwrap();
-    assert_eq!(
-        (tool.name.as_str(), tool.version.as_deref()),
-        ("llm-inference-bench", Some("0.6.2"))
-    );
-    assert_eq!(m.run.decode_test, DecodeTest::FixedDuration);
-    assert_eq!(m.run.prefill_mode, Some(PrefillMode::DecodeWarmup));
+    assert_eq!(tool.version.as_deref(), Some("0.4.17"));
     assert_eq!(m.run.seconds_per_measurement, Some(30.0));
-    assert_eq!(m.run.max_output_tokens, Some(4096));
-    assert_eq!(
-        m.source.as_deref(),
-        Some("llm_decode_bench.py results: llm-decode-bench.json")
-    );
+    // Planned cells the tool skipped for the KV budget are Over capacity.
+    assert_eq!(decode(&r.run, 0, 64).status, Status::OverCapacity);
+    // --meta still overrides a card the file states.
+    let over = import_with(
+        &[real(
+            "llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json",
+        )],
+        "y",
+        Some(r#"{"hardware": {"gpu_count": 4}}"#),
+    )
+    .unwrap();
+    assert_eq!(over.run.meta.hardware.gpu_count, 4);
+    assert_eq!(over.outcome.from_meta, ["hardware.gpu_count"]);
+}
 
-    // Prefill: seconds become ms; the tool's rounded figures kept as they are.
-    let prefill: Vec<_> = run.prefill_cells().collect();
-    assert_eq!(prefill.len(), 2);
-    assert_eq!(prefill[0].context_tokens, 8192);
-    assert!(close(prefill[0].ttft_ms, 512.0));
-    assert!(close(prefill[0].prompt_tok_per_s, 16_000.0));
-    assert_eq!(prefill[0].prompt_tokens, Some(8192));
-    assert!(close(prefill[1].ttft_ms, 2341.0));
-    assert!(close(prefill[1].prompt_tok_per_s, 14_247.0));
-    let by = prefill[1].measured_by.as_ref().unwrap();
+#[test]
+fn a_prefill_only_run_has_no_decode_test() {
+    let r = import_with(
+        &[real(
+            "llm-decode-bench/blackwell-llm-docker-r34-mtp0-prefill-only.json",
+        )],
+        "x",
+        None,
+    )
+    .unwrap();
+    assert_eq!(r.run.meta.run.decode_test, DecodeTest::None);
+    assert_eq!(r.run.meta.run.prefill_mode, Some(PrefillMode::Standalone));
+    assert_eq!(r.run.meta.run.seconds_per_measurement, None);
+    assert_eq!(
+        r.run.decode_cells().count(),
+        0,
+        "no decode was planned, so none is over capacity"
+    );
+    assert!(r.run.prefill_cells().count() >= 2);
+    let page = sitegen::render::run_page::RunPage::new(&r.run, &[]).unwrap();
+    let html = askama::Template::render(&page).unwrap();
     assert!(
-        by.definitions["total_tok_per_s"].contains("Prometheus"),
-        "{by:?}"
+        html.contains("<dt>Decode test</dt><dd>None (prefill only)</dd>"),
+        "the card does not claim a 30 s decode"
     );
+}
 
-    // Valid, with no prompt at all: context 0.
-    let c = decode(run, 0, 1);
-    assert_eq!(c.status, Status::Valid);
-    assert!(close(c.total_tok_per_s, 180.5));
-    assert!(close(c.per_request_tok_per_s, 180.5));
-    assert!(close(c.ttft_median_ms, 41.0));
-    assert!(close(c.tbt_median_ms, 5.54));
-    assert!(close(c.avg_active_requests, 1.0));
-    assert_eq!(c.completed_requests, Some(1));
-    assert!(close(c.measured_s, 30.0));
-    let raw = &c.measured_by.as_ref().unwrap().raw;
+#[test]
+fn llm_decode_bench_statuses_map_as_the_tool_writes_them() {
+    // Hand-written: every status in one file (no real file shows a loop or a failure).
+    let r = import_with(
+        &[hand("llm-decode-bench-0.6.2-statuses.hand-written.json")],
+        "x",
+        None,
+    )
+    .unwrap();
+    let run = &r.run;
+    let m = &run.meta;
     assert_eq!(
-        raw["server_steps_per_s"], 180.2,
-        "the tool's other fields are kept raw"
+        (m.hardware.gpu.as_str(), m.hardware.gpu_count),
+        ("H200", 4),
+        "nvidia-smi's table"
     );
-    // NaN per-request rate: the total / N, as the tool defines it.
+    assert_eq!(
+        m.engine.version.as_deref(),
+        Some("0.11.2"),
+        "'version' in the event log"
+    );
     let c = decode(run, 0, 16);
-    assert!(close(c.per_request_tok_per_s, 1800.0 / 16.0));
-    // Looped: the sentinel is not a throughput.
+    assert!(
+        close(c.per_request_tok_per_s, 1800.0 / 16.0),
+        "NaN per-request rate: total / N"
+    );
     let c = decode(run, 8192, 4);
     assert_eq!(c.status, Status::Looped);
+    assert_eq!(c.total_tok_per_s, None);
+    let c = decode(run, 8192, 16);
+    assert_eq!(c.status, Status::RequestsQueued);
+    assert!(
+        close(c.per_request_tok_per_s, 125.0),
+        "divided by the 12 that ran"
+    );
+    let c = decode(run, 32768, 1);
+    assert_eq!(
+        (c.status, c.reason.as_deref()),
+        (Status::Error, Some("HTTP 500: engine core died"))
+    );
+    let c = decode(run, 32768, 4);
+    assert!(close(c.total_tok_per_s, 480.0), "skipped, then measured");
+    assert_eq!(decode(run, 32768, 16).status, Status::OverCapacity);
+    assert_eq!(run.decode_cells().count(), 9);
+}
+
+#[test]
+fn guidellm_counts_the_tokens_of_requests_cut_off_at_the_end() {
+    // guidellm 0.8.1 against the emulated engine: 8 s benchmarks of 256-token
+    // requests at 20 ms a token, so every benchmark ends with requests cut off.
+    let file = real("guidellm/emulated-guidellm-0.8.1-benchmarks.json");
+    let v = read_json(&file);
+    let r = import_with(&[file], "x", meta_for(&[GPU, COUNT, ENGINE]).as_deref()).unwrap();
+    for b in v["benchmarks"].as_array().unwrap() {
+        let n = guidellm_streams(b);
+        let c = run_cell_at(&r.run, n);
+        let successful_only = num(&b["metrics"], "output_token_count.successful.total_sum")
+            .unwrap()
+            / num(b, "duration").unwrap();
+        assert!(
+            c.total_tok_per_s.unwrap() > 1.2 * successful_only,
+            "{n}: {:?} vs {successful_only}",
+            c.total_tok_per_s
+        );
+        let d = &c.measured_by.as_ref().unwrap().definitions["total_tok_per_s"];
+        assert!(
+            d.contains("guidellm's own total counts the finished requests only"),
+            "{d}"
+        );
+    }
+    assert_eq!(
+        r.run
+            .meta
+            .run
+            .benchmark_tool
+            .as_ref()
+            .unwrap()
+            .version
+            .as_deref(),
+        Some("0.8.1")
+    );
+    assert_eq!(r.run.meta.served_model, "emulated-model");
+    // The YAML of the same run gives the same cells.
+    let yaml = import_with(
+        &[real("guidellm/emulated-guidellm-0.8.1-benchmarks.yaml")],
+        "y",
+        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
+    )
+    .unwrap();
+    assert_eq!(yaml.run.cells, r.run.cells);
+}
+
+fn run_cell_at(run: &Run, n: u32) -> &DecodeCell {
+    run.decode_cells().find(|c| c.concurrency == n).unwrap()
+}
+
+#[test]
+fn guidellm_layouts_name_their_version_and_what_they_lack() {
+    let v = read_json(&real("guidellm/emulated-guidellm-0.8.1-benchmarks.json"));
+    let mut broken = v.clone();
+    broken["benchmarks"][0]["metrics"]
+        .as_object_mut()
+        .unwrap()
+        .remove("request_totals");
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("benchmarks.json");
+    std::fs::write(&file, broken.to_string()).unwrap();
+    let opts = options(tmp.path(), Some("x"), Some(META), false);
+    let err = format!("{:#}", import(None, &[file], &opts).unwrap_err());
+    assert!(err.contains("benchmarks[0]: guidellm 0.8.1: expected the request counts under metrics.request_totals (0.4 and later) or request_totals / run_stats.requests_made (0.2–0.3), found none; the benchmark holds config, cooldown_duration"), "{err}");
+    // A benchmark paced by rate has no concurrency.
+    let mut paced = v;
+    paced["benchmarks"][0]["config"]["strategy"] =
+        serde_json::json!({"type_": "constant", "rate": 5.0});
+    std::fs::write(tmp.path().join("benchmarks.json"), paced.to_string()).unwrap();
+    let err = format!(
+        "{:#}",
+        import(None, &[tmp.path().join("benchmarks.json")], &opts).unwrap_err()
+    );
+    assert!(err.contains("benchmarks[0].config.strategy: expected a synchronous, concurrent (streams) or throughput (max_concurrency) strategy, found constant"), "{err}");
+}
+
+#[test]
+fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
+    // vllm bench serve 0.33, 16 requests at once against an engine that runs 8.
+    let r = import_with(
+        &[real("vllm-bench/emulated-vllm-0.33.0-unlimited-16.json")],
+        "x",
+        meta_for(&[GPU, COUNT]).as_deref(),
+    )
+    .unwrap();
+    let c = run_cell_at(&r.run, 16);
+    assert_eq!(c.status, Status::RequestsQueued);
+    let why = c.reason.as_deref().unwrap();
+    assert!(
+        why.contains(
+            " of 16 requests sent at once got their first token only after another had finished"
+        ),
+        "{why}"
+    );
+    assert!(
+        c.measured_by.as_ref().unwrap().definitions["concurrency"].contains(
+            "a burst sent all at once (infinite rate, no limit) is filed at all its requests"
+        )
+    );
+    // Summary only, 10,000 at once: not marked, and the page says why.
+    let r = import_with(
+        &[real("sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl")],
+        "y",
+        meta_for(&[MODEL, GPU, COUNT]).as_deref(),
+    )
+    .unwrap();
+    let c = run_cell_at(&r.run, 10_000);
+    assert_eq!(c.status, Status::Valid);
+    assert!(
+        c.measured_by.as_ref().unwrap().definitions["status"]
+            .contains("whether the server ran every request at once is not known")
+    );
+    // Behind SGLang's PD router (hand-written): the model and the server's
+    // limit come from internal_states, and 128 in flight exceed its 64.
+    let r = import_with(
+        &[hand("sglang-bench-pd-router.hand-written.jsonl")],
+        "z",
+        meta_for(&[GPU, COUNT]).as_deref(),
+    )
+    .unwrap();
+    assert_eq!(r.run.meta.served_model, "deepseek-ai/DeepSeek-V3.2");
+    assert_eq!(
+        (
+            r.run.meta.engine.name.as_str(),
+            r.run.meta.engine.version.as_deref()
+        ),
+        ("sglang", Some("0.5.6"))
+    );
+    let c = run_cell_at(&r.run, 128);
+    assert_eq!(c.status, Status::RequestsQueued);
+    assert!(
+        c.reason.as_deref().unwrap().contains(
+            "server_info.internal_states[0].max_running_requests); the burst kept 128 in flight"
+        ),
+        "{:?}",
+        c.reason
+    );
+}
+
+#[test]
+fn an_all_failed_burst_is_an_error_cell_with_the_counts() {
+    let r = import_with(
+        &[real(
+            "vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json",
+        )],
+        "x",
+        meta_for(&[GPU, COUNT]).as_deref(),
+    )
+    .unwrap();
+    let c = run_cell_at(&r.run, 8);
+    assert_eq!(c.status, Status::Error);
+    assert_eq!(c.completed_requests, Some(0));
     assert_eq!(c.total_tok_per_s, None);
     assert!(
         c.reason
             .as_deref()
             .unwrap()
-            .contains("loop_detected_during_measurement")
+            .starts_with("all 8 requests failed")
     );
-    // Requests queued: 12 of 16 ran; per request divides by the 12.
-    let c = decode(run, 8192, 16);
-    assert_eq!(c.status, Status::RequestsQueued);
-    assert!(close(c.total_tok_per_s, 1500.0));
-    assert!(close(c.per_request_tok_per_s, 125.0));
-    assert!(
-        c.measured_by
-            .as_ref()
-            .unwrap()
-            .definitions
-            .contains_key("per_request_tok_per_s")
-    );
-    // Failed: the tool's reason.
-    let c = decode(run, 32768, 1);
-    assert_eq!(c.status, Status::Error);
-    assert_eq!(c.reason.as_deref(), Some("HTTP 500: engine core died"));
-    // Skipped and then measured: the measurement; null TTFT stays unknown.
-    let c = decode(run, 32768, 4);
-    assert_eq!(c.status, Status::Valid);
-    assert!(close(c.total_tok_per_s, 480.0));
-    assert_eq!(c.ttft_median_ms, None);
-    // Absent for capacity: 16 x (32768 + 4096) > 300,000.
-    let c = decode(run, 32768, 16);
-    assert_eq!(c.status, Status::OverCapacity);
-    assert!(
-        c.reason.as_deref().unwrap().contains("589824"),
-        "{:?}",
-        c.reason
-    );
-    assert_eq!(run.decode_cells().count(), 9);
-}
-
-#[test]
-fn llm_decode_bench_malformed_files_name_the_place() {
-    let f = Format::LlmDecodeBench;
-    let name = "llm-decode-bench.json";
-    let err = malformed(f, name, |t| t[..t.len() / 2].to_string());
-    assert!(
-        err.contains("llm-decode-bench.json: line ") && err.contains("the file ends early"),
-        "{err}"
-    );
-    let err = malformed(f, name, |t| {
-        t.replacen("\"aggregate_tps\": 620.0", "\"aggregate_tps\": \"fast\"", 1)
-    });
-    assert!(err.ends_with("llm-decode-bench.json: results[1].aggregate_tps: expected a finite number, found \"fast\""), "{err}");
-    let err = malformed(f, name, |t| {
-        t.replacen("\"aggregate_tps\": 171.0", "\"aggregate_tps\": 180.5", 1)
-            .replacen(
-                "\"context_tokens\": 8192, \"aggregate_tps\": 180.5",
-                "\"context_tokens\": 0, \"aggregate_tps\": 180.5",
-                1,
-            )
-    });
-    assert!(
-        err.contains("results[3]: a second measurement of the cell results[0]"),
-        "{err}"
-    );
-    let err = malformed(f, name, |t| {
-        t.replacen("\"max_tokens\": 4096", "\"max_tokens\": -1", 1)
-    });
-    assert!(
-        err.contains("metadata.max_tokens: expected a whole number >= 0, found -1"),
-        "{err}"
-    );
-}
-
-#[test]
-fn vllm_bench_files_make_one_run_with_a_cell_each() {
-    let files = [
-        "vllm-bench-c4.json",
-        "vllm-bench-c1.json",
-        "vllm-bench-c16-failed.json",
-    ]
-    .map(fixture);
-    // Several files without a name for the run: asked for one.
-    let err = import_files(None, &files, None, true)
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(
-        err.contains("3 vllm-bench files make one run: name it with --id"),
-        "{err}"
-    );
-    let r = import_files(None, &files, Some("qwen3-h100"), true).unwrap();
-    let run = &r.run;
-    let m = &run.meta;
-    assert_eq!(
-        (m.model.as_str(), m.served_model.as_str()),
-        ("Qwen3-8B", "Qwen/Qwen3-8B")
-    );
-    assert_eq!(m.run.decode_test, DecodeTest::RequestBurst);
-    assert_eq!(
-        m.run.benchmark_tool.as_ref().unwrap().name,
-        "vllm bench serve"
-    );
-    assert_eq!(m.run.seconds_per_measurement, None);
-    assert_eq!(m.run.prefill_mode, None);
-    assert_eq!(
-        m.source.as_deref(),
-        Some(
-            "vllm bench serve results: vllm-bench-c4.json, vllm-bench-c1.json, vllm-bench-c16-failed.json"
-        )
-    );
-    let c = decode(run, 1024, 4);
-    assert_eq!(c.status, Status::Valid);
-    assert!(close(c.total_tok_per_s, 512.0));
-    assert!(close(c.per_request_tok_per_s, 1000.0 / 7.4));
-    assert!(close(c.ttft_median_ms, 90.0));
-    assert!(close(c.tbt_median_ms, 7.3));
-    assert!(close(c.avg_active_requests, 1.998 * 40.0 / 20.0));
-    assert_eq!(
-        (c.completed_requests, c.output_tokens),
-        (Some(40), Some(10_240))
-    );
-    assert!(close(c.measured_s, 20.0));
-    let by = c.measured_by.as_ref().unwrap();
-    assert_eq!(by.tool, "vllm bench serve");
-    assert!(by.definitions["tbt_ms"].contains("chunk"));
-    assert_eq!(by.raw["a_future_key"], "kept raw");
-    // request_rate Infinity and std NaN read; long per-request lists dropped.
-    let c = decode(run, 1024, 1);
-    assert!(close(c.total_tok_per_s, 160.0));
-    let raw = &c.measured_by.as_ref().unwrap().raw;
-    assert_eq!(raw["request_rate"], "Infinity");
-    assert!(raw.get("input_lens").is_none() && raw.get("ttfts").is_some());
-    // Failed requests: an Error with the count, and no throughput.
-    let c = decode(run, 1024, 16);
-    assert_eq!(c.status, Status::Error);
-    assert_eq!(c.reason.as_deref(), Some("2 of 160 requests failed"));
-    assert_eq!(c.total_tok_per_s, None);
-}
-
-#[test]
-fn vllm_bench_malformed_files_name_the_field() {
-    let f = Format::VllmBench;
-    let name = "vllm-bench-c4.json";
-    let err = malformed(f, name, |t| {
-        t.replace("\"max_concurrency\": 4", "\"max_concurrency\": null")
-    });
-    assert!(err.contains("vllm-bench-c4.json: top level: max_concurrency: expected the number of requests kept in flight, found none (request_rate \"inf\")"), "{err}");
-    let err = malformed(f, name, |t| {
-        t.replace("\"duration\": 20.0", "\"duration\": 0")
-    });
-    assert!(
-        err.ends_with("vllm-bench-c4.json: duration: expected a number above 0, found 0"),
-        "{err}"
-    );
-    let err = malformed(f, name, |t| {
-        t.replace("\"completed\": 40", "\"completed\": NaN")
-    });
-    assert!(
-        err.ends_with("vllm-bench-c4.json: completed: expected a whole number >= 0, found \"NaN\""),
-        "{err}"
-    );
-    let err = malformed(f, name, |t| t.trim_end().trim_end_matches('}').to_string());
-    assert!(err.contains("the file ends early"), "{err}");
-}
-
-#[test]
-fn sglang_bench_lines_are_cells_and_secrets_are_redacted() {
-    let r = import_files(None, &[fixture("sglang-bench.jsonl")], None, true).unwrap();
-    let run = &r.run;
-    assert_eq!(run.meta.model, "GLM-4.6-FP8");
-    assert_eq!(
-        run.meta.engine.name, "vllm",
-        "--meta wins over the file's backend"
-    );
-    let c = decode(run, 8192, 1);
-    assert!(close(c.total_tok_per_s, 327.68));
-    assert!(close(c.per_request_tok_per_s, 1000.0 / 2.58));
-    assert!(close(c.ttft_median_ms, 238.0));
-    assert!(close(c.tbt_median_ms, 2.55));
-    assert!(close(c.avg_active_requests, 1.56 * 8.0 / 12.5));
-    assert_eq!(
-        (c.completed_requests, c.output_tokens),
-        (Some(8), Some(4096))
-    );
-    let raw = &c.measured_by.as_ref().unwrap().raw;
-    assert_eq!(raw["server_info"]["api_key"], "<redacted>");
-    let cell_file = std::fs::read_to_string(
-        r._tmp
-            .path()
-            .join("data/sglang-bench/cells/decode-00008192-x001.json"),
+    // Some failed: Error, with the count.
+    let r = import_with(
+        &[hand("vllm-bench-partial-failure.hand-written.json")],
+        "y",
+        meta_for(&[GPU, COUNT]).as_deref(),
     )
     .unwrap();
-    assert!(
-        !cell_file.contains("sk-should-never"),
-        "no secret is stored"
-    );
-    let c = decode(run, 8192, 8);
-    assert!(close(c.total_tok_per_s, 1638.4));
-    assert!(close(c.avg_active_requests, 2.48 * 32.0 / 10.0));
-}
-
-#[test]
-fn sglang_bench_malformed_line_is_named_by_its_line() {
-    let err = malformed(Format::SglangBench, "sglang-bench.jsonl", |t| {
-        t.replacen("\"completed\": 32", "\"completed\": \"many\"", 1)
-    });
-    assert!(
-        err.ends_with(
-            "sglang-bench.jsonl: line 3.completed: expected a whole number >= 0, found \"many\""
-        ),
-        "{err}"
-    );
-    let err = malformed(Format::SglangBench, "sglang-bench.jsonl", |t| {
-        format!("{t}{{\"backend\": ")
-    });
-    assert!(err.contains("sglang-bench.jsonl: line 4, column"), "{err}");
-}
-
-#[test]
-fn guidellm_benchmarks_are_cells_at_their_concurrency() {
-    let r = import_files(None, &[fixture("guidellm-benchmarks.json")], None, true).unwrap();
-    let run = &r.run;
-    let m = &run.meta;
-    assert_eq!(m.model, "Llama-3.1-8B-Instruct");
-    let tool = m.run.benchmark_tool.as_ref().unwrap();
+    let c = run_cell_at(&r.run, 16);
     assert_eq!(
-        (tool.name.as_str(), tool.version.as_deref()),
-        ("guidellm", Some("0.3.1"))
+        (c.status, c.reason.as_deref()),
+        (Status::Error, Some("2 of 160 requests failed"))
     );
-    let c = decode(run, 1024, 1);
+}
+
+#[test]
+fn multi_turn_results_are_filed_at_their_conversations() {
+    let file = real("vllm-bench/emulated-vllm-bench-rs-multi-turn-c4.json");
+    let v = read_json(&file);
+    let r = import_with(&[file], "x", meta_for(&[GPU, COUNT, ENGINE]).as_deref()).unwrap();
+    let c = run_cell_at(&r.run, 4);
     assert_eq!(c.status, Status::Valid);
-    assert!(close(c.total_tok_per_s, 2560.0 / 20.0));
-    assert!(close(c.tbt_median_ms, 7.5));
-    assert!(close(c.per_request_tok_per_s, 1000.0 / 7.5));
-    assert!(close(c.ttft_median_ms, 50.0));
-    assert!(close(c.avg_active_requests, 0.99));
+    assert_eq!(c.completed_requests, num(&v, "completed").map(|n| n as u64));
+    assert!(
+        c.measured_by.as_ref().unwrap().definitions["concurrency"]
+            .contains("conversations at once, each sending its turns one after another")
+    );
+    assert!(
+        r.outcome.layout.starts_with("multi-turn result"),
+        "{}",
+        r.outcome.layout
+    );
+}
+
+#[test]
+fn figures_in_seconds_are_read_and_unreadable_ones_are_named() {
+    let r = import_with(
+        &[hand("vllm-bench-derivative-seconds.hand-written.json")],
+        "x",
+        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
+    )
+    .unwrap();
+    let c = run_cell_at(&r.run, 8);
+    assert!(close(c.ttft_median_ms, 184.0), "{:?}", c.ttft_median_ms);
+    assert!(
+        close(c.per_request_tok_per_s, 1000.0 / 15.1),
+        "{:?}",
+        c.per_request_tok_per_s
+    );
+    assert_eq!(c.tbt_median_ms, None);
+    let d = &c.measured_by.as_ref().unwrap().definitions;
+    assert!(
+        d["ttft_ms"].contains("read from `median_ttft`, in seconds"),
+        "{d:?}"
+    );
+    assert_eq!(r.outcome.warnings.len(), 1, "{:?}", r.outcome.warnings);
+    assert!(r.outcome.warnings[0].contains("time between tokens left empty: median_itl_us hold it, but none is a median in ms or seconds"), "{:?}", r.outcome.warnings);
+}
+
+#[test]
+fn sglang_server_info_names_the_engine_and_secrets_stay_out() {
+    let r = import_with(
+        &[hand("sglang-bench-server-info.hand-written.jsonl")],
+        "x",
+        meta_for(&[GPU, COUNT]).as_deref(),
+    )
+    .unwrap();
     assert_eq!(
-        (c.completed_requests, c.output_tokens),
-        (Some(10), Some(2560))
+        (
+            r.run.meta.engine.name.as_str(),
+            r.run.meta.engine.version.as_deref()
+        ),
+        ("sglang", Some("0.5.4"))
     );
-    let raw = &c.measured_by.as_ref().unwrap().raw;
+    assert_eq!(r.run.meta.served_model, "zai-org/GLM-4.6-FP8");
+    let stored = serde_json::to_string(&r.run.cells).unwrap();
     assert!(
-        raw.get("requests").is_none(),
-        "per-request records are not kept"
+        !stored.contains("sk-should-never-be-stored"),
+        "the api key is redacted"
     );
-    assert_eq!(raw["worker"]["backend_kwargs"]["api_key"], "<redacted>");
-    let c = decode(run, 1024, 8);
-    assert!(close(c.total_tok_per_s, 16_384.0 / 20.0));
-    let c = decode(run, 1024, 32);
+}
+
+#[test]
+fn aiperf_prefers_the_servers_token_counts_and_names_errors() {
+    let file = real("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json");
+    let v = read_json(&file);
+    let r = import_with(&[file], "x", meta_for(&[GPU, COUNT, ENGINE]).as_deref()).unwrap();
+    let c = run_cell_at(&r.run, 4);
+    let server = num(&v, "total_usage_completion_tokens.avg").unwrap();
+    let tokenizer = num(&v, "total_osl.avg").unwrap();
+    assert!(
+        server != tokenizer,
+        "this run's client tokenizer disagreed with the server"
+    );
+    assert_eq!(c.output_tokens, Some(server as u64));
+    let d = &c.measured_by.as_ref().unwrap().definitions;
+    assert!(
+        d["tbt_ms"]
+            .contains("disagreed with the server's counts (usage_discrepancy_count above 0)"),
+        "{d:?}"
+    );
+    assert_eq!(
+        r.run
+            .meta
+            .run
+            .benchmark_tool
+            .as_ref()
+            .unwrap()
+            .version
+            .as_deref(),
+        Some("0.13.0")
+    );
+    // The older layout: a cancellation error is named.
+    let r = import_with(
+        &[real(
+            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.json",
+        )],
+        "y",
+        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
+    )
+    .unwrap();
+    let c = run_cell_at(&r.run, 100);
     assert_eq!(c.status, Status::Error);
-    assert_eq!(c.reason.as_deref(), Some("6 of 256 requests failed"));
-}
-
-#[test]
-fn guidellm_rate_paced_benchmark_is_refused_with_why() {
-    let err = malformed(Format::Guidellm, "guidellm-benchmarks.json", |t| {
-        t.replacen(
-            "{\"type_\": \"synchronous\"}",
-            "{\"type_\": \"constant\", \"rate\": 5}",
-            1,
-        )
-    });
-    assert!(err.contains("guidellm-benchmarks.json: benchmarks[0]: args.strategy: expected a synchronous, concurrent (streams) or throughput (max_concurrency) strategy, found constant"), "{err}");
-    let err = malformed(Format::Guidellm, "guidellm-benchmarks.json", |t| {
-        t.replacen(
-            "\"end_time\": 1762077620.0",
-            "\"end_time\": 1762077600.0",
-            1,
-        )
-    });
-    assert!(
-        err.contains("benchmarks[0]: end_time: expected a time after start_time"),
-        "{err}"
+    assert_eq!(
+        c.reason.as_deref(),
+        Some("11 of 100 requests failed (RequestCancellationError ×11)")
     );
+    // Three files at three concurrencies make one run.
+    let files: Vec<PathBuf> = [1, 4, 16]
+        .map(|n| {
+            real(&format!(
+                "aiperf/emulated-aiperf-0.13.0-c{n}-profile_export_aiperf.json"
+            ))
+        })
+        .to_vec();
+    let r = import_with(&files, "z", meta_for(&[GPU, COUNT, ENGINE]).as_deref()).unwrap();
+    assert_eq!(concurrencies(&r.run), [1, 4, 16]);
 }
 
 #[test]
-fn each_format_is_recognised_by_its_content() {
-    for (name, format) in [
-        ("llm-decode-bench.json", Format::LlmDecodeBench),
-        ("vllm-bench-c4.json", Format::VllmBench),
-        ("sglang-bench.jsonl", Format::SglangBench),
-        ("guidellm-benchmarks.json", Format::Guidellm),
-    ] {
-        let text = std::fs::read_to_string(fixture(name)).unwrap();
-        assert_eq!(Format::detect(&text), Some(format), "{name}");
-    }
-}
-
-#[test]
-fn the_run_page_says_how_imported_figures_are_defined() {
-    let files = ["vllm-bench-c4.json", "vllm-bench-c1.json"].map(fixture);
-    let r = import_files(Some(Format::VllmBench), &files, Some("q"), true).unwrap();
+fn vllm_bench_files_make_one_run_and_say_their_layout() {
+    let files: Vec<PathBuf> = ["c1", "c4", "unlimited-16"]
+        .map(|n| real(&format!("vllm-bench/emulated-vllm-0.33.0-{n}.json")))
+        .to_vec();
+    let r = import_with(&files, "q", meta_for(&[GPU, COUNT]).as_deref()).unwrap();
+    assert_eq!(concurrencies(&r.run), [1, 4, 16]);
+    assert_eq!(r.run.meta.engine.name, "vllm", "named by the backend");
+    assert!(
+        r.outcome
+            .layout
+            .contains("vLLM's result files record no version")
+    );
     let page = sitegen::render::run_page::RunPage::new(&r.run, &[]).unwrap();
     let html = askama::Template::render(&page).unwrap();
-    assert!(html.contains("2 cells were measured by vllm bench serve, which defines these figures differently from this site:"));
-    assert!(
-        html.contains("<dt>Time between tokens</dt><dd>median ITL: time between streamed chunks")
-    );
+    assert!(html.contains("3 cells were measured by vllm bench serve, which defines these figures differently from this site:"));
     assert!(html.contains("<dt>Decode test</dt><dd>Request burst</dd>"));
-    // The warm-cache TTFT note is not said of a burst that never warmed it.
-    assert!(!html.contains(sitegen::labels::TTFT_NOTE));
+    assert!(
+        !html.contains(sitegen::labels::TTFT_NOTE),
+        "no warm-cache TTFT note for a burst"
+    );
+    // Two files of one model only.
+    let err = format!(
+        "{:#}",
+        import_with(
+            &[
+                real("vllm-bench/er0080-bench_serve_v0.25.1.json"),
+                files[0].clone()
+            ],
+            "m",
+            Some(META)
+        )
+        .err()
+        .unwrap()
+    );
+    assert!(
+        err.contains("model_id: expected facebook/opt-125m as in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn malformed_files_name_the_file_the_place_and_what_was_expected() {
+    type Edit<'a> = &'a dyn Fn(&str) -> String;
+    let cases: [(&str, PathBuf, Edit, &str); 5] = [
+        // (file name, source, edit, what the error says)
+        (
+            "llm-decode-bench.json",
+            hand("llm-decode-bench-0.6.2-statuses.hand-written.json"),
+            &|t: &str| t[..t.len() / 2].to_string(),
+            "the file ends early",
+        ),
+        (
+            "llm-decode-bench.json",
+            hand("llm-decode-bench-0.6.2-statuses.hand-written.json"),
+            &|t: &str| t.replacen("\"aggregate_tps\": 620.0", "\"aggregate_tps\": \"fast\"", 1),
+            "llm-decode-bench.json: results[1].aggregate_tps: expected a finite number, found \"fast\"",
+        ),
+        (
+            "vllm.json",
+            real("vllm-bench/emulated-vllm-0.33.0-c4.json"),
+            &|t: &str| t.replacen("\"completed\": 16", "\"completed\": \"many\"", 1),
+            "vllm.json: completed: expected a whole number >= 0, found \"many\"",
+        ),
+        (
+            "sglang.jsonl",
+            real("sglang-bench/emulated-sglang-0.5.23.jsonl"),
+            &|t: &str| t.replacen("\"completed\": 16", "\"completed\": -1", 1),
+            "sglang.jsonl: line 1.completed: expected a whole number >= 0, found -1",
+        ),
+        (
+            "benchmarks.yaml",
+            real("guidellm/guidellm-repo-benchmarks_stripped.yaml"),
+            &|t: &str| t.replacen("benchmarks:", "benchmarks: [", 1),
+            "benchmarks.yaml: line ",
+        ),
+    ];
+    for (name, source, edit, want) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join(name);
+        std::fs::write(&file, edit(&std::fs::read_to_string(&source).unwrap())).unwrap();
+        let opts = options(tmp.path(), Some("x"), Some(META), false);
+        let format = match name.rsplit('.').next() {
+            _ if name.starts_with("llm") => Format::LlmDecodeBench,
+            _ if name.starts_with("vllm") => Format::VllmBench,
+            _ if name.starts_with("sglang") => Format::SglangBench,
+            _ => Format::Guidellm,
+        };
+        let err = format!("{:#}", import(Some(format), &[file], &opts).unwrap_err());
+        assert!(err.contains(want), "{err}");
+        assert_eq!(err.lines().count(), 1, "one error: {err}");
+        assert!(!tmp.path().join("data").exists());
+    }
 }
 
 /// Hostile text from every source a page shows: comparisons.json titles and
@@ -452,13 +1250,9 @@ fn hostile_text_from_any_source_stays_text() {
     let data = tmp.path().join("data");
     let dir = tmp.path().join("in");
     std::fs::create_dir(&dir).unwrap();
-    let hostile = |name: &str, edit: &dyn Fn(&str) -> String| {
+    let hostile = |source: PathBuf, name: &str, edit: &dyn Fn(&str) -> String| {
         let path = dir.join(name);
-        std::fs::write(
-            &path,
-            edit(&std::fs::read_to_string(fixture(name)).unwrap()),
-        )
-        .unwrap();
+        std::fs::write(&path, edit(&std::fs::read_to_string(source).unwrap())).unwrap();
         path
     };
     let meta = dir.join("meta.json");
@@ -470,34 +1264,43 @@ fn hostile_text_from_any_source_stays_text() {
     let inputs: Vec<(&str, Vec<PathBuf>)> = vec![
         (
             "evil-decode-bench",
-            vec![hostile("llm-decode-bench.json", &|t| {
-                t.replace("HTTP 500: engine core died", "<script>alert(1)</script>")
-                    .replace(
-                        "stepfun-ai/Step-3.5-Flash",
-                        "org/<img src=x onerror=alert(2)>",
-                    )
-            })],
+            vec![hostile(
+                hand("llm-decode-bench-0.6.2-statuses.hand-written.json"),
+                "ldb.json",
+                &|t| t.replace("HTTP 500: engine core died", "<script>alert(1)</script>"),
+            )],
         ),
         (
             "evil-vllm",
-            vec![hostile("vllm-bench-c4.json", &|t| {
-                t.replace("Qwen/Qwen3-8B", "org/<svg onload=alert(3)>")
-            })],
+            vec![hostile(
+                real("vllm-bench/emulated-vllm-0.33.0-c4.json"),
+                "vllm.json",
+                &|t| t.replace("emulated-model", "org/<svg onload=alert(3)>"),
+            )],
         ),
         (
             "evil-guidellm",
-            vec![hostile("guidellm-benchmarks.json", &|t| {
-                t.replace(
-                    "meta-llama/Llama-3.1-8B-Instruct",
-                    "<script>alert(4)</script>",
-                )
-            })],
+            vec![hostile(
+                real("guidellm/guidellm-repo-benchmarks_stripped.json"),
+                "guidellm.json",
+                &|t| t.replace("example_model", "<script>alert(4)</script>"),
+            )],
         ),
         (
             "evil-sglang",
-            vec![hostile("sglang-bench.jsonl", &|t| {
-                t.replace("zai-org/GLM-4.6-FP8", "x/<iframe src=javascript:alert(5)>")
-            })],
+            vec![hostile(
+                hand("sglang-bench-server-info.hand-written.jsonl"),
+                "sglang.jsonl",
+                &|t| t.replace("zai-org/GLM-4.6-FP8", "x/<iframe src=javascript:alert(5)>"),
+            )],
+        ),
+        (
+            "evil-aiperf",
+            vec![hostile(
+                real("aiperf/emulated-aiperf-0.13.0-c1-profile_export_aiperf.json"),
+                "aiperf.json",
+                &|t| t.replace("\"emulated-model\"", "\"<img src=x onerror=alert(8)>\""),
+            )],
         ),
     ];
     for (id, files) in &inputs {
@@ -506,6 +1309,7 @@ fn hostile_text_from_any_source_stays_text() {
             data: data.clone(),
             force: false,
             meta: Some(meta.clone()),
+            dry_run: false,
         };
         import(None, files, &opts).unwrap();
     }
@@ -535,7 +1339,6 @@ fn hostile_text_from_any_source_stays_text() {
         }
     }
     assert!(pages >= 6, "{pages} pages");
-    // Shown as text, whichever entity form the escaping picks.
     let shown = |rel: &str| {
         std::fs::read_to_string(site.join(rel))
             .unwrap()
@@ -546,13 +1349,16 @@ fn hostile_text_from_any_source_stays_text() {
         shown("runs/evil-decode-bench/index.html")
             .contains("&lt;script&gt;alert(1)&lt;/script&gt;")
     );
-    assert!(
-        shown("runs/evil-guidellm/index.html").contains("&lt;script&gt;alert(4)&lt;/script&gt;")
-    );
     let compare = shown("compare/evil-vllm--evil-sglang/index.html");
     assert!(compare.contains("&lt;script&gt;alert(6)&lt;/script&gt;"));
     assert!(
         compare.contains("<strong>fine</strong>"),
         "the note's Markdown still renders"
     );
+}
+
+fn concurrencies(run: &Run) -> Vec<u32> {
+    let mut n: Vec<u32> = run.decode_cells().map(|c| c.concurrency).collect();
+    n.sort();
+    n
 }

@@ -11,7 +11,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sitegen::ingest::{Format, csv, guidellm, llm_decode_bench, page, sglang_bench, vllm_bench};
+use sitegen::ingest::{
+    Format, aiperf, csv, guidellm, llm_decode_bench, page, sglang_bench, vllm_bench,
+};
 use sitegen::store;
 
 /// The name every error must carry.
@@ -82,6 +84,9 @@ fn guide(p: &Path, t: &str) -> Result<(), String> {
 fn sglang(p: &Path, t: &str) -> Result<(), String> {
     err(sglang_bench::parse_jsonl(p, t))
 }
+fn aiperf_export(p: &Path, t: &str) -> Result<(), String> {
+    err(aiperf::parse_files(&[(PathBuf::from(p), t.to_string())]))
+}
 fn detect(_: &Path, t: &str) -> Result<(), String> {
     let _ = Format::detect(t);
     Ok(())
@@ -117,31 +122,45 @@ fn parsers() -> Vec<(&'static str, Parser, String)> {
             page_text,
             read("tests/fixtures/pages/glm-5.3-flash-h200x4-vllm.txt"),
         ),
-        ("csv", csv_text, read("tests/fixtures/tools/paused.csv")),
+        (
+            "csv",
+            csv_text,
+            read("tests/fixtures/hand-written/paused.hand-written.csv"),
+        ),
         (
             "llm-decode-bench",
             decode_bench,
-            read("tests/fixtures/tools/llm-decode-bench.json"),
+            read("tests/fixtures/hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"),
         ),
         (
             "vllm-bench",
             vllm,
-            read("tests/fixtures/tools/vllm-bench-c4.json"),
+            read("tests/fixtures/real/vllm-bench/emulated-vllm-0.33.0-c4.json"),
         ),
         (
             "guidellm",
             guide,
-            read("tests/fixtures/tools/guidellm-benchmarks.json"),
+            read("tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.json"),
+        ),
+        (
+            "guidellm-yaml",
+            guide,
+            read("tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.yaml"),
+        ),
+        (
+            "aiperf",
+            aiperf_export,
+            read("tests/fixtures/real/aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json"),
         ),
         (
             "sglang-bench",
             sglang,
-            read("tests/fixtures/tools/sglang-bench.jsonl"),
+            read("tests/fixtures/real/sglang-bench/emulated-sglang-0.5.23.jsonl"),
         ),
         (
             "detect",
             detect,
-            read("tests/fixtures/tools/llm-decode-bench.json"),
+            read("tests/fixtures/hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"),
         ),
     ]
 }

@@ -1,7 +1,7 @@
 //! What `vllm bench serve` and SGLang's `bench_serving` share: each result
 //! is one request burst (a number of prompts, at most `max_concurrency` in
-//! flight, timed from the first sent to the last finished), with the same
-//! figure names (SGLang's script descends from vLLM's).
+//! flight or all at once, timed from the first sent to the last finished),
+//! with the same figure names (SGLang's script descends from vLLM's).
 
 use std::collections::BTreeMap;
 
@@ -48,33 +48,152 @@ pub fn definitions() -> BTreeMap<String, String> {
     .collect()
 }
 
-/// One decode cell from one burst result. `e2e_mean_key` is the tool's name
-/// of the mean end-to-end latency in ms.
-pub fn burst_cell(at: At, tool: &str, e2e_mean_key: &str) -> anyhow::Result<DecodeCell> {
-    let concurrency = match at.opt_u64("max_concurrency")? {
-        Some(n) if n > 0 => {
-            u32::try_from(n).map_err(|_| at.error("max_concurrency is too large"))?
+/// How many requests a burst kept in flight, as its file says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InFlight {
+    /// At most N at once (`max_concurrency`).
+    Bounded(u32),
+    /// N conversations at once, each sending its turns one after another.
+    Conversations(u32),
+    /// Every request sent at once (an infinite rate and no limit: the
+    /// "offline" mode of both tools); N is the number sent.
+    AllAtOnce(u32),
+}
+
+impl InFlight {
+    pub fn n(self) -> u32 {
+        match self {
+            InFlight::Bounded(n) | InFlight::Conversations(n) | InFlight::AllAtOnce(n) => n,
         }
-        Some(_) | None => {
-            let rate = at
-                .value
-                .get("request_rate")
-                .map_or("absent".into(), Value::to_string);
-            return Err(at.error(format!(
-                "max_concurrency: expected the number of requests kept in flight, found none \
-                 (request_rate {rate}): a burst paced by request rate alone has no concurrency \
-                 to file it under; run the benchmark with --max-concurrency N"
-            )));
+    }
+}
+
+/// Whether a `request_rate` as these tools write it is infinite: "inf"
+/// (vLLM), Python's bare `Infinity` (SGLang; read as the string), or absent
+/// (files older than the key sent everything at once).
+fn infinite_rate(rate: Option<&Value>) -> bool {
+    match rate {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => matches!(s.to_ascii_lowercase().as_str(), "inf" | "infinity"),
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|r| r.is_infinite() || r >= 1e300),
+        Some(_) => false,
+    }
+}
+
+fn to_u32(at: &At, key: &str, n: u64) -> anyhow::Result<u32> {
+    u32::try_from(n).map_err(|_| at.error(format!("{key}: {n} requests at once is too many")))
+}
+
+/// The burst's concurrency; `sent` is the number of requests it sent.
+pub fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
+    if at.opt_str("mode")? == Some("multi_turn")
+        && let Some(n) = at.opt_u64("multi_turn_concurrency")?.filter(|n| *n > 0)
+    {
+        return Ok(InFlight::Conversations(to_u32(
+            at,
+            "multi_turn_concurrency",
+            n,
+        )?));
+    }
+    if let Some(n) = at.opt_u64("max_concurrency")?.filter(|n| *n > 0) {
+        return Ok(InFlight::Bounded(to_u32(at, "max_concurrency", n)?));
+    }
+    let rate = at.value.get("request_rate");
+    if infinite_rate(rate) {
+        return Ok(InFlight::AllAtOnce(to_u32(at, "completed", sent)?));
+    }
+    Err(at.error(format!(
+        "max_concurrency: none, and request_rate {}: the requests arrived at a paced rate, so \
+         no number of requests in flight defines this burst; run the benchmark with \
+         --max-concurrency N, or with an infinite rate to send them all at once",
+        rate.map_or("absent".into(), Value::to_string)
+    )))
+}
+
+/// A figure of the burst in milliseconds, whatever unit its key says:
+/// `{stat}_{name}_ms`, or seconds in `{stat}_{name}_s` and in the bare
+/// `{stat}_{name}` that `benchmark_serving.py` derivatives write. Returns the
+/// value and the key it came from.
+pub fn figure_ms(at: &At, stat: &str, names: &[&str]) -> anyhow::Result<Option<(f64, String)>> {
+    for name in names {
+        for (suffix, to_ms) in [("_ms", 1.0), ("_s", 1000.0), ("", 1000.0)] {
+            let key = format!("{stat}_{name}{suffix}");
+            if let Some(v) = at.opt_f64(&key)? {
+                return Ok(Some((v * to_ms, key)));
+            }
         }
-    };
+    }
+    Ok(None)
+}
+
+/// Keys of the record that name `family` (e.g. "ttft"), for a warning when
+/// none of them could be read into the cell.
+fn keys_of_family(at: &At, family: &str) -> Vec<String> {
+    at.value.as_object().map_or_else(Vec::new, |m| {
+        m.keys()
+            .filter(|k| k.split('_').any(|w| w == family))
+            .cloned()
+            .collect()
+    })
+}
+
+/// A decode cell of one burst result, with the warnings of what it could
+/// not read.
+pub struct BurstCell {
+    pub cell: DecodeCell,
+    pub in_flight: InFlight,
+    pub warnings: Vec<String>,
+}
+
+/// One decode cell from one burst result.
+pub fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
     let completed = at.u64("completed")?;
     let failed = at.opt_u64("failed")?.unwrap_or(0);
-    let duration = at.positive("duration")?;
+    let sent = at
+        .opt_u64("num_prompts")?
+        .filter(|_| at.opt_str("mode").ok().flatten() != Some("multi_turn"))
+        .unwrap_or(0)
+        .max(completed + failed);
+    let in_flight = in_flight(at, sent)?;
+    let concurrency = in_flight.n();
+    let duration = at.f64("duration")?;
+    let mut definitions = definitions();
+    let mut warnings = Vec::new();
+
+    if completed == 0 {
+        // Nothing came back: the counts are the cell.
+        let context = at.opt_u64("random_input_len")?;
+        let mut cell = DecodeCell::without_figures(
+            context.unwrap_or(0),
+            concurrency.max(1),
+            Status::Error,
+            Some(format!(
+                "all {sent} requests failed{}",
+                if context.is_none() {
+                    " (the file records no prompt length: filed at context 0)"
+                } else {
+                    ""
+                }
+            )),
+        );
+        cell.completed_requests = Some(0);
+        cell.output_tokens = Some(0);
+        cell.measured_s = Some(duration).filter(|d| *d > 0.0);
+        cell.measured_by = Some(measured_by(at, tool, definitions));
+        return Ok(BurstCell {
+            cell,
+            in_flight,
+            warnings,
+        });
+    }
+    if duration.is_nan() || duration <= 0.0 {
+        return Err(at.error(format!(
+            "duration: expected a number above 0 for a burst that completed {completed} \
+             requests, found {duration}"
+        )));
+    }
     let input_tokens = at.u64("total_input_tokens")?;
     let output_tokens = at.u64("total_output_tokens")?;
-    if completed == 0 {
-        return Err(at.error("completed: expected at least one completed request, found 0"));
-    }
     let context_tokens = (input_tokens as f64 / completed as f64).round() as u64;
     let mut cell = counted_cell(
         (context_tokens, concurrency),
@@ -83,27 +202,183 @@ pub fn burst_cell(at: At, tool: &str, e2e_mean_key: &str) -> anyhow::Result<Deco
         output_tokens,
         duration,
     );
+    let ttft = figure_ms(at, "median", &["ttft"])?;
+    let tpot = figure_ms(at, "median", &["tpot"])?;
+    let itl = figure_ms(at, "median", &["itl"])?;
+    let e2e_mean = figure_ms(at, "mean", &["e2el", "e2e_latency", "latency"])?;
+    for (family, found, column) in [
+        ("ttft", &ttft, "TTFT"),
+        ("tpot", &tpot, "per-request tok/s"),
+        ("itl", &itl, "time between tokens"),
+    ] {
+        if found.is_none() {
+            let keys = keys_of_family(at, family);
+            if !keys.is_empty() {
+                warnings.push(format!(
+                    "{}: {}: {column} left empty: {} hold it, but none is a median in ms or seconds",
+                    at.file.display(),
+                    at.path_or_top(),
+                    keys.join(", ")
+                ));
+            }
+        }
+    }
     if cell.status == Status::Valid {
-        cell.total_tok_per_s = Some(
-            at.opt_f64("output_throughput")?
-                .unwrap_or(output_tokens as f64 / duration),
-        );
-        cell.per_request_tok_per_s = at
-            .opt_f64("median_tpot_ms")?
+        cell.total_tok_per_s = Some(output_tokens as f64 / duration);
+        cell.per_request_tok_per_s = tpot
+            .as_ref()
+            .map(|(t, _)| *t)
             .filter(|t| *t > 0.0)
             .map(|t| 1000.0 / t);
-        cell.ttft_median_ms = at.opt_f64("median_ttft_ms")?;
-        cell.tbt_median_ms = at.opt_f64("median_itl_ms")?;
-        cell.avg_active_requests = at
-            .opt_f64(e2e_mean_key)?
-            .map(|e2e_ms| e2e_ms / 1000.0 * completed as f64 / duration);
+        cell.ttft_median_ms = ttft.as_ref().map(|(t, _)| *t);
+        cell.tbt_median_ms = itl.as_ref().map(|(t, _)| *t);
+        cell.avg_active_requests = e2e_mean
+            .as_ref()
+            .map(|(e2e_ms, _)| e2e_ms / 1000.0 * completed as f64 / duration);
+        for (column, found) in [("ttft_ms", &ttft), ("per_request_tok_per_s", &tpot)] {
+            if let Some((_, key)) = found
+                && !key.ends_with("_ms")
+            {
+                definitions
+                    .entry(column.to_string())
+                    .and_modify(|d| d.push_str(&format!("; read from `{key}`, in seconds")));
+            }
+        }
+        if let Some(why) = queued(at, in_flight)? {
+            cell.status = Status::RequestsQueued;
+            cell.reason = Some(why);
+        } else if let InFlight::AllAtOnce(_) = in_flight {
+            definitions.insert(
+                "status".into(),
+                "a burst sent all at once whose file records neither per-request times nor the \
+                 server's limit: whether the server ran every request at once is not known, so \
+                 it is not marked Requests queued"
+                    .into(),
+            );
+        }
     }
-    cell.measured_by = Some(MeasuredBy {
+    let in_flight_definition = match in_flight {
+        InFlight::Conversations(_) => Some(
+            "conversations at once, each sending its turns one after another (multi-turn \
+             mode); later turns resend the history, so their prompts are mostly cached",
+        ),
+        InFlight::AllAtOnce(_) => {
+            Some("a burst sent all at once (infinite rate, no limit) is filed at all its requests")
+        }
+        InFlight::Bounded(_) => None,
+    };
+    if let Some(d) = in_flight_definition {
+        definitions.insert("concurrency".into(), d.into());
+    }
+    cell.measured_by = Some(measured_by(at, tool, definitions));
+    Ok(BurstCell {
+        cell,
+        in_flight,
+        warnings,
+    })
+}
+
+fn measured_by(at: &At, tool: &str, definitions: BTreeMap<String, String>) -> MeasuredBy {
+    MeasuredBy {
         tool: tool.to_string(),
-        definitions: definitions(),
+        definitions,
         raw: raw_without_per_request_lists(at.value),
-    });
-    Ok(cell)
+    }
+}
+
+/// Why a burst's requests did not all run at once, when its file shows it:
+/// the server's own limit below N, or (requests sent all at once) one that
+/// got its first token only after another had finished.
+fn queued(at: &At, in_flight: InFlight) -> anyhow::Result<Option<String>> {
+    let n = in_flight.n();
+    if let Some((limit, key)) = server_limit(at)
+        && u64::from(n) > limit
+    {
+        return Ok(Some(format!(
+            "the server runs at most {limit} requests at once ({key}); the burst kept {n} in flight"
+        )));
+    }
+    let InFlight::AllAtOnce(n) = in_flight else {
+        return Ok(None);
+    };
+    if let Some((late, first_token_s, shortest_s)) = per_request_evidence(at.value) {
+        return Ok(Some(format!(
+            "{late} of {n} requests sent at once got their first token only after another had \
+             finished (first token after {first_token_s:.2} s, shortest request {shortest_s:.2} s): \
+             the server did not run all {n} at once"
+        )));
+    }
+    let p99_ttft = figure_ms(at, "p99", &["ttft"])?;
+    let median_e2e = figure_ms(at, "median", &["e2el", "e2e_latency", "latency"])?;
+    if let (Some((ttft, _)), Some((e2e, _))) = (p99_ttft, median_e2e)
+        && ttft > e2e
+    {
+        return Ok(Some(format!(
+            "the 99th-percentile TTFT ({ttft:.0} ms) is longer than the median request's whole \
+             latency ({e2e:.0} ms): with all {n} sent at once, some waited for others to finish"
+        )));
+    }
+    Ok(None)
+}
+
+/// The server's limit of running requests where the file recorded it
+/// (SGLang's `server_info`).
+fn server_limit(at: &At) -> Option<(u64, String)> {
+    let limit = server_info(at)?.first_child(&[
+        "max_running_requests",
+        "internal_states.0.max_running_requests",
+    ])?;
+    Some((limit.value.as_u64()?, limit.path))
+}
+
+/// SGLang's `server_info`; behind the PD router it is the first decode
+/// server's.
+pub fn server_info<'a>(at: &At<'a>) -> Option<At<'a>> {
+    let info = at.child("server_info")?;
+    match info.child("decode").and_then(|d| d.element(0)) {
+        Some(decode) => Some(decode),
+        None => Some(info),
+    }
+}
+
+/// From the per-request lists of a detailed result (`ttfts`, and
+/// `latencies` or `itls`, in seconds): how many requests got their first
+/// token after the shortest request had already finished, the earliest such
+/// first token, and that shortest latency.
+fn per_request_evidence(record: &Value) -> Option<(usize, f64, f64)> {
+    let ttfts: Vec<f64> = record
+        .get("ttfts")?
+        .as_array()?
+        .iter()
+        .map(Value::as_f64)
+        .collect::<Option<_>>()?;
+    let latencies: Vec<f64> = match record.get("latencies").and_then(Value::as_array) {
+        Some(l) => l.iter().map(Value::as_f64).collect::<Option<_>>()?,
+        None => record
+            .get("itls")?
+            .as_array()?
+            .iter()
+            .zip(&ttfts)
+            .map(|(itls, ttft)| {
+                let gaps: Option<Vec<f64>> = itls.as_array()?.iter().map(Value::as_f64).collect();
+                Some(ttft + gaps?.iter().sum::<f64>())
+            })
+            .collect::<Option<_>>()?,
+    };
+    // Failed requests are listed with zeros.
+    let done: Vec<(f64, f64)> = ttfts
+        .into_iter()
+        .zip(latencies)
+        .filter(|(t, l)| *t > 0.0 && *l > 0.0)
+        .collect();
+    let shortest = done.iter().map(|(_, l)| *l).fold(f64::INFINITY, f64::min);
+    let late: Vec<f64> = done
+        .iter()
+        .map(|(t, _)| *t)
+        .filter(|t| *t > shortest)
+        .collect();
+    let first = late.iter().copied().fold(f64::INFINITY, f64::min);
+    (!late.is_empty()).then_some((late.len(), first, shortest))
 }
 
 /// A burst's decode cell at (context, concurrency) with its counts: Error,
@@ -146,10 +421,10 @@ fn raw_without_per_request_lists(value: &Value) -> Value {
 /// protocol such as "openai").
 pub fn engine_of_backend(backend: &str) -> Option<&'static str> {
     match backend {
-        "vllm" => Some("vllm"),
-        "sglang" | "sglang-native" | "sglang-oai" => Some("sglang"),
+        "vllm" | "vllm-chat" => Some("vllm"),
+        "sglang" | "sglang-native" | "sglang-oai" | "sglang-oai-chat" => Some("sglang"),
         "tgi" => Some("tgi"),
-        "lmdeploy" => Some("lmdeploy"),
+        "lmdeploy" | "lmdeploy-chat" => Some("lmdeploy"),
         "llama.cpp" | "llamacpp" => Some("llama.cpp"),
         _ => None,
     }
@@ -157,14 +432,18 @@ pub fn engine_of_backend(backend: &str) -> Option<&'static str> {
 
 /// "Qwen3-8B" for "Qwen/Qwen3-8B": the display name of a served model.
 pub fn model_display_name(model_id: &str) -> &str {
-    model_id.rsplit('/').next().unwrap_or(model_id)
+    model_id
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(model_id)
 }
 
 /// The partial run.json a burst tool's results say: the model, the engine
-/// where the backend names it, the tool, and the test.
+/// where the backend or the server names it, the tool, and the test.
 pub fn burst_meta(
     model_id: Option<&str>,
-    backend: Option<&str>,
+    engine: Option<(&str, Option<&str>)>,
     tool: &str,
     files: &[String],
 ) -> Value {
@@ -179,8 +458,11 @@ pub fn burst_meta(
         meta["model"] = Value::from(model_display_name(id));
         meta["served_model"] = Value::from(id);
     }
-    if let Some(engine) = backend.and_then(engine_of_backend) {
-        meta["engine"] = serde_json::json!({ "name": engine });
+    if let Some((name, version)) = engine {
+        meta["engine"] = serde_json::json!({ "name": name });
+        if let Some(v) = version {
+            meta["engine"]["version"] = Value::from(v);
+        }
     }
     meta
 }
@@ -197,11 +479,59 @@ pub fn push_unique(
         .find(|(_, c)| c.context_tokens == cell.context_tokens && c.concurrency == cell.concurrency)
     {
         return Err(anyhow::anyhow!(
-            "{place}: a second result for {} tokens of context at {} requests at once (the first is {other}); import them as separate runs",
+            "{place}: a second result for {} tokens of context at {} requests at once (the first is {other}); \
+             repeats of one cell (a sweep's run=0, run=1, ...) or other server settings are separate runs: import them one run at a time",
             cell.context_tokens,
             cell.concurrency
         ));
     }
     cells.push((place, cell));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn rates_read_as_infinite_as_each_tool_writes_them() {
+        for v in [
+            serde_json::json!("inf"),
+            serde_json::json!("Infinity"),
+            Value::Null,
+        ] {
+            assert!(infinite_rate(Some(&v)), "{v}");
+        }
+        assert!(infinite_rate(None));
+        assert!(!infinite_rate(Some(&serde_json::json!(4.0))));
+    }
+
+    #[test]
+    fn figures_are_read_in_ms_whatever_unit_the_key_says() {
+        let v =
+            serde_json::json!({"median_ttft_ms": 12.5, "median_tpot": 0.02, "median_itl_s": 0.019});
+        let at = At::root(Path::new("r.json"), &v);
+        assert_eq!(
+            figure_ms(&at, "median", &["ttft"]).unwrap().unwrap().0,
+            12.5
+        );
+        assert_eq!(
+            figure_ms(&at, "median", &["tpot"]).unwrap().unwrap().0,
+            20.0
+        );
+        assert_eq!(figure_ms(&at, "median", &["itl"]).unwrap().unwrap().0, 19.0);
+        assert!(figure_ms(&at, "median", &["e2el"]).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_request_that_starts_after_another_finished_was_queued() {
+        let v = serde_json::json!({"ttfts": [0.01, 0.01, 5.2], "latencies": [5.1, 5.1, 10.3]});
+        assert_eq!(per_request_evidence(&v), Some((1, 5.2, 5.1)));
+        let all_ran = serde_json::json!({"ttfts": [0.3, 0.4], "latencies": [5.1, 5.2]});
+        assert_eq!(per_request_evidence(&all_ran), None);
+        // Older files have per-request gaps instead of latencies.
+        let itls = serde_json::json!({"ttfts": [0.1, 1.5], "itls": [[0.5, 0.5], [0.5]]});
+        assert_eq!(per_request_evidence(&itls), Some((1, 1.5, 1.1)));
+    }
 }

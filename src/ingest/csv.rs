@@ -65,6 +65,8 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
         meta: json!({ "source": format!("Imported from {file_name} (the measurement table as CSV).") }),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
         notes_markdown: None,
+        warnings: Vec::new(),
+        layout: "sitegen's measurement table".into(),
     })
 }
 

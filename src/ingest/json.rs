@@ -40,6 +40,18 @@ fn parse_at_line(file: &Path, text: &str, lines_before: usize) -> anyhow::Result
     })
 }
 
+/// Parses YAML as guidellm writes it (`benchmarks.yaml`) into the same JSON
+/// value its JSON output gives; errors name the line and column. `.inf` and
+/// `.nan` have no JSON number and read as null, as a missing figure.
+pub fn parse_yaml(file: &Path, text: &str) -> anyhow::Result<Value> {
+    yaml_serde::from_str::<Value>(text).map_err(|e| {
+        let place = e.location().map_or_else(String::new, |l| {
+            format!("line {}, column {}: ", l.line(), l.column())
+        });
+        anyhow::anyhow!("{}: {place}not YAML: {e}", file.display())
+    })
+}
+
 /// Quotes the bare words NaN / Infinity / -Infinity outside strings. Offsets
 /// of everything else are kept, so error positions still point into the file.
 fn quote_non_finite(text: &str) -> String {
@@ -77,10 +89,11 @@ fn quote_non_finite(text: &str) -> String {
 }
 
 /// A JSON value with where it came from, for errors that point at it.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct At<'a> {
     pub file: &'a Path,
-    pub path: &'a str,
+    /// Dotted path from the top of the file ("benchmarks[0].config"), empty at the top.
+    pub path: String,
     pub value: &'a Value,
 }
 
@@ -88,19 +101,79 @@ impl<'a> At<'a> {
     pub fn root(file: &'a Path, value: &'a Value) -> At<'a> {
         At {
             file,
-            path: "",
+            path: String::new(),
             value,
+        }
+    }
+
+    /// The value under a dotted `path` ("config.strategy"; a number is an
+    /// array index), when every step is there and it is not null.
+    pub fn child(&self, path: &str) -> Option<At<'a>> {
+        let mut at = self.clone();
+        for key in path.split('.') {
+            // A number steps into an array: "internal_states.0.model_path".
+            if let (Value::Array(_), Ok(i)) = (at.value, key.parse::<usize>()) {
+                at = at.element(i).filter(|a| !a.value.is_null())?;
+                continue;
+            }
+            let value = at.value.get(key).filter(|v| !v.is_null())?;
+            at = At {
+                file: at.file,
+                path: at.child_path(key),
+                value,
+            };
+        }
+        Some(at)
+    }
+
+    /// The first of `paths` that is there.
+    pub fn first_child(&self, paths: &[&str]) -> Option<At<'a>> {
+        paths.iter().find_map(|p| self.child(p))
+    }
+
+    /// The object at `path`, which must be there.
+    pub fn required(&self, path: &str, what: &str) -> anyhow::Result<At<'a>> {
+        self.child(path)
+            .ok_or_else(|| self.field_error(path, what, None))
+    }
+
+    /// The `i`-th element of this array.
+    pub fn element(&self, i: usize) -> Option<At<'a>> {
+        let value = self.value.as_array()?.get(i)?;
+        Some(At {
+            file: self.file,
+            path: format!("{}[{i}]", self.path),
+            value,
+        })
+    }
+
+    /// The elements of this array, located; none when it is not an array.
+    pub fn elements(&self) -> Vec<At<'a>> {
+        (0..self.value.as_array().map_or(0, Vec::len))
+            .filter_map(|i| self.element(i))
+            .collect()
+    }
+
+    /// The keys of this object, for errors that say what a file holds.
+    pub fn keys(&self) -> String {
+        match self.value.as_object() {
+            Some(m) if !m.is_empty() => m.keys().cloned().collect::<Vec<_>>().join(", "),
+            _ => "nothing".into(),
+        }
+    }
+
+    /// Where this value is, for messages: its path, or "top level".
+    pub fn path_or_top(&self) -> &str {
+        if self.path.is_empty() {
+            "top level"
+        } else {
+            &self.path
         }
     }
 
     /// An error about this value: "file: path: message".
     pub fn error(&self, message: impl std::fmt::Display) -> anyhow::Error {
-        let path = if self.path.is_empty() {
-            "top level"
-        } else {
-            self.path
-        };
-        anyhow::anyhow!("{}: {path}: {message}", self.file.display())
+        anyhow::anyhow!("{}: {}: {message}", self.file.display(), self.path_or_top())
     }
 
     fn child_path(&self, key: &str) -> String {
@@ -190,6 +263,16 @@ impl<'a> At<'a> {
         }
     }
 
+    /// A string at a dotted path, when it is there.
+    pub fn str_at(&self, path: &str) -> Option<&'a str> {
+        self.child(path).and_then(|a| a.value.as_str())
+    }
+
+    /// A finite number at a dotted path, when it is there.
+    pub fn f64_at(&self, path: &str) -> Option<f64> {
+        self.child(path).and_then(|a| a.value.as_f64())
+    }
+
     /// The object at `key`, which must be there.
     pub fn object(&self, key: &str) -> anyhow::Result<&'a Value> {
         match self.value.get(key) {
@@ -256,11 +339,7 @@ mod tests {
     fn field_errors_name_the_file_the_path_and_what_was_expected() {
         let v = serde_json::json!({"x": {"d": "Infinity", "n": 8192.0, "z": 0}});
         let root = At::root(Path::new("r.json"), &v);
-        let x = At {
-            path: "x",
-            value: root.object("x").unwrap(),
-            ..root
-        };
+        let x = root.child("x").unwrap();
         assert_eq!(x.opt_u64("n").unwrap(), Some(8192));
         assert_eq!(
             x.f64("d").unwrap_err().to_string(),

@@ -1,6 +1,13 @@
-//! The results JSON of llm_decode_bench.py 0.6.x (llm-inference-bench),
-//! the tool that made the reference pages: `metadata`, `prefill` (by context),
+//! The results JSON of llm_decode_bench.py (llm-inference-bench), the tool
+//! that made the reference pages: `metadata`, `prefill` (by context),
 //! `results` (decode cells), `event_log`, `startup_diagnostics`, ...
+//!
+//! Layouts read: files before 0.2 (no `metadata.version`, results with
+//! `total_tokens` / `wall_time`), 0.2–0.3, 0.4.x (`startup_diagnostics` with
+//! nvidia-smi's CSV query, `client_output_tokens`), and 0.6.x
+//! (`hardware_run_summary.gpu_count`). Cards from what the file states: the
+//! GPU name and count from nvidia-smi's CSV query or table, the engine and its
+//! version from the event log ("startup engine vLLM 0.20.2 models=[...]").
 //!
 //! Traps, from the tool's source: times are in seconds; a cell skipped for
 //! KV capacity is absent from `results` (its Over capacity follows from the
@@ -30,9 +37,22 @@ const FAILED_TPS: f64 = -4.0;
 
 pub fn looks_like(value: &Value) -> bool {
     let meta = value.get("metadata");
-    meta.and_then(|m| m.get("version")).is_some()
-        && meta.and_then(|m| m.get("concurrency_levels")).is_some()
+    meta.and_then(|m| m.get("concurrency_levels")).is_some()
+        && meta.and_then(|m| m.get("context_lengths")).is_some()
         && value.get("results").is_some()
+}
+
+/// "llm_decode_bench.py 0.4.17", or the layout of files that predate the
+/// version key.
+pub fn layout(value: &Value) -> String {
+    match value
+        .get("metadata")
+        .and_then(|m| m.get("version"))
+        .and_then(Value::as_str)
+    {
+        Some(v) => format!("llm_decode_bench.py {v}"),
+        None => "llm_decode_bench.py before 0.2 (no metadata.version)".into(),
+    }
 }
 
 fn decode_definitions(queued: bool) -> BTreeMap<String, String> {
@@ -74,11 +94,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     let value = parse_python_json(file, text)?;
     expect_object(file, &value, "an llm_decode_bench.py results file")?;
     let root = At::root(file, &value);
-    let metadata = At {
-        file,
-        path: "metadata",
-        value: root.object("metadata")?,
-    };
+    let metadata = root.required("metadata", "the run's metadata (an object)")?;
     let max_tokens = metadata.u64("max_tokens")?;
     let max_total = metadata.opt_u64("max_total_tokens")?.unwrap_or(0);
 
@@ -87,11 +103,11 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         let path = element_path("", "results", i);
         let at = At {
             file,
-            path: &path,
+            path: path.clone(),
             value: r,
         };
         let skipped = at.opt_f64("aggregate_tps")? == Some(SKIPPED_TPS);
-        let cell = Cell::Decode(decode_cell(at, max_tokens, max_total)?);
+        let cell = Cell::Decode(decode_cell(&at, max_tokens, max_total)?);
         insert(
             file,
             &mut cells,
@@ -110,13 +126,13 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
             let path = format!("prefill.{ctx}");
             let at = At {
                 file,
-                path: &path,
+                path: path.clone(),
                 value: p,
             };
             let context_tokens: u64 = ctx
                 .parse()
                 .map_err(|_| at.error("expected a context length in tokens as the key"))?;
-            let cell = Cell::Prefill(prefill_cell(at, context_tokens)?);
+            let cell = Cell::Prefill(prefill_cell(&at, context_tokens)?);
             insert(
                 file,
                 &mut cells,
@@ -130,9 +146,13 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     }
     // Planned cells the tool skipped because N x (context + max_tokens)
     // exceeded the token budget: absent from `results`.
-    let levels = number_list(metadata, "concurrency_levels")?;
-    let contexts = number_list(metadata, "context_lengths")?;
-    if max_total > 0 {
+    let levels = number_list(&metadata, "concurrency_levels")?;
+    let contexts = number_list(&metadata, "context_lengths")?;
+    // A prefill-only run planned no decode: no cell is missing for capacity.
+    let prefill_only = metadata.opt_bool("prefill_only")? == Some(true)
+        || (root.array("results")?.is_empty()
+            && value.get("prefill").is_some_and(|p| !p.is_null()));
+    if max_total > 0 && !prefill_only {
         for &ctx in &contexts {
             for &n in &levels {
                 let need = n * (ctx + max_tokens);
@@ -162,14 +182,17 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     }
 
     let version = metadata.opt_str("version")?;
+    let decode_test = if prefill_only {
+        "none"
+    } else if metadata.opt_str("decode_mode")? == Some("request-count") {
+        "request_burst"
+    } else {
+        "fixed_duration"
+    };
     let mut meta = serde_json::json!({
         "run": {
             "benchmark_tool": {"name": TOOL},
-            "decode_test": if metadata.opt_str("decode_mode")? == Some("request-count") {
-                "request_burst"
-            } else {
-                "fixed_duration"
-            },
+            "decode_test": decode_test,
             "max_output_tokens": max_tokens,
         },
         "source": format!("llm_decode_bench.py results: {}", file_name(file)),
@@ -178,12 +201,16 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         meta["run"]["benchmark_tool"]["version"] = Value::from(v);
     }
     if let Some(secs) = metadata.opt_f64("duration_per_test")?
-        && meta["run"]["decode_test"] == "fixed_duration"
+        && decode_test == "fixed_duration"
     {
         meta["run"]["seconds_per_measurement"] = Value::from(secs);
     }
     match metadata.opt_str("prefill_mode")? {
-        Some("integrated_decode_scout") | None if value.get("prefill").is_some() => {
+        Some("integrated_decode_scout") | None
+            if value
+                .get("prefill")
+                .is_some_and(|p| !p.is_null() && p != &serde_json::json!({})) =>
+        {
             meta["run"]["prefill_mode"] = Value::from("decode_warmup");
         }
         Some("standalone_cold") => meta["run"]["prefill_mode"] = Value::from("standalone"),
@@ -193,19 +220,37 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         meta["model"] = Value::from(super::burst::model_display_name(model));
         meta["served_model"] = Value::from(model);
     }
-    if let Some(engine) = metadata.opt_str("engine")?.filter(|e| !e.is_empty()) {
-        meta["engine"] = serde_json::json!({"name": engine.to_lowercase()});
-        if let Some(v) = engine_version(value.get("event_log")) {
+    let logged = engine_of_event_log(value.get("event_log"));
+    let engine = metadata
+        .opt_str("engine")?
+        .filter(|e| !e.is_empty())
+        .map(str::to_lowercase)
+        .or_else(|| logged.as_ref().map(|(name, _)| name.clone()));
+    if let Some(engine) = engine {
+        meta["engine"] = serde_json::json!({"name": engine});
+        if let Some(v) = logged
+            .and_then(|(_, v)| v)
+            .or_else(|| engine_version(value.get("event_log")))
+        {
             meta["engine"]["version"] = Value::from(v);
         }
     }
-    if let Some((gpu, count)) = nvidia_smi_gpus(&value) {
-        meta["hardware"] = serde_json::json!({"gpu": gpu, "gpu_count": count});
+    let gpus = nvidia_smi_query_gpus(&root).or_else(|| nvidia_smi_gpus(&value));
+    let summary_count = root
+        .child("hardware_run_summary.gpu_count")
+        .and_then(|c| c.value.as_u64())
+        .and_then(|c| u32::try_from(c).ok())
+        .filter(|c| *c > 0);
+    if let Some((gpu, listed)) = gpus {
+        meta["hardware"] =
+            serde_json::json!({"gpu": gpu, "gpu_count": summary_count.unwrap_or(listed)});
     }
     Ok(Imported {
         meta,
         cells: cells.into_values().map(|p| p.cell).collect(),
         notes_markdown: None,
+        warnings: Vec::new(),
+        layout: layout(&value),
     })
 }
 
@@ -238,7 +283,7 @@ fn insert(file: &Path, cells: &mut BTreeMap<CellKey, Placed>, new: Placed) -> an
     Ok(())
 }
 
-fn number_list(at: At, key: &str) -> anyhow::Result<Vec<u64>> {
+fn number_list(at: &At, key: &str) -> anyhow::Result<Vec<u64>> {
     at.array(key)?
         .iter()
         .enumerate()
@@ -247,14 +292,14 @@ fn number_list(at: At, key: &str) -> anyhow::Result<Vec<u64>> {
                 anyhow::anyhow!(
                     "{}: {}: expected a whole number >= 0, found {v}",
                     at.file.display(),
-                    element_path(at.path, key, i)
+                    element_path(&at.path, key, i)
                 )
             })
         })
         .collect()
 }
 
-fn decode_cell(at: At, max_tokens: u64, max_total: u64) -> anyhow::Result<DecodeCell> {
+fn decode_cell(at: &At, max_tokens: u64, max_total: u64) -> anyhow::Result<DecodeCell> {
     let n = at.u64("concurrency")?;
     let concurrency = u32::try_from(n)
         .ok()
@@ -267,6 +312,8 @@ fn decode_cell(at: At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decode
     let mut cell = DecodeCell::without_figures(ctx, concurrency, Status::Valid, None);
     cell.measured_s = at.opt_f64("measurement_seconds")?.filter(|s| *s > 0.0);
     cell.completed_requests = at.opt_u64("completed_request_count")?;
+    // The tokens the client received inside the window (0.4 and later).
+    cell.output_tokens = at.opt_u64("client_output_tokens")?;
     let errors = at.opt_u64("num_errors")?.unwrap_or(0);
     let mut queued = false;
     if looped {
@@ -296,6 +343,13 @@ fn decode_cell(at: At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decode
     } else if errors > 0 {
         cell.status = Status::Error;
         cell.reason = Some(format!("{errors} requests failed"));
+    } else if let (Some(0.0), Some(tokens @ 1..)) = (tps, at.opt_u64("total_tokens")?) {
+        // Files before 0.2 took the rate from the server's metrics; a 0
+        // beside tokens that arrived is a rate the tool failed to read.
+        cell.status = Status::Error;
+        cell.reason = Some(format!(
+            "the tool recorded 0 tok/s although {tokens} tokens arrived"
+        ));
     } else {
         let total = match tps {
             Some(t) if t >= 0.0 => t,
@@ -340,7 +394,7 @@ fn decode_cell(at: At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decode
     Ok(cell)
 }
 
-fn prefill_cell(at: At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
+fn prefill_cell(at: &At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
     let ttft_s = at.positive("ttft_seconds")?;
     let method = at.opt_str("method")?.unwrap_or("client");
     let mut raw = at.value.clone();
@@ -358,6 +412,43 @@ fn prefill_cell(at: At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
             raw,
         }),
     })
+}
+
+/// The engine and its version as the event log's startup line names them
+/// (0.4 and later): "03:34:59 startup engine vLLM 0.20.2rc1.dev249+g... models=[...]".
+fn engine_of_event_log(event_log: Option<&Value>) -> Option<(String, Option<String>)> {
+    let mut texts = Vec::new();
+    strings(event_log?, &mut texts);
+    texts.iter().find_map(|t| {
+        let rest = &t[t.find("startup engine ")? + "startup engine ".len()..];
+        let mut words = rest.split_whitespace();
+        let name = words.next()?.to_lowercase();
+        let version = words
+            .next()
+            .filter(|w| !w.starts_with("models="))
+            .map(str::to_string);
+        Some((name, version))
+    })
+}
+
+/// GPUs from nvidia-smi's CSV query the tool keeps (0.4 and later): one
+/// line per GPU, "index, name, driver_version, ...". The name loses its
+/// "NVIDIA " prefix, as on the reference pages.
+fn nvidia_smi_query_gpus(root: &At) -> Option<(String, u32)> {
+    let out = root.str_at("startup_diagnostics.nvidia_smi_query.stdout")?;
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split(',').map(str::trim);
+            fields.next()?.parse::<u32>().ok()?;
+            fields.next().filter(|n| !n.is_empty())
+        })
+        .collect();
+    let first = names.first()?;
+    Some((
+        first.trim_start_matches("NVIDIA ").to_string(),
+        names.len() as u32,
+    ))
 }
 
 /// The engine's version from the tool's event log: the first "version"

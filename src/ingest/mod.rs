@@ -5,6 +5,7 @@
 //! overrides the cards; [`crate::store`] writes the runs only after every
 //! input was read, so a bad file writes nothing.
 
+pub mod aiperf;
 pub mod burst;
 pub mod csv;
 pub mod guidellm;
@@ -36,16 +37,19 @@ pub enum Format {
     Guidellm,
     /// SGLang `bench_serving --output-file` JSONL, one line per burst.
     SglangBench,
+    /// NVIDIA AIPerf's `profile_export_aiperf.json`, one file per cell.
+    Aiperf,
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 7] = [
         Format::Page,
         Format::Csv,
         Format::LlmDecodeBench,
         Format::VllmBench,
         Format::Guidellm,
         Format::SglangBench,
+        Format::Aiperf,
     ];
 
     /// The name on the command line.
@@ -57,6 +61,7 @@ impl Format {
             Format::VllmBench => "vllm-bench",
             Format::Guidellm => "guidellm",
             Format::SglangBench => "sglang-bench",
+            Format::Aiperf => "aiperf",
         }
     }
 
@@ -64,26 +69,41 @@ impl Format {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
-    /// Recognises a format by a file's content: a page's first line, the CSV
-    /// header, or the keys each tool's JSON (or first JSONL line) has.
+    /// Recognises a format by a file's content: a page's first line, a CSV
+    /// header, or the keys each tool's JSON, YAML (guidellm) or first JSONL
+    /// line has.
     pub fn detect(text: &str) -> Option<Format> {
         if text.starts_with(page::FIRST_LINE) {
             return Some(Format::Page);
+        }
+        if text.starts_with(aiperf::CSV_HEADER) {
+            return Some(Format::Aiperf);
         }
         let first_line = text.lines().next().map(str::trim_end).unwrap_or_default();
         if crate::table::csv_columns(&first_line.split(',').collect::<Vec<_>>()).is_some() {
             return Some(Format::Csv);
         }
         let probe = Path::new("");
-        if let Ok(v) = json::parse_python_json(probe, text) {
-            if llm_decode_bench::looks_like(&v) {
-                return Some(Format::LlmDecodeBench);
-            }
-            if vllm_bench::looks_like(&v) {
-                return Some(Format::VllmBench);
-            }
-            if guidellm::looks_like(&v) {
-                return Some(Format::Guidellm);
+        let trimmed = text.trim_start();
+        let whole = if trimmed.starts_with(['{', '[']) {
+            json::parse_python_json(probe, text).ok()
+        } else if text.lines().any(|l| l.starts_with("benchmarks:")) {
+            json::parse_yaml(probe, text).ok()
+        } else {
+            None
+        };
+        if let Some(v) = whole {
+            let by_content = [
+                (
+                    Format::LlmDecodeBench,
+                    llm_decode_bench::looks_like as fn(&Value) -> bool,
+                ),
+                (Format::VllmBench, vllm_bench::looks_like),
+                (Format::Guidellm, guidellm::looks_like),
+                (Format::Aiperf, aiperf::looks_like),
+            ];
+            if let Some((f, _)) = by_content.iter().find(|(_, looks)| looks(&v)) {
+                return Some(*f);
             }
         }
         let first_line = text.lines().find(|l| !l.trim().is_empty())?;
@@ -96,7 +116,7 @@ impl Format {
     /// Whether all the files given make one run (one file per cell) rather
     /// than one run each.
     fn one_run_from_all_files(self) -> bool {
-        self == Format::VllmBench
+        matches!(self, Format::VllmBench | Format::Aiperf)
     }
 
     fn read(self, inputs: &[(PathBuf, String)], id: &str) -> anyhow::Result<Imported> {
@@ -108,6 +128,7 @@ impl Format {
             Format::VllmBench => vllm_bench::parse_files(inputs)?,
             Format::Guidellm => guidellm::parse(file, text)?,
             Format::SglangBench => sglang_bench::parse_jsonl(file, text)?,
+            Format::Aiperf => aiperf::parse_files(inputs)?,
         })
     }
 }
@@ -119,6 +140,10 @@ pub struct Imported {
     pub meta: Value,
     pub cells: Vec<Cell>,
     pub notes_markdown: Option<String>,
+    /// What was read but could not be put in a cell, one sentence each.
+    pub warnings: Vec<String>,
+    /// The tool version or layout recognised, e.g. "guidellm 0.8.1".
+    pub layout: String,
 }
 
 impl Imported {
@@ -127,7 +152,115 @@ impl Imported {
             meta: serde_json::to_value(&run.meta).expect("run metadata is JSON"),
             cells: run.cells,
             notes_markdown: run.notes_markdown,
+            warnings: Vec::new(),
+            layout: "published Speed test matrix page".into(),
         }
+    }
+}
+
+/// One run an import makes (or, in a dry run, would make).
+#[derive(Debug)]
+pub struct Outcome {
+    pub id: String,
+    pub format: Format,
+    /// The tool version or layout recognised.
+    pub layout: String,
+    pub files: Vec<PathBuf>,
+    /// The run folder written, or that a dry run would write.
+    pub dir: PathBuf,
+    /// The run, cards merged: what the files said with `--meta` over it.
+    pub meta: Value,
+    pub cells: Vec<Cell>,
+    /// Card fields (dotted paths) the file stated.
+    pub from_file: Vec<String>,
+    /// Card fields `--meta` gave or replaced.
+    pub from_meta: Vec<String>,
+    /// Required card fields neither gave (a dry run lists them; an import fails).
+    pub missing: Vec<&'static str>,
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    /// What the import read, for the person running it: the format and
+    /// version recognised, where each card came from, and the cells (every
+    /// one, with its status and total tok/s).
+    pub fn summary(&self, dry_run: bool) -> String {
+        use crate::format::{context_label, tok_per_s};
+        let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
+        let mut out = format!(
+            "{}: {} ({})\n",
+            files.join(", "),
+            self.format.name(),
+            self.layout
+        );
+        let cards = |paths: &[String]| -> String {
+            let shown: Vec<String> = paths
+                .iter()
+                .filter(|p| !p.starts_with("source"))
+                .map(|p| match lookup(&self.meta, p) {
+                    Some(Value::String(s)) => format!("{p} = {s}"),
+                    Some(v) => format!("{p} = {v}"),
+                    None => format!("{p} removed"),
+                })
+                .collect();
+            if shown.is_empty() {
+                "none".into()
+            } else {
+                shown.join(", ")
+            }
+        };
+        let file_only: Vec<String> = self
+            .from_file
+            .iter()
+            .filter(|p| !self.from_meta.contains(p))
+            .cloned()
+            .collect();
+        out.push_str(&format!("  cards from the file: {}\n", cards(&file_only)));
+        if !self.from_meta.is_empty() {
+            out.push_str(&format!(
+                "  cards from --meta: {}\n",
+                cards(&self.from_meta)
+            ));
+        }
+        if !self.missing.is_empty() {
+            out.push_str(&format!(
+                "  missing (give them with --meta): {}\n",
+                self.missing.join(", ")
+            ));
+        }
+        let verb = if dry_run { "would write" } else { "wrote" };
+        out.push_str(&format!(
+            "  {verb} {} with {} cells:\n",
+            self.dir.display(),
+            self.cells.len()
+        ));
+        for cell in &self.cells {
+            let line = match cell {
+                Cell::Prefill(p) => format!(
+                    "prefill {:>6}: {}{}",
+                    context_label(p.context_tokens),
+                    p.status.label(),
+                    p.prompt_tok_per_s
+                        .map_or_else(String::new, |v| format!(", {} prompt tok/s", tok_per_s(v)))
+                ),
+                Cell::Decode(d) => format!(
+                    "decode  {:>6} × {:<4}: {}{}{}",
+                    context_label(d.context_tokens),
+                    d.concurrency,
+                    d.status.label(),
+                    d.total_tok_per_s
+                        .map_or_else(String::new, |v| format!(", {} tok/s", tok_per_s(v))),
+                    d.reason
+                        .as_deref()
+                        .map_or_else(String::new, |r| format!(" ({r})"))
+                ),
+            };
+            out.push_str(&format!("    {line}\n"));
+        }
+        for w in &self.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+        out
     }
 }
 
@@ -140,6 +273,8 @@ pub struct ImportOptions {
     pub force: bool,
     /// A JSON file merged over what each input says (same fields as run.json).
     pub meta: Option<PathBuf>,
+    /// Read and check everything, write nothing.
+    pub dry_run: bool,
 }
 
 /// A file's name without its folder, as a run's `source` names it.
@@ -151,21 +286,34 @@ pub fn file_name(path: &Path) -> String {
 }
 
 /// The run id a file becomes by default: its name without extension, lowercased.
+/// Characters a run id cannot hold ("run=0" from a vllm sweep) become "-".
 pub fn default_run_id(file: &Path) -> String {
-    file.file_stem()
+    let stem = file
+        .file_stem()
         .map(|s| s.to_string_lossy().to_lowercase())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    stem.chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_string()
 }
 
 /// Imports `files` in `format` (recognised from each file when `None`): one
 /// run per file, or one run of them all for formats with a file per cell
-/// (vllm-bench). Every file is read before anything is written. Returns
-/// each run folder written with the format read.
+/// (vllm-bench, aiperf). Every file is read before anything is written; a
+/// dry run writes nothing. Returns each run with what it was made of.
 pub fn import(
     format: Option<Format>,
     files: &[PathBuf],
     opts: &ImportOptions,
-) -> anyhow::Result<Vec<(PathBuf, Format)>> {
+) -> anyhow::Result<Vec<Outcome>> {
     let patch = opts.meta.as_deref().map(read_meta_patch).transpose()?;
     let mut inputs = Vec::new();
     for file in files {
@@ -201,7 +349,10 @@ pub fn import(
             groups.len()
         );
     }
-    let mut runs = Vec::new();
+    // Read every group first: a bad file writes nothing.
+    let from_meta = patch.as_ref().map(leaf_paths).unwrap_or_default();
+    let mut outcomes = Vec::new();
+    let mut notes = Vec::new();
     for (format, group) in &groups {
         let first = &group[0].0;
         let run_id = match &opts.id {
@@ -216,30 +367,49 @@ pub fn import(
         crate::store::check_run_id(&run_id)
             .with_context(|| format!("{}: choose a run id with --id", first.display()))?;
         let imported = format.read(group, &run_id)?;
-        let meta = finish_meta(first, imported.meta, patch.as_ref(), opts.meta.as_deref())?;
+        let from_file = leaf_paths(&imported.meta);
+        let (meta, missing) = merge_meta(imported.meta, patch.as_ref());
         let mut cells = imported.cells;
         cells.sort_by_key(Cell::key);
-        runs.push((
-            Run {
-                id: run_id,
-                meta,
-                cells,
-                notes_markdown: imported.notes_markdown,
-            },
-            *format,
-        ));
+        notes.push(imported.notes_markdown);
+        outcomes.push(Outcome {
+            id: run_id.clone(),
+            format: *format,
+            layout: imported.layout,
+            files: group.iter().map(|(f, _)| f.clone()).collect(),
+            dir: opts.data.join(&run_id),
+            meta,
+            cells,
+            from_file,
+            from_meta: from_meta.clone(),
+            missing,
+            warnings: imported.warnings,
+        });
     }
-    for (run, _) in &runs {
-        crate::store::check_run(&opts.data, run, opts.force)?;
+    if opts.dry_run {
+        return Ok(outcomes);
     }
-    let mut written = Vec::new();
-    for (run, format) in &runs {
-        written.push((
-            crate::store::write_run(&opts.data, run, opts.force)?,
-            *format,
-        ));
+    let mut runs = Vec::new();
+    for (outcome, notes_markdown) in outcomes.iter().zip(notes) {
+        let meta = finish_meta(
+            &outcome.files[0],
+            outcome.meta.clone(),
+            &outcome.missing,
+            opts.meta.as_deref(),
+        )?;
+        let run = Run {
+            id: outcome.id.clone(),
+            meta,
+            cells: outcome.cells.clone(),
+            notes_markdown,
+        };
+        crate::store::check_run(&opts.data, &run, opts.force)?;
+        runs.push(run);
     }
-    Ok(written)
+    for run in &runs {
+        crate::store::write_run(&opts.data, run, opts.force)?;
+    }
+    Ok(outcomes)
 }
 
 /// Imports published page texts (the `page` format), one run per file.
@@ -254,10 +424,11 @@ pub fn import_pages(
         data: data_dir.to_path_buf(),
         force,
         meta: None,
+        dry_run: false,
     };
     Ok(import(Some(Format::Page), files, &opts)?
         .into_iter()
-        .map(|(dir, _)| dir)
+        .map(|o| o.dir)
         .collect())
 }
 
@@ -317,15 +488,34 @@ fn lookup<'a>(value: &'a Value, path: &str) -> Option<&'a Value> {
         .filter(|v| !v.is_null())
 }
 
+/// Every leaf of a JSON object as a dotted path ("hardware.gpu"); a leaf
+/// is a value that is not an object.
+fn leaf_paths(value: &Value) -> Vec<String> {
+    fn walk(prefix: &str, v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    walk(&p, v, out);
+                }
+            }
+            Value::Null => {}
+            _ => out.push(prefix.to_string()),
+        }
+    }
+    let mut out = Vec::new();
+    walk("", value, &mut out);
+    out
+}
+
 /// What the file said, with `--meta` merged over it (RFC 7396: a field it
-/// names replaces the file's, `null` removes one), as a checked [`RunMeta`].
-/// Fields still missing are listed together with how to give them.
-fn finish_meta(
-    file: &Path,
-    mut meta: Value,
-    patch: Option<&Value>,
-    patch_path: Option<&Path>,
-) -> anyhow::Result<RunMeta> {
+/// names replaces the file's, `null` removes one), and the required fields
+/// still missing.
+fn merge_meta(mut meta: Value, patch: Option<&Value>) -> (Value, Vec<&'static str>) {
     if let Some(p) = patch {
         json_patch::merge(&mut meta, p);
     }
@@ -336,12 +526,23 @@ fn finish_meta(
     if let Some(model) = object.get("model").cloned() {
         object.entry("served_model").or_insert(model);
     }
-    let missing: Vec<&str> = REQUIRED
+    let missing = REQUIRED
         .into_iter()
         .filter(|path| lookup(&meta, path).is_none())
         .collect();
+    (meta, missing)
+}
+
+/// The merged metadata as a checked [`RunMeta`]; missing fields are listed
+/// together with how to give them.
+fn finish_meta(
+    file: &Path,
+    meta: Value,
+    missing: &[&str],
+    patch_path: Option<&Path>,
+) -> anyhow::Result<RunMeta> {
     if !missing.is_empty() {
-        let example = missing_example(&missing);
+        let example = missing_example(missing);
         bail!(
             "{}: the file does not say {}: pass them in a JSON file with --meta, with \
              run.json's field names, e.g. {example}",
@@ -388,7 +589,11 @@ mod tests {
     #[test]
     fn missing_cards_are_listed_together_and_meta_fills_them() {
         let file = Path::new("results.csv");
-        let err = finish_meta(file, serde_json::json!({"model": "M"}), None, None)
+        let finish = |meta: Value, patch: Option<&Value>, path: Option<&Path>| {
+            let (merged, missing) = merge_meta(meta, patch);
+            finish_meta(file, merged, &missing, path)
+        };
+        let err = finish(serde_json::json!({"model": "M"}), None, None)
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("results.csv: the file does not say hardware.gpu, hardware.gpu_count, engine.name, run.decode_test"), "{err}");
@@ -399,8 +604,7 @@ mod tests {
                     "seconds_per_measurement": 30, "max_output_tokens": 4096},
             "launch_command": "vllm serve m --api-key sk-secret"
         });
-        let meta =
-            finish_meta(file, serde_json::json!({"model": "M"}), Some(&patch), None).unwrap();
+        let meta = finish(serde_json::json!({"model": "M"}), Some(&patch), None).unwrap();
         assert_eq!(meta.served_model, "M");
         assert_eq!(meta.hardware.gpu_count, 4);
         assert_eq!(
@@ -410,8 +614,7 @@ mod tests {
         let wrong = serde_json::json!({"hardware": {"gpu_count": "four"}});
         let mut full = patch.clone();
         json_patch::merge(&mut full, &wrong);
-        let err = finish_meta(
-            file,
+        let err = finish(
             serde_json::json!({"model": "M"}),
             Some(&full),
             Some(Path::new("m.json")),

@@ -1,64 +1,122 @@
-//! `vllm bench serve --save-result` JSON: one file per burst (one
-//! concurrency at one input length); several files make one run.
+//! `vllm bench serve --save-result` JSON (and `benchmark_serving.py` before
+//! it): one file per burst (one concurrency at one input length); several
+//! files make one run. Also read: the run files of `vllm bench sweep`
+//! (`run=N.json`, the same record with the sweep's settings added), its
+//! `summary.json` (a list of such records), and multi-turn results
+//! (`mode: multi_turn`, `multi_turn_concurrency` conversations at once).
 //!
-//! Keys read: `model_id`, `backend`, `max_concurrency`, `request_rate`,
-//! `completed`, `failed`, `duration`, `total_input_tokens`,
-//! `total_output_tokens`, `output_throughput`, `median_ttft_ms`,
-//! `median_tpot_ms`, `median_itl_ms`, `mean_e2el_ms`. The rest is kept raw.
+//! Keys read: `model_id`, `backend`, `max_concurrency` /
+//! `multi_turn_concurrency`, `request_rate`, `num_prompts`, `completed`,
+//! `failed`, `duration`, `total_input_tokens`, `total_output_tokens`, the
+//! medians of TTFT, TPOT and ITL (in ms, or in seconds where the key has no
+//! `_ms`), the mean end-to-end latency, and for bursts sent all at once the
+//! per-request `ttfts` and `latencies` / `itls` or the p99 TTFT. vLLM's files
+//! record no version of the tool. The rest is kept raw.
 
 use std::path::PathBuf;
 
-use super::burst::{burst_cell, burst_meta, push_unique};
-use super::json::{At, expect_object, parse_python_json};
+use serde_json::Value;
+
+use super::burst::{burst_cell, burst_meta, engine_of_backend, push_unique};
+use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::Cell;
 
 pub const TOOL: &str = "vllm bench serve";
 
-/// Whether a JSON result looks like vllm bench serve's.
-pub fn looks_like(value: &serde_json::Value) -> bool {
-    [
-        "model_id",
-        "tokenizer_id",
-        "num_prompts",
-        "output_throughput",
-    ]
-    .iter()
-    .all(|k| value.get(k).is_some())
+/// Whether a JSON result looks like vllm bench serve's (or a list of them,
+/// as a sweep's summary.json is).
+pub fn looks_like(value: &Value) -> bool {
+    let one = |v: &Value| {
+        v.get("model_id").is_some()
+            && v.get("output_throughput").is_some()
+            && (v.get("num_prompts").is_some() || v.get("num_conversations").is_some())
+    };
+    match value {
+        Value::Array(a) => a.first().is_some_and(one),
+        v => one(v),
+    }
+}
+
+/// The layout a result has, for the dry run and errors.
+pub fn layout(value: &Value) -> String {
+    let one = match value {
+        Value::Array(a) => a.first().unwrap_or(value),
+        v => v,
+    };
+    let kind = if one.get("mode").and_then(Value::as_str) == Some("multi_turn") {
+        "multi-turn result"
+    } else if one.get("run_number").is_some() {
+        "vllm bench sweep run file"
+    } else if value.is_array() {
+        "vllm bench sweep summary (a list of results)"
+    } else if one.get("max_concurrency").is_none() {
+        "benchmark_serving.py result (before max_concurrency)"
+    } else {
+        "vllm bench serve result"
+    };
+    format!("{kind}; vLLM's result files record no version")
 }
 
 pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
-    let mut model: Option<(String, &PathBuf)> = None;
+    let mut model: Option<(String, PathBuf)> = None;
     let mut backend = None;
+    let mut warnings = Vec::new();
+    let mut layouts = Vec::new();
     for (file, text) in files {
         let value = parse_python_json(file, text)?;
-        expect_object(file, &value, "a vllm bench serve result")?;
-        let at = At::root(file, &value);
-        let id = at.opt_str("model_id")?.map(str::to_string);
-        match (&model, id) {
-            (Some((first, first_file)), Some(id)) if *first != id => {
-                return Err(at.error(format!(
-                    "model_id: expected {first} as in {}, found {id}: one run is one model",
-                    first_file.display()
-                )));
+        let root = At::root(file, &value);
+        let records = match &value {
+            Value::Array(_) => root.elements(),
+            Value::Object(_) => vec![root.clone()],
+            _ => {
+                return Err(root.error(
+                    "expected a vllm bench serve result (a JSON object) or a sweep's list of them",
+                ));
             }
-            (None, Some(id)) => model = Some((id, file)),
-            _ => {}
+        };
+        if records.is_empty() {
+            return Err(root.error("expected at least one result, found an empty list"));
         }
-        backend = backend.or(at.opt_str("backend")?.map(str::to_string));
-        let cell = burst_cell(at, TOOL, "mean_e2el_ms")?;
-        push_unique(&mut cells, file.display().to_string(), cell)?;
+        layouts.push(layout(&value));
+        for at in records {
+            if !at.value.is_object() {
+                return Err(at.error("expected a vllm bench serve result (a JSON object)"));
+            }
+            let id = at.opt_str("model_id")?.map(str::to_string);
+            match (&model, id) {
+                (Some((first, first_file)), Some(id)) if *first != id => {
+                    return Err(at.error(format!(
+                        "model_id: expected {first} as in {}, found {id}: one run is one model",
+                        first_file.display()
+                    )));
+                }
+                (None, Some(id)) => model = Some((id, file.clone())),
+                _ => {}
+            }
+            backend = backend.or(at.opt_str("backend")?.map(str::to_string));
+            let burst = burst_cell(&at, TOOL)?;
+            warnings.extend(burst.warnings);
+            let place = format!("{}: {}", file.display(), at.path_or_top());
+            push_unique(&mut cells, place, burst.cell)?;
+        }
     }
+    layouts.dedup();
     let names: Vec<String> = files.iter().map(|(f, _)| file_name(f)).collect();
     Ok(Imported {
         meta: burst_meta(
             model.as_ref().map(|(m, _)| m.as_str()),
-            backend.as_deref(),
+            backend
+                .as_deref()
+                .and_then(engine_of_backend)
+                .map(|e| (e, None)),
             TOOL,
             &names,
         ),
         cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
         notes_markdown: None,
+        warnings,
+        layout: layouts.join("; "),
     })
 }

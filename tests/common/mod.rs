@@ -137,8 +137,8 @@ pub fn copy_bundled_data(to: &Path) {
     }
 }
 
-/// The bundled data plus one run imported from each other tool's fixture
-/// (tests/fixtures/tools/), two dated reruns of GLM (a series) and a
+/// The bundled data plus one run imported from each other tool's files
+/// (tests/fixtures/real/ and hand-written/), two dated reruns of GLM (a series) and a
 /// comparison of runs on 4 and 2 GPUs, built into a fresh temporary folder:
 /// pages with imported figures, their definitions and a context of 0.
 pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
@@ -152,6 +152,13 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         r#"{"hardware": {"gpu": "H100 SXM", "gpu_count": 1}, "engine": {"name": "vllm"}}"#,
     )
     .unwrap();
+    // SGLang's lines against a vLLM server name no model.
+    let model_meta = tmp.path().join("model-meta.json");
+    std::fs::write(
+        &model_meta,
+        r#"{"model": "emulated-model", "hardware": {"gpu": "H100 SXM", "gpu_count": 1}}"#,
+    )
+    .unwrap();
     // A CSV says no cards at all.
     let csv_meta = tmp.path().join("csv-meta.json");
     std::fs::write(
@@ -161,33 +168,61 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
             "seconds_per_measurement": 30, "endpoint": "chat"}}"#,
     )
     .unwrap();
-    let tools = repo().join("tests/fixtures/tools");
-    let runs: [(&str, &[&str]); 5] = [
+    let fixtures = repo().join("tests/fixtures");
+    // Real result files of each tool (tests/fixtures/real/SOURCES.md); the
+    // llm_decode_bench.py file states its own cards, the others get --meta.
+    let runs: [(&str, &[&str]); 8] = [
         // A cell with a stall, as `sitegen run` records one: the pause mark.
-        ("paused", &["paused.csv"]),
-        ("llm-decode-bench", &["llm-decode-bench.json"]),
+        ("paused", &["hand-written/paused.hand-written.csv"]),
+        (
+            "llm-decode-bench",
+            &["real/llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json"],
+        ),
+        (
+            "llm-decode-bench-statuses",
+            &["hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"],
+        ),
         (
             "vllm-bench",
             &[
-                "vllm-bench-c1.json",
-                "vllm-bench-c4.json",
-                "vllm-bench-c16-failed.json",
+                "real/vllm-bench/emulated-vllm-0.33.0-c1.json",
+                "real/vllm-bench/emulated-vllm-0.33.0-c4.json",
+                "real/vllm-bench/emulated-vllm-0.33.0-unlimited-16.json",
             ],
         ),
-        ("sglang-bench", &["sglang-bench.jsonl"]),
-        ("guidellm", &["guidellm-benchmarks.json"]),
+        (
+            "vllm-bench-failed",
+            &["hand-written/vllm-bench-partial-failure.hand-written.json"],
+        ),
+        (
+            "sglang-bench",
+            &["real/sglang-bench/emulated-sglang-0.5.23.jsonl"],
+        ),
+        (
+            "guidellm",
+            &["real/guidellm/emulated-guidellm-0.8.1-benchmarks.yaml"],
+        ),
+        (
+            "aiperf",
+            &[
+                "real/aiperf/emulated-aiperf-0.13.0-c1-profile_export_aiperf.json",
+                "real/aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json",
+            ],
+        ),
     ];
     for (id, files) in runs {
-        let files: Vec<PathBuf> = files.iter().map(|f| tools.join(f)).collect();
+        let files: Vec<PathBuf> = files.iter().map(|f| fixtures.join(f)).collect();
         let opts = ImportOptions {
             id: Some(format!("imported-{id}")),
             data: data.clone(),
             force: false,
-            meta: Some(if id == "paused" {
-                csv_meta.clone()
-            } else {
-                meta.clone()
-            }),
+            meta: match id {
+                "paused" => Some(csv_meta.clone()),
+                "llm-decode-bench" => None,
+                "sglang-bench" => Some(model_meta.clone()),
+                _ => Some(meta.clone()),
+            },
+            dry_run: false,
         };
         import(None, &files, &opts).unwrap();
     }

@@ -1,0 +1,305 @@
+//! NVIDIA AIPerf's `profile_export_aiperf.json`: one file per cell (one
+//! concurrency, one input length); several files make one run, as with
+//! vllm bench serve.
+//!
+//! Two layouts, read alike:
+//! - before 0.4: the metrics under `records.<tag>` (`ttft`,
+//!   `inter_token_latency`, ...), the model and concurrency under
+//!   `input_config.endpoint.model_names` and `input_config.loadgen`;
+//! - later: the metrics at the top (`time_to_first_token`, ...),
+//!   `aiperf_version`, the model under `input_config.models.items`, the
+//!   concurrency under the profiling phase of `input_config.phases` (or
+//!   `input_config.loadgen`).
+//!
+//! Each metric is `{unit, avg, p50, ...}`. Token counts prefer the server's
+//! own (`usage_*`, where AIPerf recorded them) to AIPerf's tokenizer's.
+//! `profile_export_aiperf.csv` holds the same figures but neither the
+//! concurrency nor the model, and is refused with that reason.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::burst::{counted_cell, model_display_name, push_unique};
+use super::json::{At, parse_python_json};
+use super::{Imported, file_name};
+use crate::model::{Cell, MeasuredBy, Status};
+
+pub const TOOL: &str = "AIPerf";
+
+/// The CSV's first line.
+pub const CSV_HEADER: &str = "Metric,avg,min,max";
+
+pub fn looks_like(value: &Value) -> bool {
+    value.get("aiperf_version").is_some()
+        || (value.get("input_config").is_some()
+            && (value.get("records").is_some() || value.get("time_to_first_token").is_some()))
+}
+
+/// "AIPerf 0.13.0", or the layout of files without a version.
+pub fn layout(value: &Value) -> String {
+    match value.get("aiperf_version").and_then(Value::as_str) {
+        Some(v) => format!("AIPerf {v}"),
+        None if value.get("records").is_some() => {
+            "AIPerf before 0.4 (metrics under records, no version recorded)".into()
+        }
+        None => "AIPerf (no version recorded)".into(),
+    }
+}
+
+/// A metric object by any of its names: at the top (0.4 and later) or
+/// under `records` (earlier).
+fn metric<'a>(root: &At<'a>, names: &[&str]) -> Option<At<'a>> {
+    names
+        .iter()
+        .find_map(|n| root.first_child(&[n, &format!("records.{n}")]))
+}
+
+/// A statistic of a metric in milliseconds, converted from its unit.
+fn ms(m: &At, stat: &str) -> anyhow::Result<Option<f64>> {
+    let Some(v) = m.opt_f64(stat)? else {
+        return Ok(None);
+    };
+    let to_ms = match m.str_at("unit").unwrap_or("ms") {
+        "ms" => 1.0,
+        "sec" | "s" => 1000.0,
+        "us" => 1e-3,
+        "ns" => 1e-6,
+        other => return Err(m.error(format!("unit: expected ms, sec, us or ns, found {other}"))),
+    };
+    Ok(Some(v * to_ms))
+}
+
+/// A metric's single value (`avg`), e.g. a count or a duration.
+fn single(root: &At, names: &[&str]) -> anyhow::Result<Option<f64>> {
+    match metric(root, names) {
+        Some(m) => m.opt_f64("avg"),
+        None => Ok(None),
+    }
+}
+
+/// The requests kept in flight, from the profiling phase's load settings.
+fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
+    let phases = root
+        .child("input_config.phases")
+        .map(|p| p.elements())
+        .unwrap_or_default();
+    let load = phases
+        .into_iter()
+        .find(|p| p.str_at("kind") == Some("profiling") || p.str_at("name") == Some("profiling"))
+        .or_else(|| root.child("input_config.loadgen"));
+    let Some(load) = load else {
+        return Err(root.error(format!(
+            "{layout}: expected the load settings under input_config.phases (the profiling \
+             phase) or input_config.loadgen, found neither"
+        )));
+    };
+    match load.opt_u64("concurrency")? {
+        Some(n) if n > 0 => u32::try_from(n).map_err(|_| load.error("concurrency: too many")),
+        _ => Err(load.error(format!(
+            "expected a concurrency, found none ({}): a run paced by request rate has no \
+             number of requests in flight to file it under; profile it with --concurrency N",
+            load.keys()
+        ))),
+    }
+}
+
+pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
+    let mut cells = Vec::new();
+    let mut model: Option<(String, PathBuf)> = None;
+    let mut version = None;
+    let mut layouts = Vec::new();
+    for (file, text) in files {
+        if text.starts_with(CSV_HEADER) {
+            anyhow::bail!(
+                "{}: AIPerf's CSV export records neither the concurrency nor the model; \
+                 import profile_export_aiperf.json, which AIPerf writes beside it",
+                file.display()
+            );
+        }
+        let value = parse_python_json(file, text)?;
+        let root = At::root(file, &value);
+        if !value.is_object() {
+            return Err(root.error("expected AIPerf's profile export (a JSON object)"));
+        }
+        let layout = layout(&value);
+        version = version.or(root.str_at("aiperf_version").map(str::to_string));
+        let id = root
+            .first_child(&[
+                "input_config.models.items.0.name",
+                "input_config.endpoint.model_names.0",
+                "input_config.model_names.0",
+            ])
+            .and_then(|m| m.value.as_str().map(str::to_string));
+        match (&model, id) {
+            (Some((first, first_file)), Some(id)) if *first != id => {
+                return Err(root.error(format!(
+                    "model: expected {first} as in {}, found {id}: one run is one model",
+                    first_file.display()
+                )));
+            }
+            (None, Some(id)) => model = Some((id, file.clone())),
+            _ => {}
+        }
+        let concurrency = concurrency(&root, &layout)?;
+        let missing = |what: &str, names: &str| {
+            root.error(format!(
+                "{layout}: expected {what} ({names}, at the top or under records), found nothing"
+            ))
+        };
+        let duration_s = single(&root, &["benchmark_duration"])?
+            .ok_or_else(|| missing("the benchmark's duration", "benchmark_duration"))?;
+        let completed = single(&root, &["request_count"])?
+            .ok_or_else(|| missing("the request count", "request_count"))?
+            .round() as u64;
+        let errors: Vec<(String, u64)> = root
+            .child("error_summary")
+            .map(|e| e.elements())
+            .unwrap_or_default()
+            .iter()
+            .map(|e| {
+                let kind = e
+                    .first_child(&["error_details.type", "error_details.message"])
+                    .and_then(|t| t.value.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "error".into());
+                (kind, e.f64_at("count").unwrap_or(0.0) as u64)
+            })
+            .collect();
+        let failed = single(&root, &["error_request_count"])?
+            .map(|f| f.round() as u64)
+            .unwrap_or_else(|| errors.iter().map(|(_, n)| n).sum());
+        // The server's own counts where AIPerf kept them, else its tokenizer's.
+        let server_counts = single(&root, &["total_usage_completion_tokens"])?;
+        let output_tokens = server_counts
+            .or(single(
+                &root,
+                &["total_osl", "total_output_sequence_length"],
+            )?)
+            .ok_or_else(|| {
+                missing(
+                    "the output tokens",
+                    "total_usage_completion_tokens or total_osl",
+                )
+            })?;
+        let context = single(&root, &["usage_prompt_tokens"])?
+            .or(single(&root, &["input_sequence_length"])?)
+            .unwrap_or(0.0);
+        let mut cell = counted_cell(
+            (context.round() as u64, concurrency),
+            completed,
+            failed,
+            output_tokens.round() as u64,
+            duration_s,
+        );
+        if cell.status == Status::Error && !errors.is_empty() {
+            let kinds: Vec<String> = errors.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+            cell.reason = Some(format!(
+                "{failed} of {} requests failed ({})",
+                completed + failed,
+                kinds.join(", ")
+            ));
+        }
+        let mut definitions = definitions(server_counts.is_some());
+        if cell.status == Status::Valid {
+            if duration_s <= 0.0 {
+                return Err(root.error("benchmark_duration: expected a duration above 0"));
+            }
+            cell.total_tok_per_s = Some(output_tokens / duration_s);
+            if let Some(m) = metric(&root, &["time_to_first_token", "ttft"]) {
+                cell.ttft_median_ms = ms(&m, "p50")?;
+            }
+            if let Some(m) = metric(&root, &["inter_token_latency"]) {
+                cell.tbt_median_ms = ms(&m, "p50")?;
+            }
+            if let Some(m) = metric(&root, &["output_token_throughput_per_user"]) {
+                cell.per_request_tok_per_s = m.opt_f64("p50")?;
+            }
+            cell.avg_active_requests = single(&root, &["effective_concurrency"])?;
+            if single(&root, &["usage_discrepancy_count"])?.is_some_and(|n| n > 0.0) {
+                let note = "; AIPerf counted the tokens with its own tokenizer, which disagreed \
+                     with the server's counts (usage_discrepancy_count above 0)";
+                for column in ["tbt_ms", "per_request_tok_per_s"] {
+                    definitions
+                        .entry(column.into())
+                        .and_modify(|d| d.push_str(note));
+                }
+            }
+        }
+        let mut raw = value.clone();
+        crate::redact::redact_json(&mut raw);
+        cell.measured_by = Some(MeasuredBy {
+            tool: TOOL.into(),
+            definitions,
+            raw,
+        });
+        layouts.push(layout);
+        push_unique(&mut cells, file.display().to_string(), cell)?;
+    }
+    layouts.dedup();
+    let names: Vec<String> = files.iter().map(|(f, _)| file_name(f)).collect();
+    let mut meta = serde_json::json!({
+        "run": {"decode_test": "request_burst", "benchmark_tool": {"name": TOOL}},
+        "source": format!("{TOOL} profile exports: {}", names.join(", ")),
+    });
+    if let Some(v) = version {
+        meta["run"]["benchmark_tool"]["version"] = Value::from(v);
+    }
+    if let Some((m, _)) = &model {
+        meta["model"] = Value::from(model_display_name(m));
+        meta["served_model"] = Value::from(m.as_str());
+    }
+    Ok(Imported {
+        meta,
+        cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
+        notes_markdown: None,
+        warnings: Vec::new(),
+        layout: layouts.join("; "),
+    })
+}
+
+fn definitions(server_counts: bool) -> BTreeMap<String, String> {
+    [
+        (
+            "context_tokens",
+            if server_counts {
+                "mean prompt tokens as the server counted them (usage_prompt_tokens)"
+            } else {
+                "mean input sequence length, as AIPerf's tokenizer counted it"
+            },
+        ),
+        (
+            "total_tok_per_s",
+            if server_counts {
+                "output tokens as the server counted them (total_usage_completion_tokens) / \
+                 the benchmark's duration, from the first request to the last response: the \
+                 requests still running at the duration limit are waited for and counted"
+            } else {
+                "output tokens as AIPerf's tokenizer counted them (total_osl) / the \
+                 benchmark's duration, from the first request to the last response"
+            },
+        ),
+        (
+            "per_request_tok_per_s",
+            "median over requests of AIPerf's output token throughput per user (1 / the \
+             request's inter-token latency)",
+        ),
+        (
+            "ttft_ms",
+            "median over the requests; the prompt cache is not warmed first",
+        ),
+        (
+            "tbt_ms",
+            "median over requests of each request's inter-token latency ((latency − TTFT) / \
+             (output tokens − 1))",
+        ),
+        (
+            "avg_active_requests",
+            "AIPerf's effective concurrency: requests in flight, time-weighted",
+        ),
+        ("measured_s", "the benchmark's duration, not a fixed window"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
