@@ -62,6 +62,11 @@ fn import_with(files: &[PathBuf], id: &str, meta: Option<&str>) -> anyhow::Resul
     })
 }
 
+/// Imports one file with --meta giving exactly the cards it lacks.
+fn import_one(file: PathBuf, missing: &[&str]) -> Imported {
+    import_with(&[file], "x", meta_for(missing).as_deref()).unwrap()
+}
+
 fn decode(run: &Run, ctx: u64, n: u32) -> &DecodeCell {
     run.decode_cell(ctx, n)
         .unwrap_or_else(|| panic!("{}: no decode cell {ctx} x{n}", run.id))
@@ -102,185 +107,46 @@ const ENGINE: &str = "engine.name";
 const MODEL: &str = "model";
 
 /// Every file of tests/fixtures/real/, its format and what it gives.
+#[rustfmt::skip]
 const CORPUS: &[(&str, Format, Expect)] = {
     use Expect::*;
     use Format::*;
     &[
-        (
-            "llm-decode-bench/rtx6kpro-results_awq.json",
-            LlmDecodeBench,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "llm-decode-bench/rtx6kpro-vllm_awq_mtp.json",
-            LlmDecodeBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "llm-decode-bench/blackwell-llm-docker-benchmark_results.json",
-            LlmDecodeBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "llm-decode-bench/emulated-llm-decode-bench-0.3.0.json",
-            LlmDecodeBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "llm-decode-bench/emulated-llm-decode-bench-0.4.18.json",
-            LlmDecodeBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json",
-            LlmDecodeBench,
-            Imports(&[]),
-        ),
-        (
-            "llm-decode-bench/blackwell-llm-docker-r34-mtp0-decode.json",
-            LlmDecodeBench,
-            Imports(&[]),
-        ),
-        (
-            "llm-decode-bench/blackwell-llm-docker-r34-mtp0-prefill-only.json",
-            LlmDecodeBench,
-            Imports(&[]),
-        ),
-        (
-            "guidellm/guidellm-repo-benchmarks_stripped.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/guidellm-repo-benchmarks_stripped.yaml",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/emulated-guidellm-0.3.1-benchmarks.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/emulated-guidellm-0.5.4-benchmarks.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/emulated-guidellm-0.7.3-benchmarks.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/emulated-guidellm-0.8.1-benchmarks.json",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "guidellm/emulated-guidellm-0.8.1-benchmarks.yaml",
-            Guidellm,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "vllm-bench/er0080-bench_serve_v0.25.1.json",
-            VllmBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json",
-            VllmBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "vllm-bench/er0080-sweep-max_num_seqs=4-run=0.json",
-            VllmBench,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "vllm-bench/er0080-sweep-max_num_seqs=4-run=1.json",
-            VllmBench,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "vllm-bench/er0080-sweep-max_num_seqs=4-summary.json",
-            VllmBench,
-            Refused("a second result for 32 tokens of context at 2 requests at once"),
-        ),
-        (
-            "vllm-bench/emulated-vllm-0.33.0-c1.json",
-            VllmBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "vllm-bench/emulated-vllm-0.33.0-c4.json",
-            VllmBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "vllm-bench/emulated-vllm-0.33.0-unlimited-16.json",
-            VllmBench,
-            Imports(&[GPU, COUNT]),
-        ),
-        (
-            "vllm-bench/emulated-vllm-bench-rs-multi-turn-c4.json",
-            VllmBench,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl",
-            SglangBench,
-            Refused("request_rate 1.0: the requests arrived at a paced rate"),
-        ),
-        (
-            "sglang-bench/datacrunch-llama_3_3_70b_offline_output.jsonl",
-            SglangBench,
-            Refused("line 5: a second result for 2065 tokens of context at 1500 requests at once"),
-        ),
-        (
-            "sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl",
-            SglangBench,
-            Imports(&[MODEL, GPU, COUNT]),
-        ),
-        (
-            "sglang-bench/emulated-sglang-0.5.23.jsonl",
-            SglangBench,
-            Imports(&[MODEL, GPU, COUNT]),
-        ),
-        (
-            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.json",
-            Aiperf,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.csv",
-            Aiperf,
-            Refused("AIPerf's CSV export records neither the concurrency nor the model"),
-        ),
-        (
-            "aiperf/emulated-aiperf-0.13.0-c1-profile_export_aiperf.json",
-            Aiperf,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json",
-            Aiperf,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "aiperf/emulated-aiperf-0.13.0-c16-profile_export_aiperf.json",
-            Aiperf,
-            Imports(&[GPU, COUNT, ENGINE]),
-        ),
-        (
-            "aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.csv",
-            Aiperf,
-            Refused("AIPerf's CSV export records neither the concurrency nor the model"),
-        ),
+        ("llm-decode-bench/rtx6kpro-results_awq.json", LlmDecodeBench, Imports(&[GPU, COUNT, ENGINE])),
+        ("llm-decode-bench/rtx6kpro-vllm_awq_mtp.json", LlmDecodeBench, Imports(&[GPU, COUNT])),
+        ("llm-decode-bench/blackwell-llm-docker-benchmark_results.json", LlmDecodeBench, Imports(&[GPU, COUNT])),
+        ("llm-decode-bench/emulated-llm-decode-bench-0.3.0.json", LlmDecodeBench, Imports(&[GPU, COUNT])),
+        ("llm-decode-bench/emulated-llm-decode-bench-0.4.18.json", LlmDecodeBench, Imports(&[GPU, COUNT])),
+        ("llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json", LlmDecodeBench, Imports(&[])),
+        ("llm-decode-bench/blackwell-llm-docker-r34-mtp0-decode.json", LlmDecodeBench, Imports(&[])),
+        ("llm-decode-bench/blackwell-llm-docker-r34-mtp0-prefill-only.json", LlmDecodeBench, Imports(&[])),
+        ("guidellm/guidellm-repo-benchmarks_stripped.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/guidellm-repo-benchmarks_stripped.yaml", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/emulated-guidellm-0.3.1-benchmarks.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/emulated-guidellm-0.5.4-benchmarks.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/emulated-guidellm-0.7.3-benchmarks.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/emulated-guidellm-0.8.1-benchmarks.json", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("guidellm/emulated-guidellm-0.8.1-benchmarks.yaml", Guidellm, Imports(&[GPU, COUNT, ENGINE])),
+        ("vllm-bench/er0080-bench_serve_v0.25.1.json", VllmBench, Imports(&[GPU, COUNT])),
+        ("vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json", VllmBench, Imports(&[GPU, COUNT])),
+        ("vllm-bench/er0080-sweep-max_num_seqs=4-run=0.json", VllmBench, Imports(&[GPU, COUNT, ENGINE])),
+        ("vllm-bench/er0080-sweep-max_num_seqs=4-run=1.json", VllmBench, Imports(&[GPU, COUNT, ENGINE])),
+        ("vllm-bench/er0080-sweep-max_num_seqs=4-summary.json", VllmBench, Refused("a second result for 32 tokens of context at 2 requests at once")),
+        ("vllm-bench/emulated-vllm-0.33.0-c1.json", VllmBench, Imports(&[GPU, COUNT])),
+        ("vllm-bench/emulated-vllm-0.33.0-c4.json", VllmBench, Imports(&[GPU, COUNT])),
+        ("vllm-bench/emulated-vllm-0.33.0-unlimited-16.json", VllmBench, Imports(&[GPU, COUNT])),
+        ("vllm-bench/emulated-vllm-bench-rs-multi-turn-c4.json", VllmBench, Imports(&[GPU, COUNT, ENGINE])),
+        ("sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl", SglangBench, Refused("request_rate 1.0: the requests arrived at a paced rate")),
+        ("sglang-bench/datacrunch-llama_3_3_70b_offline_output.jsonl", SglangBench, Refused("line 5: a second result for 2065 tokens of context at 1500 requests at once")),
+        ("sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl", SglangBench, Imports(&[MODEL, GPU, COUNT])),
+        ("sglang-bench/emulated-sglang-0.5.23.jsonl", SglangBench, Imports(&[MODEL, GPU, COUNT])),
+        ("aiperf/aiperf-repo-example-run1-profile_export_aiperf.json", Aiperf, Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf/aiperf-repo-example-run1-profile_export_aiperf.csv", Aiperf, Refused("AIPerf's CSV export records neither the concurrency nor the model")),
+        ("aiperf/emulated-aiperf-0.13.0-c1-profile_export_aiperf.json", Aiperf, Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json", Aiperf, Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf/emulated-aiperf-0.13.0-c16-profile_export_aiperf.json", Aiperf, Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.csv", Aiperf, Refused("AIPerf's CSV export records neither the concurrency nor the model")),
     ]
 };
 
@@ -873,25 +739,13 @@ fn guidellm_counts_the_tokens_of_requests_cut_off_at_the_end() {
             "{d}"
         );
     }
-    assert_eq!(
-        r.run
-            .meta
-            .run
-            .benchmark_tool
-            .as_ref()
-            .unwrap()
-            .version
-            .as_deref(),
-        Some("0.8.1")
-    );
+    assert_eq!(tool_version(&r.run), Some("0.8.1"));
     assert_eq!(r.run.meta.served_model, "emulated-model");
     // The YAML of the same run gives the same cells.
-    let yaml = import_with(
-        &[real("guidellm/emulated-guidellm-0.8.1-benchmarks.yaml")],
-        "y",
-        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
-    )
-    .unwrap();
+    let yaml = import_one(
+        real("guidellm/emulated-guidellm-0.8.1-benchmarks.yaml"),
+        &[GPU, COUNT, ENGINE],
+    );
     assert_eq!(yaml.run.cells, r.run.cells);
 }
 
@@ -928,12 +782,10 @@ fn guidellm_layouts_name_their_version_and_what_they_lack() {
 #[test]
 fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
     // vllm bench serve 0.33, 16 requests at once against an engine that runs 8.
-    let r = import_with(
-        &[real("vllm-bench/emulated-vllm-0.33.0-unlimited-16.json")],
-        "x",
-        meta_for(&[GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        real("vllm-bench/emulated-vllm-0.33.0-unlimited-16.json"),
+        &[GPU, COUNT],
+    );
     let c = run_cell_at(&r.run, 16);
     assert_eq!(c.status, Status::RequestsQueued);
     let why = c.reason.as_deref().unwrap();
@@ -949,12 +801,10 @@ fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
         )
     );
     // Summary only, 10,000 at once: not marked, and the page says why.
-    let r = import_with(
-        &[real("sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl")],
-        "y",
-        meta_for(&[MODEL, GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        real("sglang-bench/datacrunch-deepseek_dp_mla_output.jsonl"),
+        &[MODEL, GPU, COUNT],
+    );
     let c = run_cell_at(&r.run, 10_000);
     assert_eq!(c.status, Status::Valid);
     assert!(
@@ -963,12 +813,10 @@ fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
     );
     // Behind SGLang's PD router (hand-written): the model and the server's
     // limit come from internal_states, and 128 in flight exceed its 64.
-    let r = import_with(
-        &[hand("sglang-bench-pd-router.hand-written.jsonl")],
-        "z",
-        meta_for(&[GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        hand("sglang-bench-pd-router.hand-written.jsonl"),
+        &[GPU, COUNT],
+    );
     assert_eq!(r.run.meta.served_model, "deepseek-ai/DeepSeek-V3.2");
     assert_eq!(
         (
@@ -990,14 +838,10 @@ fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
 
 #[test]
 fn an_all_failed_burst_is_an_error_cell_with_the_counts() {
-    let r = import_with(
-        &[real(
-            "vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json",
-        )],
-        "x",
-        meta_for(&[GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        real("vllm-bench/er0080-bench_serve_all_requests_failed_v0.25.1.json"),
+        &[GPU, COUNT],
+    );
     let c = run_cell_at(&r.run, 8);
     assert_eq!(c.status, Status::Error);
     assert_eq!(c.completed_requests, Some(0));
@@ -1009,12 +853,10 @@ fn an_all_failed_burst_is_an_error_cell_with_the_counts() {
             .starts_with("all 8 requests failed")
     );
     // Some failed: Error, with the count.
-    let r = import_with(
-        &[hand("vllm-bench-partial-failure.hand-written.json")],
-        "y",
-        meta_for(&[GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        hand("vllm-bench-partial-failure.hand-written.json"),
+        &[GPU, COUNT],
+    );
     let c = run_cell_at(&r.run, 16);
     assert_eq!(
         (c.status, c.reason.as_deref()),
@@ -1043,12 +885,10 @@ fn multi_turn_results_are_filed_at_their_conversations() {
 
 #[test]
 fn figures_in_seconds_are_read_and_unreadable_ones_are_named() {
-    let r = import_with(
-        &[hand("vllm-bench-derivative-seconds.hand-written.json")],
-        "x",
-        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        hand("vllm-bench-derivative-seconds.hand-written.json"),
+        &[GPU, COUNT, ENGINE],
+    );
     let c = run_cell_at(&r.run, 8);
     assert!(close(c.ttft_median_ms, 184.0), "{:?}", c.ttft_median_ms);
     assert!(
@@ -1068,12 +908,10 @@ fn figures_in_seconds_are_read_and_unreadable_ones_are_named() {
 
 #[test]
 fn sglang_server_info_names_the_engine_and_secrets_stay_out() {
-    let r = import_with(
-        &[hand("sglang-bench-server-info.hand-written.jsonl")],
-        "x",
-        meta_for(&[GPU, COUNT]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        hand("sglang-bench-server-info.hand-written.jsonl"),
+        &[GPU, COUNT],
+    );
     assert_eq!(
         (
             r.run.meta.engine.name.as_str(),
@@ -1108,26 +946,12 @@ fn aiperf_prefers_the_servers_token_counts_and_names_errors() {
             .contains("disagreed with the server's counts (usage_discrepancy_count above 0)"),
         "{d:?}"
     );
-    assert_eq!(
-        r.run
-            .meta
-            .run
-            .benchmark_tool
-            .as_ref()
-            .unwrap()
-            .version
-            .as_deref(),
-        Some("0.13.0")
-    );
+    assert_eq!(tool_version(&r.run), Some("0.13.0"));
     // The older layout: a cancellation error is named.
-    let r = import_with(
-        &[real(
-            "aiperf/aiperf-repo-example-run1-profile_export_aiperf.json",
-        )],
-        "y",
-        meta_for(&[GPU, COUNT, ENGINE]).as_deref(),
-    )
-    .unwrap();
+    let r = import_one(
+        real("aiperf/aiperf-repo-example-run1-profile_export_aiperf.json"),
+        &[GPU, COUNT, ENGINE],
+    );
     let c = run_cell_at(&r.run, 100);
     assert_eq!(c.status, Status::Error);
     assert_eq!(
@@ -1361,4 +1185,9 @@ fn concurrencies(run: &Run) -> Vec<u32> {
     let mut n: Vec<u32> = run.decode_cells().map(|c| c.concurrency).collect();
     n.sort();
     n
+}
+
+/// The version of the tool that measured a run, as its Run card says.
+fn tool_version(run: &Run) -> Option<&str> {
+    run.meta.run.benchmark_tool.as_ref()?.version.as_deref()
 }

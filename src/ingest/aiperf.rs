@@ -21,10 +21,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::burst::{counted_cell, model_display_name, push_unique};
+use super::burst::{counted_cell, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
-use crate::model::{Cell, MeasuredBy, Status};
+use crate::model::{MeasuredBy, Status};
 
 pub const TOOL: &str = "AIPerf";
 
@@ -246,16 +246,10 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
         meta["run"]["benchmark_tool"]["version"] = Value::from(v);
     }
     if let Some((m, _)) = &model {
-        meta["model"] = Value::from(model_display_name(m));
-        meta["served_model"] = Value::from(m.as_str());
+        set_model(&mut meta, m);
     }
-    Ok(Imported {
-        meta,
-        cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
-        notes_markdown: None,
-        warnings: Vec::new(),
-        layout: layouts.join("; "),
-    })
+    let cells = cells.into_iter().map(|(_, c)| c).collect();
+    Ok(Imported::of_decode_cells(meta, cells, layouts.join("; ")))
 }
 
 fn definitions(server_counts: bool) -> BTreeMap<String, String> {

@@ -439,6 +439,12 @@ pub fn model_display_name(model_id: &str) -> &str {
         .unwrap_or(model_id)
 }
 
+/// Sets the served model a file names and its display name.
+pub fn set_model(meta: &mut Value, model_id: &str) {
+    meta["model"] = Value::from(model_display_name(model_id));
+    meta["served_model"] = Value::from(model_id);
+}
+
 /// The partial run.json a burst tool's results say: the model, the engine
 /// where the backend or the server names it, the tool, and the test.
 pub fn burst_meta(
@@ -455,8 +461,7 @@ pub fn burst_meta(
         "source": format!("{tool} results: {}", files.join(", ")),
     });
     if let Some(id) = model_id {
-        meta["model"] = Value::from(model_display_name(id));
-        meta["served_model"] = Value::from(id);
+        set_model(&mut meta, id);
     }
     if let Some((name, version)) = engine {
         meta["engine"] = serde_json::json!({ "name": name });

@@ -28,10 +28,10 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Imported;
-use super::burst::{counted_cell, model_display_name, push_unique};
+use super::burst::{counted_cell, push_unique, set_model};
 use super::file_name;
 use super::json::{At, parse_python_json, parse_yaml};
-use crate::model::{Cell, DecodeCell, MeasuredBy, Status};
+use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub const TOOL: &str = "guidellm";
 
@@ -160,16 +160,10 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         })
         .and_then(|m| m.value.as_str().map(str::to_string));
     if let Some(m) = &model {
-        meta["model"] = Value::from(model_display_name(m));
-        meta["served_model"] = Value::from(m.as_str());
+        set_model(&mut meta, m);
     }
-    Ok(Imported {
-        meta,
-        cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
-        notes_markdown: None,
-        warnings: Vec::new(),
-        layout,
-    })
+    let cells = cells.into_iter().map(|(_, c)| c).collect();
+    Ok(Imported::of_decode_cells(meta, cells, layout))
 }
 
 fn concurrency(at: &At, layout: &str) -> anyhow::Result<u32> {

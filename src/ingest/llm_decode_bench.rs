@@ -217,8 +217,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         _ => {}
     }
     if let Some(model) = metadata.opt_str("model")? {
-        meta["model"] = Value::from(super::burst::model_display_name(model));
-        meta["served_model"] = Value::from(model);
+        super::burst::set_model(&mut meta, model);
     }
     let logged = engine_of_event_log(value.get("event_log"));
     let engine = metadata

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
-use crate::model::{Cell, Run, RunMeta, SCHEMA_VERSION};
+use crate::model::{Cell, DecodeCell, Run, RunMeta, SCHEMA_VERSION};
 
 /// A format `sitegen ingest` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +147,17 @@ pub struct Imported {
 }
 
 impl Imported {
+    /// The decode cells of a burst tool's files, with what they said of the run.
+    pub fn of_decode_cells(meta: Value, cells: Vec<DecodeCell>, layout: String) -> Imported {
+        Imported {
+            meta,
+            cells: cells.into_iter().map(Cell::Decode).collect(),
+            notes_markdown: None,
+            warnings: Vec::new(),
+            layout,
+        }
+    }
+
     fn from_run(run: Run) -> Imported {
         Imported {
             meta: serde_json::to_value(&run.meta).expect("run metadata is JSON"),

@@ -632,14 +632,8 @@ struct Request {
 /// Waits for room, prefills, then emits tokens step by step until done or
 /// the client hangs up.
 async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Infallible>>) {
-    let Request {
-        api,
-        index,
-        prompt,
-        prompt_tokens,
-        max_tokens,
-        usage,
-    } = r;
+    let (api, index, prompt) = (r.api, r.index, r.prompt);
+    let (prompt_tokens, max_tokens, usage) = (r.prompt_tokens, r.max_tokens, r.usage);
     let need = prompt_tokens + max_tokens;
     e.counters.lock().unwrap().waiting += 1;
     loop {
