@@ -434,36 +434,6 @@ pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
         .collect()
 }
 
-/// The speculative decoding named in a launch command, if any: the method of
-/// vLLM's `--speculative-config`, or the draft model flag of SGLang / llama.cpp.
-pub fn speculative_decoding(launch_command: Option<&str>) -> Option<String> {
-    let cmd = launch_command?;
-    if let Some(at) = cmd.find("--speculative-config") {
-        let rest = &cmd[at..];
-        let method = rest
-            .split("\"method\"")
-            .nth(1)
-            .and_then(|m| m.split('"').nth(1))
-            .map(str::to_string);
-        return Some(method.unwrap_or_else(|| "yes".into()));
-    }
-    for flag in [
-        "--speculative-algorithm",
-        "--speculative-draft-model-path",
-        "--model-draft",
-        "-md ",
-    ] {
-        if let Some(at) = cmd.find(flag) {
-            let value = cmd[at + flag.len()..]
-                .split_whitespace()
-                .next()
-                .unwrap_or("yes");
-            return Some(value.trim_start_matches('=').to_string());
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -697,17 +667,5 @@ mod tests {
         ];
         assert_eq!(pareto_frontier(&points), vec![4, 1, 0]);
         assert_eq!(pareto_frontier(&[]), Vec::<usize>::new());
-    }
-
-    #[test]
-    fn speculative_decoding_is_read_from_launch_commands() {
-        let glm = r#"vllm serve x --speculative-config '{"method":"dflash","model":"m","num_speculative_tokens":7}'"#;
-        assert_eq!(speculative_decoding(Some(glm)).as_deref(), Some("dflash"));
-        assert_eq!(speculative_decoding(Some("vllm serve x --tp 4")), None);
-        assert_eq!(
-            speculative_decoding(Some("llama-server -m a.gguf -md draft.gguf")).as_deref(),
-            Some("draft.gguf")
-        );
-        assert_eq!(speculative_decoding(None), None);
     }
 }

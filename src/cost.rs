@@ -26,13 +26,18 @@ pub fn usd_per_million_output_tokens(
     })
 }
 
-/// "$0.39": dollars to the cent, or to a tenth of a cent below ten cents.
-pub fn usd(v: f64) -> String {
-    if v < 0.1 {
-        format!("${v:.3}")
-    } else {
-        format!("${}", crate::format::grouped(v, 2))
-    }
+/// The cost column's header, on run pages, comparison pages and in CSV.
+pub const COST_HEADER: &str = "Cost / M output tokens";
+
+/// How a cost was computed, with the price's source and date.
+pub fn cost_note(gpus: u32, price: &GpuPrice) -> String {
+    format!(
+        "Cost per million output tokens = {gpus} × {} per GPU-hour ({} GPU price from {}, {}) / the output tokens of an hour at the cell's total tok/s; valid cells only.",
+        crate::format::usd(price.usd_per_gpu_hour),
+        price.gpu,
+        price.source,
+        price.date
+    )
 }
 
 #[cfg(test)]
@@ -55,8 +60,7 @@ mod tests {
         };
         let cost = usd_per_million_output_tokens(&cell, 4, &price).unwrap();
         assert!((cost - 2.753_34).abs() < 1e-4, "{cost}");
-        assert_eq!(usd(cost), "$2.75");
-        assert_eq!(usd(0.0412), "$0.041");
+        assert_eq!(crate::format::usd(cost), "$2.75");
         let queued = DecodeCell {
             status: Status::RequestsQueued,
             ..cell

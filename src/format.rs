@@ -257,6 +257,15 @@ pub fn parse_optional<T>(
     }
 }
 
+/// "$0.39": dollars to the cent, or to a tenth of a cent below ten cents.
+pub fn usd(v: f64) -> String {
+    if v < 0.1 {
+        format!("${v:.3}")
+    } else {
+        format!("${}", grouped(v, 2))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

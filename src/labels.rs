@@ -1,12 +1,14 @@
-//! Labels and sentences made from a run's data: titles, card values,
-//! legends. (Status words live with [`Status`]; the measurement table's
+//! Labels and sentences made from a run's data: titles, the Hardware,
+//! Engine and Run cards, legends. (Status words live with [`Status`]; the measurement table's
 //! cells in [`crate::table`].)
 //!
 //! Pure functions over [`crate::model`] types, shared by the renderer (which
 //! shows them) and the page ingester (which checks a page against them).
 
 use crate::format;
-use crate::model::{BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, Run, Status};
+use crate::model::{
+    BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, Run, RunMeta, Status,
+};
 
 /// The legend sentences for exactly the statuses present among `statuses`, in
 /// a fixed order.
@@ -142,6 +144,91 @@ pub fn prefill_summary(run: &Run) -> Option<String> {
         .map(|c| format::context_label(c.context_tokens))
         .collect();
     (!labels.is_empty()).then(|| format!("prefill at {}", labels.join(", ")))
+}
+
+/// A card of label/value rows; rows a run lacks are left out.
+pub struct Card {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub rows: Vec<(&'static str, String)>,
+}
+
+fn card(id: &'static str, name: &'static str, rows: Vec<(&'static str, Option<String>)>) -> Card {
+    Card {
+        id,
+        name,
+        rows: rows
+            .into_iter()
+            .filter_map(|(label, value)| value.map(|v| (label, v)))
+            .collect(),
+    }
+}
+
+/// The Hardware, Engine and Run cards with the reference pages' labels.
+pub fn cards(meta: &RunMeta) -> Vec<Card> {
+    let hw = &meta.hardware;
+    let engine = &meta.engine;
+    let run = &meta.run;
+    vec![
+        card(
+            "hardware",
+            "Hardware",
+            vec![
+                ("Type", hw.kind.clone()),
+                ("GPU", Some(hw.gpu.clone())),
+                ("GPU count", Some(hw.gpu_count.to_string())),
+                ("VRAM", vram_label(hw)),
+                ("OS", hw.os.clone()),
+            ],
+        ),
+        card(
+            "engine",
+            "Engine",
+            vec![
+                ("Engine", Some(engine.name.clone())),
+                ("Version", engine.version.clone()),
+                ("Quantization", engine.quantization.clone()),
+                ("Backend", engine.backend.clone()),
+                ("Repository", engine.repository.clone()),
+                ("Build", engine.build.clone()),
+                ("Commit", engine.commit.clone()),
+            ],
+        ),
+        card(
+            "run",
+            "Run",
+            vec![
+                ("Served model", Some(meta.served_model.clone())),
+                (
+                    "Measured",
+                    meta.measured_at.as_deref().map(format::measured_at),
+                ),
+                ("Revision", run.revision.clone()),
+                (
+                    "Benchmark tool",
+                    run.benchmark_tool.as_ref().map(benchmark_tool_label),
+                ),
+                (
+                    "Decode test",
+                    Some(decode_test_label(run.decode_test).into()),
+                ),
+                (
+                    "Prefill mode",
+                    run.prefill_mode.map(|m| prefill_mode_label(m).into()),
+                ),
+                (
+                    "Time per measurement",
+                    run.seconds_per_measurement.map(format::seconds_setting),
+                ),
+                ("Endpoint", run.endpoint.map(|e| e.path().to_string())),
+                (
+                    "Max output",
+                    run.max_output_tokens
+                        .map(|n| format!("{} tokens", format::count(n.into()))),
+                ),
+            ],
+        ),
+    ]
 }
 
 #[cfg(test)]

@@ -125,30 +125,6 @@ pub fn step(prev: &Run, cur: &Run) -> Step {
     }
 }
 
-/// The settings of a launch command, one string each: `NAME=value`
-/// environment assignments, `--flag value` (or `--flag` alone) and the
-/// other words, shell quoting and line continuations undone.
-pub fn launch_settings(command: &str) -> Vec<String> {
-    let joined = command.replace("\\\n", " ");
-    let words = shlex::split(&joined)
-        .unwrap_or_else(|| joined.split_whitespace().map(String::from).collect());
-    let mut settings: Vec<String> = Vec::new();
-    let mut flag: Option<String> = None;
-    for word in words {
-        match flag.take() {
-            Some(f) if !word.starts_with('-') => settings.push(format!("{f} {word}")),
-            Some(f) => {
-                settings.push(f);
-                flag = Some(word);
-            }
-            None if word.starts_with('-') && !word.contains('=') => flag = Some(word),
-            None => settings.push(word),
-        }
-    }
-    settings.extend(flag);
-    settings
-}
-
 /// How many differing settings a label names before it says "+N more".
 const SETTINGS_IN_LABEL: usize = 2;
 
@@ -162,7 +138,7 @@ pub fn labels(runs: &[&Run]) -> Vec<String> {
             r.meta
                 .launch_command
                 .as_deref()
-                .map(launch_settings)
+                .map(crate::launch::settings)
                 .unwrap_or_default()
         })
         .collect();
@@ -262,25 +238,6 @@ mod tests {
         assert_eq!(s[0].runs, [1, 2, 0]);
         assert_eq!(s[0].slug, "m-h200-sxm-x4");
         assert_eq!(s[0].title, "M on H200 SXM ×4");
-    }
-
-    #[test]
-    fn launch_settings_undo_quoting_and_continuations() {
-        let cmd = "env A=1 vllm serve m \\\n  --max-num-seqs 256 --enforce-eager \\\n  --speculative-config '{\"method\": \"dflash\"}' -tp 4";
-        assert_eq!(
-            launch_settings(cmd),
-            [
-                "env",
-                "A=1",
-                "vllm",
-                "serve",
-                "m",
-                "--max-num-seqs 256",
-                "--enforce-eager",
-                "--speculative-config {\"method\": \"dflash\"}",
-                "-tp 4"
-            ]
-        );
     }
 
     #[test]

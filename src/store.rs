@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta, SCHEMA_VERSION, Status};
+use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
+use crate::validate::{self, Invalid};
 
 pub const RUN_FILE: &str = "run.json";
 pub const CELLS_DIR: &str = "cells";
@@ -90,12 +91,7 @@ fn field_err(path: &Path, field: &str, message: impl Into<String>) -> StoreError
 
 /// A run id is a directory name and a URL segment: keep it to a safe alphabet.
 pub fn check_run_id(id: &str) -> Result<(), StoreError> {
-    let ok = !id.is_empty()
-        && !id.starts_with('.')
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b));
-    if ok {
+    if validate::run_id(id) {
         Ok(())
     } else {
         Err(StoreError::BadRunId { id: id.to_string() })
@@ -336,166 +332,19 @@ fn from_value<T: DeserializeOwned>(
     })
 }
 
-// --------------------------------------------------------------- validation
+/// A data file's record checked for what serde cannot check
+/// ([`crate::validate`]), the file named in the error.
+fn checked(path: &Path, result: Result<(), Invalid>) -> Result<(), StoreError> {
+    result.map_err(|e| field_err(path, &e.field, e.message))
+}
 
 fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
-    if meta.schema_version != SCHEMA_VERSION {
-        return Err(field_err(
-            path,
-            "schema_version",
-            format!(
-                "expected {SCHEMA_VERSION}, found {} (written by another sitegen version)",
-                meta.schema_version
-            ),
-        ));
-    }
-    for (field, value) in [
-        ("model", &meta.model),
-        ("served_model", &meta.served_model),
-        ("hardware.gpu", &meta.hardware.gpu),
-        ("engine.name", &meta.engine.name),
-    ] {
-        if value.trim().is_empty() {
-            return Err(field_err(path, field, "expected a non-empty string"));
-        }
-    }
-    if let Some(at) = &meta.measured_at
-        && (!at.ends_with('Z') || humantime::parse_rfc3339(at).is_err())
-    {
-        return Err(field_err(
-            path,
-            "measured_at",
-            format!("expected a UTC time in RFC 3339 like \"2026-11-30T12:00:00Z\", found {at:?}"),
-        ));
-    }
-    if meta.hardware.gpu_count == 0 {
-        return Err(field_err(path, "hardware.gpu_count", "expected at least 1"));
-    }
-    if let Some(secs) = meta.run.seconds_per_measurement
-        && !(secs.is_finite() && secs > 0.0)
-    {
-        return Err(field_err(
-            path,
-            "run.seconds_per_measurement",
-            format!("expected a positive number of seconds, found {secs}"),
-        ));
-    }
-    if meta.run.max_output_tokens == Some(0) {
-        return Err(field_err(
-            path,
-            "run.max_output_tokens",
-            "expected at least 1",
-        ));
-    }
-    Ok(())
-}
-
-fn check_number(path: &Path, field: &str, value: Option<f64>) -> Result<(), StoreError> {
-    match value {
-        Some(v) if !(v.is_finite() && v >= 0.0) => Err(field_err(
-            path,
-            field,
-            format!("expected a finite number >= 0, found {v}"),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Checks that a figure is there exactly when a cell of `status` carries
-/// figures (`wanted`), naming the field when it is not.
-fn figure_presence(
-    path: &Path,
-    field: &str,
-    status: Status,
-    present: bool,
-    wanted: bool,
-) -> Result<(), StoreError> {
-    match (present, wanted) {
-        (false, true) => Err(field_err(
-            path,
-            field,
-            format!("expected a value: a cell with status {status:?} carries it"),
-        )),
-        (true, false) => Err(field_err(
-            path,
-            field,
-            format!("expected no value: a cell with status {status:?} has no figures to show"),
-        )),
-        _ => Ok(()),
-    }
+    checked(path, validate::meta(meta))
 }
 
 /// Checks what serde cannot: figures that a status requires or forbids.
 pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
-    let status = cell.status();
-    // A decode cell may have no prompt at all (llm_decode_bench's context 0);
-    // a prefill cell measures a prompt, so it has one.
-    if cell.context_tokens() == 0 && matches!(cell, Cell::Prefill(_)) {
-        return Err(field_err(
-            path,
-            "context_tokens",
-            "expected at least 1 for a prefill cell",
-        ));
-    }
-    let reason = match cell {
-        Cell::Prefill(c) => &c.reason,
-        Cell::Decode(c) => &c.reason,
-    };
-    if status == Status::Error && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
-        return Err(field_err(
-            path,
-            "reason",
-            "expected why the cell failed (status is error)",
-        ));
-    }
-    match cell {
-        Cell::Prefill(c) => {
-            check_number(path, "prompt_tok_per_s", c.prompt_tok_per_s)?;
-            check_number(path, "ttft_ms", c.ttft_ms)?;
-            if status == Status::Valid {
-                for (field, v) in [
-                    ("prompt_tok_per_s", c.prompt_tok_per_s),
-                    ("ttft_ms", c.ttft_ms),
-                ] {
-                    figure_presence(path, field, status, v.is_some(), true)?;
-                }
-            } else if status != Status::Error {
-                return Err(field_err(
-                    path,
-                    "status",
-                    format!("expected \"valid\" or \"error\" for a prefill cell, found {status:?}"),
-                ));
-            }
-        }
-        Cell::Decode(c) => {
-            if c.concurrency == 0 {
-                return Err(field_err(path, "concurrency", "expected at least 1"));
-            }
-            for (field, v) in [
-                ("total_tok_per_s", c.total_tok_per_s),
-                ("per_request_tok_per_s", c.per_request_tok_per_s),
-                ("ttft_median_ms", c.ttft_median_ms),
-                ("tbt_median_ms", c.tbt_median_ms),
-                ("avg_active_requests", c.avg_active_requests),
-                ("measured_s", c.measured_s),
-            ] {
-                check_number(path, field, v)?;
-            }
-            let figures = status.has_figures();
-            figure_presence(
-                path,
-                "total_tok_per_s",
-                status,
-                c.total_tok_per_s.is_some(),
-                figures,
-            )?;
-            if !figures {
-                let present = c.per_request_tok_per_s.is_some();
-                figure_presence(path, "per_request_tok_per_s", status, present, false)?;
-            }
-        }
-    }
-    Ok(())
+    checked(path, validate::cell(cell))
 }
 
 // ------------------------------------------------------------------ writing

@@ -60,7 +60,7 @@ pub fn run_js(run: &Run) -> String {
         model: &run.meta.model,
         hardware: crate::labels::hardware_label(&run.meta.hardware),
         gpu_count: run.meta.hardware.gpu_count,
-        cards: crate::render::cards(&run.meta)
+        cards: crate::labels::cards(&run.meta)
             .into_iter()
             .flat_map(|card| {
                 let name = card.name;

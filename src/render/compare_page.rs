@@ -171,7 +171,7 @@ impl ComparePage {
                         });
                         (
                             v.map_or(String::new(), |v| v.to_string()),
-                            v.map_or(DASH.to_string(), cost::usd),
+                            v.map_or(DASH.to_string(), crate::format::usd),
                         )
                     })
                     .collect();
@@ -189,7 +189,7 @@ impl ComparePage {
                 Some(p) => format!(
                     "{}: {}",
                     r.meta.model,
-                    super::run_page::cost_note(r.meta.hardware.gpu_count, p)
+                    cost::cost_note(r.meta.hardware.gpu_count, p)
                 ),
                 None => format!(
                     "{}: no price for {} in data/prices.json.",
@@ -242,7 +242,8 @@ impl ComparePage {
 }
 
 fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
-    let cards: Vec<Vec<super::Card>> = runs.iter().map(|r| super::cards(&r.meta)).collect();
+    let cards: Vec<Vec<crate::labels::Card>> =
+        runs.iter().map(|r| crate::labels::cards(&r.meta)).collect();
     let mut rows = Vec::new();
     for (k, card) in cards[0].iter().enumerate() {
         // Every label any run has, in card order.
@@ -286,15 +287,14 @@ fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
             "Speculative decoding",
             runs.iter()
                 .map(|r| {
-                    compare::speculative_decoding(r.meta.launch_command.as_deref()).unwrap_or_else(
-                        || {
+                    crate::launch::speculative_decoding(r.meta.launch_command.as_deref())
+                        .unwrap_or_else(|| {
                             if r.meta.launch_command.is_some() {
                                 "none".into()
                             } else {
                                 DASH.into()
                             }
-                        },
-                    )
+                        })
                 })
                 .collect(),
         ),

@@ -16,9 +16,7 @@ use askama::Template;
 
 use crate::compare::Comparison;
 use crate::export;
-use crate::format;
-use crate::labels;
-use crate::model::{Run, RunMeta};
+use crate::model::Run;
 
 /// Named in each page's footer; a version, never a time, so builds repeat byte for byte.
 pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
@@ -155,92 +153,4 @@ struct PickPage {
     root: &'static str,
     page_title: String,
     generator: &'static str,
-}
-
-/// A card of label/value rows; rows a run lacks are left out.
-pub struct Card {
-    pub id: &'static str,
-    pub name: &'static str,
-    pub rows: Vec<(&'static str, String)>,
-}
-
-fn card(id: &'static str, name: &'static str, rows: Vec<(&'static str, Option<String>)>) -> Card {
-    Card {
-        id,
-        name,
-        rows: rows
-            .into_iter()
-            .filter_map(|(label, value)| value.map(|v| (label, v)))
-            .collect(),
-    }
-}
-
-/// The Hardware, Engine and Run cards with the reference pages' labels.
-pub fn cards(meta: &RunMeta) -> Vec<Card> {
-    let hw = &meta.hardware;
-    let engine = &meta.engine;
-    let run = &meta.run;
-    vec![
-        card(
-            "hardware",
-            "Hardware",
-            vec![
-                ("Type", hw.kind.clone()),
-                ("GPU", Some(hw.gpu.clone())),
-                ("GPU count", Some(hw.gpu_count.to_string())),
-                ("VRAM", labels::vram_label(hw)),
-                ("OS", hw.os.clone()),
-            ],
-        ),
-        card(
-            "engine",
-            "Engine",
-            vec![
-                ("Engine", Some(engine.name.clone())),
-                ("Version", engine.version.clone()),
-                ("Quantization", engine.quantization.clone()),
-                ("Backend", engine.backend.clone()),
-                ("Repository", engine.repository.clone()),
-                ("Build", engine.build.clone()),
-                ("Commit", engine.commit.clone()),
-            ],
-        ),
-        card(
-            "run",
-            "Run",
-            vec![
-                ("Served model", Some(meta.served_model.clone())),
-                (
-                    "Measured",
-                    meta.measured_at.as_deref().map(format::measured_at),
-                ),
-                ("Revision", run.revision.clone()),
-                (
-                    "Benchmark tool",
-                    run.benchmark_tool
-                        .as_ref()
-                        .map(labels::benchmark_tool_label),
-                ),
-                (
-                    "Decode test",
-                    Some(labels::decode_test_label(run.decode_test).into()),
-                ),
-                (
-                    "Prefill mode",
-                    run.prefill_mode
-                        .map(|m| labels::prefill_mode_label(m).into()),
-                ),
-                (
-                    "Time per measurement",
-                    run.seconds_per_measurement.map(format::seconds_setting),
-                ),
-                ("Endpoint", run.endpoint.map(|e| e.path().to_string())),
-                (
-                    "Max output",
-                    run.max_output_tokens
-                        .map(|n| format!("{} tokens", format::count(n.into()))),
-                ),
-            ],
-        ),
-    ]
 }

@@ -3,7 +3,6 @@
 
 use askama::Template;
 
-use super::Card;
 use super::charts::ChartError;
 use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, fill_style, viridis};
@@ -11,6 +10,7 @@ use super::markdown::render_markdown;
 use crate::compare::Comparison;
 use crate::format;
 use crate::labels;
+use crate::labels::Card;
 use crate::model::{Cell, Run, Status};
 use crate::table;
 
@@ -167,7 +167,7 @@ impl RunPage {
                 .flatten()
                 .collect(),
             title,
-            cards: super::cards(&run.meta),
+            cards: crate::labels::cards(&run.meta),
             launch_command: run.meta.launch_command.clone(),
             notes_html: run.notes_markdown.as_deref().map(render_markdown),
             definitions: tool_definitions(run),
@@ -216,7 +216,7 @@ impl RunPage {
     pub fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
         use crate::cost;
         let gpus = run.meta.hardware.gpu_count;
-        self.columns.push(COST_HEADER);
+        self.columns.push(crate::cost::COST_HEADER);
         for (row, cell) in self.rows.iter_mut().zip(&run.cells) {
             let v = match cell {
                 Cell::Decode(d) => cost::usd_per_million_output_tokens(d, gpus, price),
@@ -224,26 +224,12 @@ impl RunPage {
             };
             row.cells.push((
                 v.map_or(String::new(), |v| v.to_string()),
-                v.map_or(format::DASH.to_string(), cost::usd),
+                v.map_or(format::DASH.to_string(), format::usd),
             ));
         }
-        self.cost_note = Some(cost_note(gpus, price));
+        self.cost_note = Some(crate::cost::cost_note(gpus, price));
         self
     }
-}
-
-/// The cost column's header.
-pub const COST_HEADER: &str = "Cost / M output tokens";
-
-/// How a cost was computed, with the price's source and date.
-pub fn cost_note(gpus: u32, price: &crate::model::GpuPrice) -> String {
-    format!(
-        "Cost per million output tokens = {gpus} × {} per GPU-hour ({} GPU price from {}, {}) / the output tokens of an hour at the cell's total tok/s; valid cells only.",
-        crate::cost::usd(price.usd_per_gpu_hour),
-        price.gpu,
-        price.source,
-        price.date
-    )
 }
 
 fn prefill_bars(run: &Run) -> Option<Vec<PrefillBar>> {

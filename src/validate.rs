@@ -1,0 +1,177 @@
+//! What serde cannot check of the data: required figures by status, finite
+//! numbers, non-empty names, the run-id alphabet. Pure; [`crate::store`]
+//! names the file an error is in.
+
+use crate::model::{Cell, RunMeta, SCHEMA_VERSION, Status};
+
+/// A field of a record that is not as the format wants it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("field `{field}`: {message}")]
+pub struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> Invalid {
+    Invalid {
+        field: field.to_string(),
+        message: message.into(),
+    }
+}
+
+/// Whether `id` can name a run: a directory name and a URL segment, so
+/// lowercase letters, digits, '.', '_' and '-', not starting with '.'.
+pub fn run_id(id: &str) -> bool {
+    !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
+}
+
+/// Checks a run's metadata: the schema version, names that must not be
+/// empty, a UTC time, counts and durations above 0.
+pub fn meta(meta: &RunMeta) -> Result<(), Invalid> {
+    if meta.schema_version != SCHEMA_VERSION {
+        return Err(invalid(
+            "schema_version",
+            format!(
+                "expected {SCHEMA_VERSION}, found {} (written by another sitegen version)",
+                meta.schema_version
+            ),
+        ));
+    }
+    for (field, value) in [
+        ("model", &meta.model),
+        ("served_model", &meta.served_model),
+        ("hardware.gpu", &meta.hardware.gpu),
+        ("engine.name", &meta.engine.name),
+    ] {
+        if value.trim().is_empty() {
+            return Err(invalid(field, "expected a non-empty string"));
+        }
+    }
+    if let Some(at) = &meta.measured_at
+        && (!at.ends_with('Z') || humantime::parse_rfc3339(at).is_err())
+    {
+        return Err(invalid(
+            "measured_at",
+            format!("expected a UTC time in RFC 3339 like \"2026-11-30T12:00:00Z\", found {at:?}"),
+        ));
+    }
+    if meta.hardware.gpu_count == 0 {
+        return Err(invalid("hardware.gpu_count", "expected at least 1"));
+    }
+    if let Some(secs) = meta.run.seconds_per_measurement
+        && !(secs.is_finite() && secs > 0.0)
+    {
+        return Err(invalid(
+            "run.seconds_per_measurement",
+            format!("expected a positive number of seconds, found {secs}"),
+        ));
+    }
+    if meta.run.max_output_tokens == Some(0) {
+        return Err(invalid("run.max_output_tokens", "expected at least 1"));
+    }
+    Ok(())
+}
+
+fn check_number(field: &str, value: Option<f64>) -> Result<(), Invalid> {
+    match value {
+        Some(v) if !(v.is_finite() && v >= 0.0) => Err(invalid(
+            field,
+            format!("expected a finite number >= 0, found {v}"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks that a figure is there exactly when a cell of `status` carries
+/// figures (`wanted`), naming the field when it is not.
+fn figure_presence(
+    field: &str,
+    status: Status,
+    present: bool,
+    wanted: bool,
+) -> Result<(), Invalid> {
+    match (present, wanted) {
+        (false, true) => Err(invalid(
+            field,
+            format!("expected a value: a cell with status {status:?} carries it"),
+        )),
+        (true, false) => Err(invalid(
+            field,
+            format!("expected no value: a cell with status {status:?} has no figures to show"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks what serde cannot: figures that a status requires or forbids.
+pub fn cell(cell: &Cell) -> Result<(), Invalid> {
+    let status = cell.status();
+    // A decode cell may have no prompt at all (llm_decode_bench's context 0);
+    // a prefill cell measures a prompt, so it has one.
+    if cell.context_tokens() == 0 && matches!(cell, Cell::Prefill(_)) {
+        return Err(invalid(
+            "context_tokens",
+            "expected at least 1 for a prefill cell",
+        ));
+    }
+    let reason = match cell {
+        Cell::Prefill(c) => &c.reason,
+        Cell::Decode(c) => &c.reason,
+    };
+    if status == Status::Error && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        return Err(invalid(
+            "reason",
+            "expected why the cell failed (status is error)",
+        ));
+    }
+    match cell {
+        Cell::Prefill(c) => {
+            check_number("prompt_tok_per_s", c.prompt_tok_per_s)?;
+            check_number("ttft_ms", c.ttft_ms)?;
+            if status == Status::Valid {
+                for (field, v) in [
+                    ("prompt_tok_per_s", c.prompt_tok_per_s),
+                    ("ttft_ms", c.ttft_ms),
+                ] {
+                    figure_presence(field, status, v.is_some(), true)?;
+                }
+            } else if status != Status::Error {
+                return Err(invalid(
+                    "status",
+                    format!("expected \"valid\" or \"error\" for a prefill cell, found {status:?}"),
+                ));
+            }
+        }
+        Cell::Decode(c) => {
+            if c.concurrency == 0 {
+                return Err(invalid("concurrency", "expected at least 1"));
+            }
+            for (field, v) in [
+                ("total_tok_per_s", c.total_tok_per_s),
+                ("per_request_tok_per_s", c.per_request_tok_per_s),
+                ("ttft_median_ms", c.ttft_median_ms),
+                ("tbt_median_ms", c.tbt_median_ms),
+                ("avg_active_requests", c.avg_active_requests),
+                ("measured_s", c.measured_s),
+            ] {
+                check_number(field, v)?;
+            }
+            let figures = status.has_figures();
+            figure_presence(
+                "total_tok_per_s",
+                status,
+                c.total_tok_per_s.is_some(),
+                figures,
+            )?;
+            if !figures {
+                let present = c.per_request_tok_per_s.is_some();
+                figure_presence("per_request_tok_per_s", status, present, false)?;
+            }
+        }
+    }
+    Ok(())
+}
