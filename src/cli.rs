@@ -21,14 +21,14 @@ pub struct Cli {
 pub enum Command {
     /// Render every run under the data folder into a static site.
     Build(BuildArgs),
-    /// Import measurements made elsewhere into the data folder:
-    /// sitegen ingest [FORMAT] FILE... (FORMAT: page, csv; recognised from each file when left out).
+    /// Import measurements made elsewhere into the data folder.
+    #[command(about = ingest_about())]
     Ingest(IngestArgs),
     /// Measure an OpenAI-compatible server into data/<run-id>/, one file per cell.
     Run(Box<RunArgs>),
     /// Build the site in memory and serve it on 127.0.0.1, rebuilding when the data changes.
     Serve(ServeArgs),
-    /// Write the JSON Schemas of run.json and of cell files.
+    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, prices.json).
     Schema(SchemaArgs),
 }
 
@@ -47,9 +47,32 @@ pub struct ServeArgs {
     pub allow_empty: bool,
 }
 
+/// The formats `sitegen ingest` reads, from the one list of them.
+fn format_names() -> String {
+    crate::ingest::Format::ALL
+        .map(crate::ingest::Format::name)
+        .join(", ")
+}
+
+fn ingest_about() -> String {
+    format!(
+        "Import measurements made elsewhere into the data folder: sitegen ingest [FORMAT] \
+         FILE... (FORMAT: {}; recognised from each file when left out)",
+        format_names()
+    )
+}
+
+fn format_help() -> String {
+    format!(
+        "An optional format ({}, auto), then the files; without it each file's format is \
+         recognised from its content",
+        format_names()
+    )
+}
+
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
-    /// Folder to write run.schema.json and cell.schema.json into.
+    /// Folder to write run, cell, comparisons and prices .schema.json into.
     #[arg(long, default_value = "docs/schema")]
     pub out: PathBuf,
 }
@@ -70,10 +93,7 @@ pub struct BuildArgs {
 
 #[derive(Debug, Args)]
 pub struct IngestArgs {
-    /// An optional format (page, csv, llm-decode-bench, vllm-bench, guidellm,
-    /// sglang-bench, aiperf), then the files; without it each file's format
-    /// is recognised from its content.
-    #[arg(required = true, value_name = "[FORMAT] FILE")]
+    #[arg(required = true, value_name = "[FORMAT] FILE", help = format_help())]
     pub inputs: Vec<PathBuf>,
     /// Data folder to write the runs into.
     #[arg(long, default_value = "data")]

@@ -418,3 +418,19 @@ fn ingest_dry_run_says_what_it_read_and_writes_nothing() {
     }
     assert!(!tmp.path().join("d").exists(), "a dry run writes nothing");
 }
+
+#[test]
+fn help_names_every_format_and_every_schema_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sitegen(&["ingest", "--help"], tmp.path());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for format in sitegen::ingest::Format::ALL {
+        assert!(help.contains(format.name()), "{} in {help}", format.name());
+    }
+    let out = sitegen(&["schema", "--help"], tmp.path());
+    let help = String::from_utf8(out.stdout).unwrap();
+    for (file, _) in sitegen::schema::data_schemas() {
+        let stem = file.trim_end_matches(".schema.json");
+        assert!(help.contains(stem), "{stem} in {help}");
+    }
+}
