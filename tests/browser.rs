@@ -264,7 +264,7 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
                 || rel == "index.html"
         })
         .collect();
-    assert_eq!(imported.len(), 14, "{imported:?}");
+    assert_eq!(imported.len(), 15, "{imported:?}");
     let comparison = std::fs::read_to_string(
         site.join("compare/glm-5.3-flash-h200x4-vllm--imported-paused/index.html"),
     )

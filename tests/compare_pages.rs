@@ -200,13 +200,13 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
 
     // 8K x 2: GLM 345.6 tok/s on 4 GPUs, Step 262.2 on 2.
     let row: Vec<String> = html
-        .select(&sel("#decode-8k-per-gpu details tbody tr"))
+        .select(&sel("#decode-8192-per-gpu details tbody tr"))
         .map(|tr| tr.select(&sel("td")).map(text).collect::<Vec<_>>())
         .find(|cells| cells[0] == "2")
         .unwrap();
     assert_eq!(row, ["2", "86.4", "131.1"]);
     let title = text(
-        html.select(&sel("#decode-8k-per-gpu svg title"))
+        html.select(&sel("#decode-8192-per-gpu svg title"))
             .next()
             .unwrap(),
     );

@@ -128,7 +128,7 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
     assert_eq!(contexts.len(), run.decode_contexts().len(), "{contexts:?}");
     assert_eq!(contexts[0], "8K context");
     let first_row: Vec<String> = doc
-        .select(&sel("#decode-8k details tbody tr"))
+        .select(&sel("#decode-8192 details tbody tr"))
         .next()
         .unwrap()
         .select(&sel("td"))
@@ -144,7 +144,7 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
             sitegen::format::tok_per_s(glm_8k_1),
         ]
     );
-    assert_eq!(doc.select(&sel("#decode-8k svg title")).count(), 1);
+    assert_eq!(doc.select(&sel("#decode-8192 svg title")).count(), 1);
 
     let b_page = page("runs/glm-b/index.html");
     assert!(

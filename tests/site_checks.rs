@@ -3,7 +3,7 @@
 mod common;
 
 use common::build_bundled_site;
-use common::site_check::{heavy_pages, link_problems};
+use common::site_check::{heavy_pages, id_problems, link_problems};
 
 /// Each run page, charts included, stays under this many bytes uncompressed.
 const PAGE_WEIGHT_LIMIT: usize = 150_000;
@@ -13,6 +13,34 @@ fn every_internal_link_and_anchor_resolves() {
     let (_tmp, site) = build_bundled_site();
     let problems = link_problems(&site);
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Ids are made from tokens, never from labels ("0 (no prompt)" has spaces):
+/// every id of every page is valid and unique, and every reference to one
+/// resolves, on the bundled site and on one with runs of every importer.
+#[test]
+fn every_id_is_valid_unique_and_referred_to_rightly() {
+    let (_tmp, site) = build_bundled_site();
+    let problems = id_problems(&site);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let (_tmp, site) = common::build_site_with_imported_runs();
+    let problems = id_problems(&site);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check has teeth.
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bad.path().join("index.html"),
+        r#"<p id="decode-0 (no prompt)"></p><p id="a"></p><p id="a"></p><table aria-labelledby="gone"></table>"#,
+    )
+    .unwrap();
+    assert_eq!(
+        id_problems(bad.path()),
+        [
+            "index.html: id \"decode-0 (no prompt)\" is not a valid HTML id",
+            "index.html: id \"a\" is used twice",
+            "index.html: aria-labelledby=\"gone\" names no element",
+        ]
+    );
 }
 
 #[test]

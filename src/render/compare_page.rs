@@ -446,10 +446,8 @@ pub(super) fn decode_blocks(
                 tok_per_s_name(basis)
             );
             Ok(ChartBlock {
-                id: format!(
-                    "decode-{}{id_suffix}",
-                    label.to_lowercase().replace(',', "")
-                ),
+                // From the token count, never the label ("0 (no prompt)").
+                id: format!("decode-{ctx}{id_suffix}"),
                 heading: format!("{label} context"),
                 svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
                 kind: ChartKind::Decode(label),

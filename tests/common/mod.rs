@@ -171,7 +171,7 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
     let fixtures = repo().join("tests/fixtures");
     // Real result files of each tool (tests/fixtures/real/SOURCES.md); the
     // llm_decode_bench.py file states its own cards, the others get --meta.
-    let runs: [(&str, &[&str]); 8] = [
+    let runs: [(&str, &[&str]); 9] = [
         // A cell with a stall, as `sitegen run` records one: the pause mark.
         ("paused", &["hand-written/paused.hand-written.csv"]),
         (
@@ -181,6 +181,12 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         (
             "llm-decode-bench-statuses",
             &["hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"],
+        ),
+        // Context 0 like the one above, on the same hardware (--meta): their
+        // comparison has decode at "0 (no prompt)" on both sides.
+        (
+            "llm-decode-bench-no-prompt",
+            &["real/llm-decode-bench/rtx6kpro-results_awq.json"],
         ),
         (
             "vllm-bench",
@@ -257,6 +263,14 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         .push(serde_json::json!({
             "title": "GLM-5.3-Flash on 4× H200 vs Paused-Model on 2× L40S",
             "runs": ["glm-5.3-flash-h200x4-vllm", "imported-paused"]
+        }));
+    // Both measured decode with no prompt: ids of "0 (no prompt)" contexts.
+    sets["comparisons"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({
+            "title": "Two runs with no prompt",
+            "runs": ["imported-llm-decode-bench-statuses", "imported-llm-decode-bench-no-prompt"]
         }));
     std::fs::write(data.join("comparisons.json"), sets.to_string()).unwrap();
     let out = tmp.path().join("site");

@@ -120,3 +120,36 @@ pub fn heavy_pages(site: &Path, limit: usize) -> Vec<String> {
         .map(|(rel, bytes)| format!("{rel}: {} bytes (limit {limit})", bytes.len()))
         .collect()
 }
+
+/// Problems with ids: one that is empty or holds whitespace (not a valid HTML
+/// id), one used twice in a page, and an `aria-labelledby`, `aria-describedby`
+/// or `for` that names no id of its page.
+pub fn id_problems(site: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut all: Vec<(String, Html)> = pages(site).into_iter().collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    let with_id = Selector::parse("[id]").unwrap();
+    let referring = Selector::parse("[aria-labelledby], [aria-describedby], label[for]").unwrap();
+    for (rel, html) in &all {
+        let mut seen = HashSet::new();
+        for e in html.select(&with_id) {
+            let id = e.value().attr("id").unwrap_or_default();
+            if id.is_empty() || id.chars().any(char::is_whitespace) {
+                problems.push(format!("{rel}: id {id:?} is not a valid HTML id"));
+            }
+            if !seen.insert(id.to_string()) {
+                problems.push(format!("{rel}: id {id:?} is used twice"));
+            }
+        }
+        for e in html.select(&referring) {
+            for attr in ["aria-labelledby", "aria-describedby", "for"] {
+                for id in e.value().attr(attr).unwrap_or_default().split_whitespace() {
+                    if !seen.contains(id) {
+                        problems.push(format!("{rel}: {attr}=\"{id}\" names no element"));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
