@@ -9,6 +9,7 @@ use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
 /// Runs of one hardware (GPU model and count) get a page per pair while the
 /// hardware has at most this many runs, so pages grow linearly with data.
 pub const DEFAULT_AUTO_PAIR_LIMIT: usize = 6;
+pub const MIN_RUNS_PER_COMPARISON: usize = 2;
 pub const MAX_RUNS_PER_COMPARISON: usize = 6;
 
 /// A comparison page to render.
@@ -35,7 +36,7 @@ pub enum ComparisonError {
         known: String,
     },
     #[error(
-        "comparison {index} ({title:?}): expected 2 to {MAX_RUNS_PER_COMPARISON} different runs, found {found}"
+        "comparison {index} ({title:?}): expected {MIN_RUNS_PER_COMPARISON} to {MAX_RUNS_PER_COMPARISON} different runs, found {found}"
     )]
     WrongSize {
         index: usize,
@@ -132,7 +133,10 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
         if unknown {
             continue;
         }
-        if idx.len() < 2 || idx.len() > MAX_RUNS_PER_COMPARISON || idx.len() != set.runs.len() {
+        if idx.len() < MIN_RUNS_PER_COMPARISON
+            || idx.len() > MAX_RUNS_PER_COMPARISON
+            || idx.len() != set.runs.len()
+        {
             errors.push(ComparisonError::WrongSize {
                 index: i + 1,
                 title: set.title.clone(),
@@ -219,8 +223,10 @@ impl Unusable {
     /// "not measured", "queued", "over capacity", ...
     pub fn words(self) -> &'static str {
         match self {
-            Unusable::NotMeasured => "not measured",
-            Unusable::Status(s) => s.not_compared_because().unwrap_or("not measured"),
+            Unusable::NotMeasured => crate::comparison_words::NOT_MEASURED,
+            Unusable::Status(s) => s
+                .not_compared_because()
+                .unwrap_or(crate::comparison_words::NOT_MEASURED),
         }
     }
 }
@@ -241,25 +247,36 @@ impl NoRatio {
     /// The reason as pages and CSV files say it, with the runs' names:
     /// "GLM over capacity", "both queued", "GLM queued, Step looped".
     pub fn reason(self, names: (&str, &str)) -> String {
+        use crate::comparison_words::{
+            NO_RATIO_BOTH, NO_RATIO_EACH, NO_RATIO_ONE, NO_RATIO_ZERO_BASE, NOT_MEASURED, fill,
+        };
         match self {
-            NoRatio::ZeroBase => format!("{} measured 0 tok/s", names.0),
+            NoRatio::ZeroBase => fill(NO_RATIO_ZERO_BASE, &[("a", names.0)]),
             NoRatio::Unusable {
                 a: Some(a),
                 b: Some(b),
-            } if a.words() == b.words() => format!("both {}", a.words()),
+            } if a.words() == b.words() => fill(NO_RATIO_BOTH, &[("x", a.words())]),
             NoRatio::Unusable {
                 a: Some(a),
                 b: Some(b),
-            } => format!("{} {}, {} {}", names.0, a.words(), names.1, b.words()),
+            } => fill(
+                NO_RATIO_EACH,
+                &[
+                    ("a", names.0),
+                    ("x", a.words()),
+                    ("b", names.1),
+                    ("y", b.words()),
+                ],
+            ),
             NoRatio::Unusable {
                 a: Some(a),
                 b: None,
-            } => format!("{} {}", names.0, a.words()),
+            } => fill(NO_RATIO_ONE, &[("name", names.0), ("x", a.words())]),
             NoRatio::Unusable {
                 a: None,
                 b: Some(b),
-            } => format!("{} {}", names.1, b.words()),
-            NoRatio::Unusable { a: None, b: None } => "not measured".into(),
+            } => fill(NO_RATIO_ONE, &[("name", names.1), ("x", b.words())]),
+            NoRatio::Unusable { a: None, b: None } => NOT_MEASURED.into(),
         }
     }
 }
@@ -432,6 +449,86 @@ pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
             (ctx, best)
         })
         .collect()
+}
+
+/// A prefill cell in a comparison's table: "16,000.0 (512 ms)", when it has
+/// both figures (an Error cell may: it is charted and listed as measured).
+pub fn prefill_figure(cell: &crate::model::PrefillCell) -> Option<String> {
+    use crate::format::{millis, tok_per_s};
+    let (t, ms) = (cell.prompt_tok_per_s?, cell.ttft_ms?);
+    Some(crate::comparison_words::fill(
+        crate::comparison_words::PREFILL_FIGURE,
+        &[("tok_per_s", &tok_per_s(t)), ("ttft", &millis(ms))],
+    ))
+}
+
+/// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
+/// with the status when it is not Valid ("1,234.5 (Requests queued)"), or
+/// the status alone when it has no figure.
+pub fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
+    use crate::comparison_words::{FIGURE_WITH_STATUS, fill};
+    let figure = |t: f64| crate::format::tok_per_s(basis.of(run, t));
+    match cell {
+        None => crate::format::DASH.into(),
+        Some(c) if c.status == Status::Valid => c
+            .total_tok_per_s
+            .map_or_else(|| crate::format::DASH.into(), figure),
+        Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
+            Some(t) => fill(
+                FIGURE_WITH_STATUS,
+                &[("figure", &figure(t)), ("status", c.status.label())],
+            ),
+            None => c.status.label().to_string(),
+        },
+    }
+}
+
+/// One row of the setup table a comparison shows of a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SetupValue {
+    pub card: &'static str,
+    pub field: &'static str,
+    pub value: String,
+}
+
+/// What a comparison's setup table shows of a run: its Hardware, Engine and
+/// Run cards, then what is derived from its cells and launch command (the
+/// largest context it measured validly, speculative decoding). The
+/// pre-rendered pages and the browser's comparison both show these.
+pub fn setup_values(run: &Run) -> Vec<SetupValue> {
+    let dash = crate::format::DASH;
+    let mut values: Vec<SetupValue> = crate::labels::cards(&run.meta)
+        .into_iter()
+        .flat_map(|card| {
+            card.rows.into_iter().map(move |(field, value)| SetupValue {
+                card: card.name,
+                field,
+                value,
+            })
+        })
+        .collect();
+    let speculative = crate::launch::speculative_decoding(run.meta.launch_command.as_deref())
+        .unwrap_or_else(|| {
+            if run.meta.launch_command.is_some() {
+                "none".into()
+            } else {
+                dash.into()
+            }
+        });
+    values.extend([
+        SetupValue {
+            card: "Derived",
+            field: "Largest context measured",
+            value: largest_valid_context(run)
+                .map_or_else(|| dash.into(), crate::format::context_label),
+        },
+        SetupValue {
+            card: "Derived",
+            field: "Speculative decoding",
+            value: speculative,
+        },
+    ]);
+    values
 }
 
 #[cfg(test)]

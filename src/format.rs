@@ -26,22 +26,25 @@ fn group_digits(digits: &str) -> String {
 }
 
 /// `value` with `decimals` decimals and thousands separators: 1412.44 -> "1,412.4".
+///
+/// The one rounding rule of every figure shown (docs/measurement.md): the
+/// value × 10^decimals rounded to the nearest integer, halves away from zero,
+/// so 2.5 reads "3" and 450/400 reads "1.13". static/compare.js `grouped`
+/// does the same operations, and tests/browser_conformance.rs holds it to this.
 pub fn grouped(value: f64, decimals: usize) -> String {
-    let text = format!("{:.*}", decimals, value.abs());
-    let (int_part, frac_part) = match text.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (text.as_str(), None),
-    };
-    // "-0.0" is not a useful thing to show.
-    let negative = value < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0');
+    let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
+    let digits = format!("{scaled:.0}");
+    let digits = format!("{digits:0>width$}", width = decimals + 1);
+    let (int_part, frac_part) = digits.split_at(digits.len() - decimals);
     let mut out = String::new();
-    if negative {
+    // "-0.0" is not a useful thing to show.
+    if value < 0.0 && scaled > 0.0 {
         out.push('-');
     }
     out.push_str(&group_digits(int_part));
-    if let Some(f) = frac_part {
+    if decimals > 0 {
         out.push('.');
-        out.push_str(f);
+        out.push_str(frac_part);
     }
     out
 }
@@ -70,7 +73,7 @@ pub fn tok_per_s(value: f64) -> String {
 
 /// Throughput on a chart label: "4,764", "18.9K".
 pub fn tok_per_s_short(value: f64) -> String {
-    if value.round().abs() >= COMPACT_FROM {
+    if value.abs().round() >= COMPACT_FROM {
         compact_thousands(value)
     } else {
         grouped(value, 0)
@@ -257,6 +260,12 @@ pub fn parse_optional<T>(
     }
 }
 
+/// "1.13×": a ratio to two decimals, by the rounding rule of [`grouped`]
+/// (450/400 reads 1.13×, 0.625 reads 0.63×).
+pub fn ratio(r: f64) -> String {
+    format!("{}×", grouped(r, 2))
+}
+
 /// "$0.39": dollars to the cent, or to a tenth of a cent below ten cents.
 pub fn usd(v: f64) -> String {
     if v < 0.1 {
@@ -294,6 +303,21 @@ mod tests {
         assert_eq!(tok_per_s_short(9_999.5), "10K");
         assert_eq!(tok_per_s_short(4_764.0), "4,764");
         assert_eq!(tok_per_s_short(18_900.0), "18.9K");
+    }
+
+    #[test]
+    fn one_rounding_rule_halves_away_from_zero() {
+        assert_eq!(grouped(2.5, 0), "3");
+        assert_eq!(grouped(3.5, 0), "4");
+        assert_eq!(grouped(0.125, 2), "0.13");
+        assert_eq!(grouped(-2.5, 0), "-3");
+        assert_eq!(ratio(450.0 / 400.0), "1.13×");
+        assert_eq!(ratio(250.0 / 400.0), "0.63×");
+        assert_eq!(ratio(0.15625), "0.16×");
+        assert_eq!(tok_per_s_short(12_250.0), "12.3K");
+        // The product is rounded, not the decimal written: 1.005 is
+        // 1.00499999999999989... and × 100 gives 100.49999999999999.
+        assert_eq!(ratio(1.005), "1.00×");
     }
 
     #[test]

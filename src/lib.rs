@@ -7,11 +7,14 @@
 //! one writer into `site/`). [`format`] and [`labels`] turn numbers and runs
 //! into the strings pages show, [`table`] defines the measurement table once
 //! for pages, CSV and importers; [`atomic`] makes every write all-or-nothing;
-//! [`pipeline`] runs a build, [`serve`] a preview; [`cli`] parses arguments.
+//! [`comparison_words`] holds every word of a comparison for the pages and
+//! the browser alike; [`pipeline`] runs a build, [`serve`] a preview; [`cli`]
+//! parses arguments.
 
 pub mod atomic;
 pub mod cli;
 pub mod compare;
+pub mod comparison_words;
 pub mod cost;
 pub mod export;
 pub mod format;

@@ -187,8 +187,8 @@ pub fn step_sentence(prev_label: &str, step: &Step) -> String {
             "No decode cell was measured validly by both this run and the previous one ({prev_label})."
         ),
         Some(r) => format!(
-            "Against the previous run ({prev_label}): median {:.2}× over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
-            r,
+            "Against the previous run ({prev_label}): median {} over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
+            format::ratio(r),
             step.shared,
             step.slower,
             if step.slower == 1 { "cell" } else { "cells" },

@@ -1,14 +1,149 @@
 // sitegen: the comparison of any runs, built in the browser from each run's
 // runs/<id>/data.js (script tags, so it works from file:// and offline, and
-// only the chosen runs are loaded). The same figures and words as the
-// pre-rendered comparison pages (src/compare.rs defines them).
+// only the chosen runs are loaded). Every figure, word, colour and label
+// comes from Rust: the runs' data.js carry their figures already written,
+// compare/definitions.js the words, palette, ratio colour scale and limits.
+// This script only arranges them; the one thing it computes is the ratio of
+// two runs chosen here, written by the one rounding rule (`grouped` below).
 "use strict";
 
 const loaded = {};
-window.sitegenRun = (run) => { loaded[run.id] = run; };
+// compare/definitions.js, which the page loads before this script.
+const defs = typeof window !== "undefined" ? window.sitegenDefinitions : null;
+if (typeof window !== "undefined") {
+  window.sitegenRun = (run) => { loaded[run.id] = run; };
+}
 
-const RUN_ID = /^[a-z0-9_][a-z0-9._-]*$/;
-const DASH = "—";
+// ------------------------------------------------------------ pure parts
+// (exported for tests/browser/conformance.mjs, which holds them to what the
+// pre-rendered pages show)
+
+// `template` with each {slot} replaced, as src/comparison_words.rs fills it.
+function fill(template, slots) {
+  return Object.entries(slots).reduce((text, [k, v]) => text.split(`{${k}}`).join(String(v)), template);
+}
+
+// The one rounding rule of every figure (src/format.rs `grouped`, operation
+// for operation): v × 10^decimals rounded to the nearest integer, halves away
+// from zero, with thousands separators: grouped(1412.44, 1) is "1,412.4".
+function grouped(v, decimals) {
+  const scaled = Math.round(Math.abs(v) * 10 ** decimals);
+  const digits = String(scaled).padStart(decimals + 1, "0");
+  const whole = digits.slice(0, digits.length - decimals).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const sign = v < 0 && scaled > 0 ? "-" : "";
+  return decimals > 0 ? `${sign}${whole}.${digits.slice(digits.length - decimals)}` : `${sign}${whole}`;
+}
+
+// "1.13×" (src/format.rs `ratio`).
+function ratioText(r) {
+  return `${grouped(r, 2)}×`;
+}
+
+// The step of the ratio colour scale (src/render/colour.rs `ratio_step`).
+function ratioStep(d, r) {
+  const t = Math.max(-1, Math.min(1, Math.log2(r)));
+  return Math.round((t + 1) * d.ratio_steps);
+}
+
+// Chart tick labels of throughput (src/format.rs `tok_per_s_short`):
+// "4,764" below ten thousand, "18.9K" from it.
+function tickLabel(v) {
+  if (Math.round(Math.abs(v)) >= 10000) return `${grouped(v / 1000, 1).replace(/\.0$/, "")}K`;
+  return grouped(v, 0);
+}
+
+function cellOf(run, tokens, n) {
+  return run.decode.find((c) => c.tokens === tokens && c.concurrency === n);
+}
+
+function basisOf(perGpu) {
+  return perGpu ? "per_gpu" : "total";
+}
+
+// b's tok/s over a's at one cell, or why there is none, worded as
+// src/compare.rs `NoRatio::reason` words it.
+function ratioCell(d, a, b, tokens, n, perGpu) {
+  const w = d.words;
+  const ca = cellOf(a, tokens, n);
+  const cb = cellOf(b, tokens, n);
+  const why = (c) => (c ? c.why_not : w.not_measured);
+  const [x, y] = [why(ca), why(cb)];
+  if (x === null && y === null) {
+    if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }) };
+    const total = cb.comparable.total / ca.comparable.total;
+    // As src/compare.rs `Basis::ratio`, operation for operation.
+    const r = perGpu ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
+    const [background, colour] = d.ratio_colours[ratioStep(d, r)];
+    return { text: ratioText(r), background, colour };
+  }
+  if (x !== null && y !== null) {
+    return { why: x === y ? fill(w.no_ratio_both, { x }) : fill(w.no_ratio_each, { a: a.model, x, b: b.model, y }) };
+  }
+  return { why: x !== null ? fill(w.no_ratio_one, { name: a.model, x }) : fill(w.no_ratio_one, { name: b.model, x: y }) };
+}
+
+function sorted(values) {
+  return Array.from(new Set(values)).sort((p, q) => p - q);
+}
+
+// Every (card, field) any run has, card by card in order of appearance, with
+// each run's value and whether they differ (src/render/compare_page.rs).
+function setupRows(d, runs) {
+  const cards = [];
+  runs.forEach((r) => r.setup.forEach((v) => { if (!cards.includes(v.card)) cards.push(v.card); }));
+  const keys = [];
+  cards.forEach((card) => runs.forEach((r) => r.setup.filter((v) => v.card === card).forEach((v) => {
+    if (!keys.some(([c, f]) => c === v.card && f === v.field)) keys.push([v.card, v.field]);
+  })));
+  return keys.map(([card, field]) => {
+    const values = runs.map((r) => (r.setup.find((v) => v.card === card && v.field === field) || { value: d.dash }).value);
+    return { card, field, values, differs: values.some((v) => v !== values[0]) };
+  });
+}
+
+// Decode contexts at least two of the runs measured (src/compare.rs).
+function sharedContexts(runs) {
+  return sorted(runs.flatMap((r) => r.decode.map((c) => c.tokens)))
+    .filter((t) => runs.filter((r) => r.decode.some((c) => c.tokens === t)).length >= 2);
+}
+
+function contextLabelOf(runs, tokens) {
+  for (const r of runs) {
+    const c = r.decode.find((x) => x.tokens === tokens) || r.prefill.find((x) => x.tokens === tokens);
+    if (c) return c.context;
+  }
+  return String(tokens);
+}
+
+// The rows of a decode chart's table: each level, each run's figure as written.
+function decodeRows(d, runs, tokens, perGpu) {
+  const levels = sorted(runs.flatMap((r) => r.decode.filter((c) => c.tokens === tokens).map((c) => c.concurrency)));
+  return levels.map((n) => [String(n), ...runs.map((r) => {
+    const c = cellOf(r, tokens, n);
+    return c ? c.shown[basisOf(perGpu)] : d.dash;
+  })]);
+}
+
+function prefillRows(d, runs) {
+  const contexts = sorted(runs.flatMap((r) => r.prefill.map((p) => p.tokens)));
+  return contexts.map((t) => [contextLabelOf(runs, t), ...runs.map((r) => {
+    const p = r.prefill.find((q) => q.tokens === t);
+    return p ? p.shown : d.dash;
+  })]);
+}
+
+// A ratio matrix of b against a: its grid (every context and level either
+// measured, src/compare.rs `union_grid`) and each cell.
+function ratioMatrix(d, a, b, perGpu) {
+  const contexts = sorted([a, b].flatMap((r) => r.decode.map((c) => c.tokens)));
+  const levels = sorted([a, b].flatMap((r) => r.decode.map((c) => c.concurrency)));
+  return {
+    levels,
+    rows: contexts.map((t) => ({ context: contextLabelOf([a, b], t), cells: levels.map((n) => ratioCell(d, a, b, t, n, perGpu)) })),
+  };
+}
+
+// -------------------------------------------------------------- the page
 
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
@@ -28,72 +163,6 @@ function loadRun(id) {
   });
 }
 
-// Number formats of src/format.rs: "4,764.0" and "18.9K" (tables),
-// "4,764" and "18.9K" (chart ticks), "8K" or "3,000" (contexts).
-function grouped(v, decimals) {
-  return v.toLocaleString("en-US", { minimumFractionDigits: decimals, maximumFractionDigits: decimals });
-}
-function compactThousands(v) {
-  return `${grouped(v / 1000, 1).replace(/\.0$/, "")}K`;
-}
-function tokPerS(v) {
-  return Math.abs(Math.round(v * 10) / 10) >= 10000 ? compactThousands(v) : grouped(v, 1);
-}
-function tokPerSShort(v) {
-  return Math.abs(Math.round(v)) >= 10000 ? compactThousands(v) : grouped(v, 0);
-}
-function contextLabel(tokens) {
-  if (tokens === 0) return "0 (no prompt)";
-  return tokens >= 1024 && tokens % 1024 === 0 ? `${tokens / 1024}K` : grouped(tokens, 0);
-}
-
-// A cell's throughput if it can be compared, else the words for why not.
-function validTotal(cell) {
-  if (!cell) return { why: "not measured" };
-  const [, , , status, words, total] = cell;
-  if (status === "valid") return total === null || total === undefined ? { why: "not measured" } : { total };
-  return { why: words };
-}
-
-// A decode cell in a chart's table, as src/render/compare_page.rs writes it:
-// its tok/s, with the status when it is not Valid, or the status alone.
-function decodeFigure(run, cell, perGpu) {
-  if (!cell) return DASH;
-  const [, , , status, , total, label] = cell;
-  const shown = total === null || total === undefined ? null : tokPerS(onBasis(run, total, perGpu));
-  if (status === "valid") return shown === null ? DASH : shown;
-  return shown === null ? label : `${shown} (${label})`;
-}
-
-function cellOf(run, ctx, n) {
-  return run.decode.find((c) => c[0] === ctx && c[2] === n);
-}
-
-// The ratio of b to a, or the reason there is none, as the pages word it.
-function ratio(a, b, ctx, n) {
-  const x = validTotal(cellOf(a, ctx, n));
-  const y = validTotal(cellOf(b, ctx, n));
-  if (x.why === undefined && y.why === undefined) {
-    return x.total > 0 ? { value: y.total / x.total } : { why: `${a.model} measured 0 tok/s` };
-  }
-  if (x.why !== undefined && y.why !== undefined) {
-    return { why: x.why === y.why ? `both ${x.why}` : `${a.model} ${x.why}, ${b.model} ${y.why}` };
-  }
-  return x.why !== undefined ? { why: `${a.model} ${x.why}` } : { why: `${b.model} ${y.why}` };
-}
-
-// Diverging colour of a ratio: orange below 1, blue above, white at parity.
-function ratioColour(r) {
-  const t = Math.max(-1, Math.min(1, Math.log2(r)));
-  const [to, f] = t < 0 ? [[0xe6, 0x8a, 0x3c], -t] : [[0x3a, 0x86, 0xc8], t];
-  const c = to.map((q) => Math.round(255 + (q - 255) * f));
-  return `#${c.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
-}
-
-function sorted(values) {
-  return Array.from(new Set(values)).sort((p, q) => p - q);
-}
-
 // A scrollable region named by the element `labelId`, for a wide table.
 function scrollRegion(labelId) {
   return el("div", { class: "scroll", tabindex: "0", role: "region", "aria-labelledby": labelId });
@@ -107,19 +176,14 @@ function section(id, heading, caption) {
 }
 
 function setupSection(runs) {
-  const s = section("setup", "Setup", "The cards of each run side by side; rows where the runs differ are marked.");
-  const keys = [];
-  runs.forEach((r) => r.cards.forEach(([card, field]) => {
-    if (!keys.some(([c, f]) => c === card && f === field)) keys.push([card, field]);
-  }));
-  const head = el("tr", {}, el("th", { scope: "col", text: "Card" }), el("th", { scope: "col", text: "Field" }),
+  const w = defs.words;
+  const s = section("setup", w.setup, w.setup_caption);
+  const head = el("tr", {}, el("th", { scope: "col", text: w.card }), el("th", { scope: "col", text: w.field }),
     ...runs.map((r) => el("th", { scope: "col", text: r.model })));
   const body = el("tbody");
-  keys.forEach(([card, field]) => {
-    const values = runs.map((r) => (r.cards.find(([c, f]) => c === card && f === field) || [, , DASH])[2]);
-    const differs = values.some((v) => v !== values[0]);
+  setupRows(defs, runs).forEach(({ card, field, values, differs }) => {
     const th = el("th", { scope: "row", text: field });
-    if (differs) th.appendChild(el("span", { class: "differs-mark", text: " differs" }));
+    if (differs) th.append(" ", el("span", { class: "differs-mark", text: w.differs }));
     body.appendChild(el("tr", differs ? { class: "differs" } : {}, el("td", { text: card }), th,
       ...values.map((v) => el("td", { text: v }))));
   });
@@ -129,9 +193,6 @@ function setupSection(runs) {
   return s;
 }
 
-// Okabe–Ito colours and marker shapes in run order, as src/render/charts/lines.rs.
-const PALETTE = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9"];
-const MARKERS = ["circle", "triangle", "square", "diamond", "cross", "ring"];
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 function svgEl(tag, attrs, ...children) {
@@ -142,9 +203,9 @@ function svgEl(tag, attrs, ...children) {
 }
 
 function marker(style, x, y) {
-  const colour = PALETTE[style % PALETTE.length];
+  const colour = defs.palette[style % defs.palette.length];
   const filled = { fill: colour };
-  switch (MARKERS[style % MARKERS.length]) {
+  switch (defs.markers[style % defs.markers.length]) {
     case "circle": return svgEl("circle", { cx: x, cy: y, r: 4, ...filled });
     case "triangle": return svgEl("polygon", { points: `${x},${y - 5} ${x + 5},${y + 4} ${x - 5},${y + 4}`, ...filled });
     case "square": return svgEl("rect", { x: x - 4, y: y - 4, width: 8, height: 8, ...filled });
@@ -162,9 +223,9 @@ function niceStep(max, count) {
 }
 
 // The pre-rendered pages' overlaid chart, drawn here: one line with markers
-// per run (style = run order), x on a log2 scale labelled at whole powers
-// of two, y linear from 0.
-function lineChart(title, [width, height], x, y, series) {
+// per run (style = run order), x on a log2 scale labelled at whole powers of
+// two (`xLabel` names a tick), y linear from 0.
+function lineChart(title, [width, height], x, yLabel, series) {
   const points = series.flatMap((s) => s.points);
   const logs = points.map(([px]) => Math.log2(px));
   let [x0, x1] = [Math.min(...logs), Math.max(...logs)];
@@ -176,25 +237,25 @@ function lineChart(title, [width, height], x, y, series) {
   const box = { left: 76, right: width - 12, top: 12, bottom: height - 52 };
   const sx = (v) => box.left + ((Math.log2(v) - x0) / (x1 - x0)) * (box.right - box.left);
   const sy = (v) => box.bottom - (v / yMax) * (box.bottom - box.top);
-  const text = (attrs, words) => svgEl("text", { "font-family": "sans-serif", "font-size": 15, fill: "#000000", ...attrs }, words);
+  const text = (attrs, words) => svgEl("text", { "font-family": "sans-serif", "font-size": defs.font_size, fill: "#000000", ...attrs }, words);
   const grid = (attrs) => svgEl("line", { stroke: "#000000", opacity: 0.12, "stroke-width": 1, ...attrs });
   const root = svgEl("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title },
     svgEl("title", {}, title));
   for (let k = Math.ceil(x0); k <= Math.floor(x1); k += 1) {
     const px = sx(2 ** k);
     root.appendChild(grid({ x1: px, y1: box.bottom, x2: px, y2: box.top }));
-    root.appendChild(text({ x: px, y: box.bottom + 18, "text-anchor": "middle" }, x.format(2 ** k)));
+    root.appendChild(text({ x: px, y: box.bottom + 18, "text-anchor": "middle" }, x.tick(2 ** k)));
   }
   for (let v = 0; v <= yMax; v += step) {
     root.appendChild(grid({ x1: box.left, y1: sy(v), x2: box.right, y2: sy(v) }));
-    root.appendChild(text({ x: box.left - 6, y: sy(v) + 5, "text-anchor": "end" }, tokPerSShort(v)));
+    root.appendChild(text({ x: box.left - 6, y: sy(v) + 5, "text-anchor": "end" }, tickLabel(v)));
   }
   root.appendChild(text({ x: (box.left + box.right) / 2, y: height - 8, "text-anchor": "middle" }, x.label));
-  root.appendChild(text({ x: 16, y: (box.top + box.bottom) / 2, "text-anchor": "middle", transform: `rotate(270, 16, ${(box.top + box.bottom) / 2})` }, y.label));
+  root.appendChild(text({ x: 16, y: (box.top + box.bottom) / 2, "text-anchor": "middle", transform: `rotate(270, 16, ${(box.top + box.bottom) / 2})` }, yLabel));
   series.forEach((s) => {
     const xy = s.points.map(([px, py]) => [sx(px), sy(py)]);
     if (xy.length > 1) {
-      root.appendChild(svgEl("polyline", { points: xy.map((p) => p.join(",")).join(" "), fill: "none", stroke: PALETTE[s.style % PALETTE.length], "stroke-width": 3 }));
+      root.appendChild(svgEl("polyline", { points: xy.map((p) => p.join(",")).join(" "), fill: "none", stroke: defs.palette[s.style % defs.palette.length], "stroke-width": 3 }));
     }
     xy.forEach(([px, py]) => root.appendChild(marker(s.style, px, py)));
   });
@@ -203,65 +264,53 @@ function lineChart(title, [width, height], x, y, series) {
 
 // A chart with its caption and, folded under it, the table of its numbers.
 function chartBlock(id, heading, svg, caption, columns, rows) {
+  const w = defs.words;
   const figure = el("figure", { class: "chart-box", "aria-labelledby": `${id}-caption` }, svg,
     el("figcaption", { id: `${id}-caption`, text: caption }));
-  const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": `${heading}: numbers` },
+  const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": fill(w.numbers_label, { heading }) },
     el("table", { class: "data" },
       el("thead", {}, el("tr", {}, ...columns.map((c) => el("th", { scope: "col", text: c })))),
       el("tbody", {}, ...rows.map((row) => el("tr", {}, ...row.map((v) => el("td", { text: v })))))));
-  return [figure, el("details", { class: "numbers" }, el("summary", { text: "Numbers" }), wrap)];
+  return [figure, el("details", { class: "numbers" }, el("summary", { text: w.numbers }), wrap)];
 }
 
-// Throughput on a basis: as measured, or per GPU of the run.
-function onBasis(run, tokPerSecond, perGpu) {
-  return perGpu ? tokPerSecond / Math.max(run.gpu_count, 1) : tokPerSecond;
+function contextTick(t) {
+  const known = defs.context_ticks.find(([tokens]) => tokens === t);
+  return known ? known[1] : String(t);
 }
 
 function prefillSection(runs) {
-  const contexts = sorted(runs.flatMap((r) => r.prefill.map((p) => p[1])));
-  if (contexts.length === 0) return null;
-  const s = section("prefill", "Prefill");
-  const title = "Prefill: prompt tok/s by context length";
-  const svg = lineChart(title, [900, 360], { label: "context length (tokens)", format: contextLabel }, { label: "prompt tok/s" },
-    runs.map((r, style) => ({ style, points: r.prefill.map((p) => [p[1], p[2]]) })));
-  const rows = contexts.map((ctx) => [contextLabel(ctx), ...runs.map((r) => {
-    const p = r.prefill.find((q) => q[1] === ctx);
-    return p ? `${tokPerS(p[2])} (${grouped(p[3], 0)} ms)` : DASH;
-  })]);
-  s.append(...chartBlock("prefill-chart", "Prefill", svg,
-    "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.",
-    ["Context", ...runs.map((r) => r.model)], rows));
+  const w = defs.words;
+  const rows = prefillRows(defs, runs);
+  if (rows.length === 0) return null;
+  const s = section("prefill", w.prefill);
+  const svg = lineChart(w.prefill_title, defs.prefill_size, { label: w.prefill_x, tick: contextTick }, w.prefill_y,
+    runs.map((r, style) => ({ style, points: r.prefill.map((p) => [p.tokens, p.tok_per_s]) })));
+  s.append(...chartBlock("prefill-chart", w.prefill, svg, w.prefill_caption, [w.context, ...runs.map((r) => r.model)], rows));
   return s;
 }
 
-// Decode contexts at least two of the runs measured (src/compare.rs).
-function sharedContexts(runs) {
-  return sorted(runs.flatMap((r) => r.decode.map((c) => c[0])))
-    .filter((ctx) => runs.filter((r) => r.decode.some((c) => c[0] === ctx)).length >= 2);
-}
-
 function decodeView(runs, perGpu) {
-  const figure = perGpu ? "tok/s per GPU" : "total tok/s";
+  const w = defs.words;
+  const basis = basisOf(perGpu);
+  const figure = perGpu ? w.figure_per_gpu : w.figure_total;
   const view = el("div", { "data-gpu-view": perGpu ? "per-gpu" : "total" },
-    el("p", { class: "caption", text: perGpu
-      ? "Tok/s per GPU (each run's total divided by its GPU count) against simultaneous requests, for each context at least two runs measured."
-      : "Total tok/s against simultaneous requests, for each context at least two runs measured." }));
-  sharedContexts(runs).forEach((ctx) => {
-    const label = contextLabel(ctx);
-    const id = `decode-${ctx}${perGpu ? "-per-gpu" : ""}`;
-    const levels = sorted(runs.flatMap((r) => r.decode.filter((c) => c[0] === ctx).map((c) => c[2])));
-    const svg = lineChart(`Sustained decode at ${label}: ${figure} by simultaneous requests`, [640, 300],
-      { label: "simultaneous requests", format: (v) => String(v) }, { label: figure },
+    el("p", { class: "caption", text: perGpu ? w.decode_caption_per_gpu : w.decode_caption_total }));
+  sharedContexts(runs).forEach((tokens) => {
+    const context = contextLabelOf(runs, tokens);
+    const id = `decode-${tokens}${perGpu ? "-per-gpu" : ""}`;
+    const heading = fill(w.decode_heading, { context });
+    const svg = lineChart(fill(w.decode_title, { context, figure }), defs.decode_size,
+      { label: w.decode_x, tick: String }, figure,
       runs.map((r, style) => ({
         style,
-        points: r.decode.filter((c) => c[0] === ctx && validTotal(c).why === undefined).map((c) => [c[2], onBasis(r, c[5], perGpu)]),
+        points: r.decode.filter((c) => c.tokens === tokens && c.comparable !== null).map((c) => [c.concurrency, c.comparable[basis]]),
       })));
-    const rows = levels.map((n) => [String(n), ...runs.map((r) => decodeFigure(r, cellOf(r, ctx, n), perGpu))]);
     const sub = el("section", { id, "aria-labelledby": `${id}-h`, class: "small-multiple" },
-      el("h3", { id: `${id}-h`, text: `${label} context` }));
-    sub.append(...chartBlock(`${id}-chart`, `${label} context`, svg,
-      `${perGpu ? "Tok/s per GPU" : "Total tok/s"} against simultaneous requests at ${label} context, valid cells only; the table also lists the other statuses.`,
-      ["Requests at once", ...runs.map((r) => r.model)], rows));
+      el("h3", { id: `${id}-h`, text: heading }));
+    sub.append(...chartBlock(`${id}-chart`, heading, svg,
+      fill(perGpu ? w.decode_chart_caption_per_gpu : w.decode_chart_caption_total, { context }),
+      [w.requests_at_once, ...runs.map((r) => r.model)], decodeRows(defs, runs, tokens, perGpu)));
     view.appendChild(sub);
   });
   return view;
@@ -269,7 +318,7 @@ function decodeView(runs, perGpu) {
 
 function decodeSection(runs, perGpuView) {
   if (sharedContexts(runs).length === 0) return null;
-  const s = section("decode", "Sustained decode");
+  const s = section("decode", defs.words.decode);
   s.classList.add("multiples");
   s.appendChild(decodeView(runs, false));
   if (perGpuView) s.appendChild(decodeView(runs, true));
@@ -277,32 +326,23 @@ function decodeSection(runs, perGpuView) {
 }
 
 function ratioView(runs, perGpu) {
+  const w = defs.words;
   const view = el("div", { "data-gpu-view": perGpu ? "per-gpu" : "total" },
-    el("p", { class: "caption", text: perGpu
-      ? "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why."
-      : "Total tok/s of a run divided by the first run's, cell by cell. Above 1 (blue) the run is faster, below 1 (orange) slower. A dash means at least one side has no valid figure, and the cell says why." }));
+    el("p", { class: "caption", text: perGpu ? w.ratios_caption_per_gpu : w.ratios_caption_total }));
   const a = runs[0];
-  const shared = runs.every((r) => r.gpu_count === a.gpu_count) && a.gpu_count > 1;
-  if (!perGpu && shared) {
-    view.appendChild(el("p", { class: "note", text: `Every run here uses ${a.gpu_count} GPUs, so per GPU each figure is its total ÷ ${a.gpu_count} and every ratio stays as it is.` }));
+  if (!perGpu && a.gpu_count > 1 && runs.every((r) => r.gpu_count === a.gpu_count)) {
+    view.appendChild(el("p", { class: "note", text: fill(w.shared_gpus, { n: a.gpu_count }) }));
   }
   runs.slice(1).forEach((b) => {
     const id = `ratio-${b.id}${perGpu ? "-per-gpu" : ""}`;
-    const contexts = sorted([a, b].flatMap((r) => r.decode.map((c) => c[0])));
-    const levels = sorted([a, b].flatMap((r) => r.decode.map((c) => c[2])));
+    const m = ratioMatrix(defs, a, b, perGpu);
     const sub = el("section", { id, "aria-labelledby": `${id}-h` },
-      el("h3", { id: `${id}-h`, text: `${b.model} / ${a.model}${perGpu ? ", per GPU" : ""}` }));
-    const head = el("tr", {}, el("th", { scope: "col", text: "Context" }), ...levels.map((n) => el("th", { scope: "col", text: String(n) })));
-    const body = el("tbody", {}, ...contexts.map((ctx) => el("tr", {}, el("th", { scope: "row", text: contextLabel(ctx) }),
-      ...levels.map((n) => {
-        const r = ratio(a, b, ctx, n);
-        if (r.why !== undefined) {
-          return el("td", { class: "r none" }, el("span", { class: "ratio-value", text: DASH }), el("span", { class: "why", text: r.why }));
-        }
-        const value = perGpu ? (r.value * a.gpu_count) / b.gpu_count : r.value;
-        return el("td", { class: "r", style: `background-color:${ratioColour(value)};color:#000000` },
-          el("span", { class: "ratio-value", text: `${value.toFixed(2)}×` }));
-      }))));
+      el("h3", { id: `${id}-h`, text: fill(perGpu ? w.ratio_heading_per_gpu : w.ratio_heading, { a: a.model, b: b.model }) }));
+    const head = el("tr", {}, el("th", { scope: "col", text: w.context }), ...m.levels.map((n) => el("th", { scope: "col", text: String(n) })));
+    const body = el("tbody", {}, ...m.rows.map((row) => el("tr", {}, el("th", { scope: "row", text: row.context }),
+      ...row.cells.map((c) => (c.why !== undefined
+        ? el("td", { class: "r none" }, el("span", { class: "ratio-value", text: defs.dash }), el("span", { class: "why", text: c.why }))
+        : el("td", { class: "r", style: `background-color:${c.background};color:${c.colour}` }, el("span", { class: "ratio-value", text: c.text })))))));
     const wrap = scrollRegion(`${id}-h`);
     wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
     sub.appendChild(wrap);
@@ -312,45 +352,42 @@ function ratioView(runs, perGpu) {
 }
 
 function ratioSection(runs, perGpuView) {
-  const s = section("ratios", "Ratios");
+  const s = section("ratios", defs.words.ratios);
   s.appendChild(ratioView(runs, false));
   if (perGpuView) s.appendChild(ratioView(runs, true));
   return s;
 }
 
 async function main() {
+  const w = defs.words;
   const status = document.getElementById("pick-status");
   const result = document.getElementById("pick-result");
   const asked = (new URLSearchParams(location.search).get("runs") || "").split(",").filter((id) => id !== "");
   const ids = Array.from(new Set(asked));
-  if (ids.length < 2 || ids.length > 6) {
-    status.textContent = "Choose 2 to 6 runs on the index and open them here.";
-    status.appendChild(document.createTextNode(" "));
-    status.appendChild(el("a", { href: "../index.html", text: "Back to the index" }));
-    return;
-  }
-  const bad = ids.filter((id) => !RUN_ID.test(id));
+  if (ids.length < defs.min_runs || ids.length > defs.max_runs) return; // the page already says how
+  const runIdPattern = new RegExp(defs.run_id_pattern);
+  const bad = ids.filter((id) => !runIdPattern.test(id));
   if (bad.length > 0) {
-    status.textContent = `Not a run id: ${bad.join(", ")}.`;
+    status.textContent = fill(w.pick_not_run_id, { ids: bad.join(", ") });
     return;
   }
   const runs = await Promise.all(ids.map(loadRun));
   const missing = ids.filter((id, i) => runs[i] === null);
   if (missing.length > 0) {
-    status.textContent = `No run ${missing.join(", ")} on this site.`;
+    status.textContent = fill(w.pick_no_run, { ids: missing.join(", ") });
     return;
   }
-  document.getElementById("pick-title").textContent = runs.map((r) => r.model).join(" vs ");
-  document.title = `${runs.map((r) => r.model).join(" vs ")} · Comparison`;
-  status.textContent = "";
-  status.replaceWith(el("ul", { class: "legend-list", id: "pick-status", "aria-label": "Runs compared" },
+  const title = runs.map((r) => r.model).join(w.title_join);
+  document.getElementById("pick-title").textContent = title;
+  document.title = fill(w.page_title, { title });
+  status.replaceWith(el("ul", { class: "legend-list", id: "pick-status", "aria-label": w.runs_compared },
     ...runs.map((r, i) => el("li", {},
-      el("span", { class: `swatch marker-${MARKERS[i % MARKERS.length]}`, style: `color:${PALETTE[i % PALETTE.length]}`, "aria-hidden": "true" }),
+      el("span", { class: `swatch marker-${defs.markers[i % defs.markers.length]}`, style: `color:${defs.palette[i % defs.palette.length]}`, "aria-hidden": "true" }),
       el("a", { href: `../runs/${r.id}/index.html`, text: r.model }), " ",
       el("span", { class: "muted", text: r.hardware })))));
   // Per GPU changes the comparison only when the runs' GPU counts differ.
   const perGpuView = runs.some((r) => r.gpu_count !== runs[0].gpu_count);
-  const toggle = el("button", { type: "button", class: "per-gpu", "data-per-gpu-toggle": "", "aria-pressed": "false", hidden: "" }, "Show tok/s per GPU");
+  const toggle = el("button", { type: "button", class: "per-gpu", "data-per-gpu-toggle": "", "data-showing": w.per_gpu_showing_each, "aria-pressed": "false", hidden: "" }, w.per_gpu_button);
   if (perGpuView) result.appendChild(el("p", {}, toggle));
   [setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView), ratioSection(runs, perGpuView)]
     .filter((s) => s !== null)
@@ -361,4 +398,8 @@ async function main() {
   if (window.sitegenSortable) result.querySelectorAll("table.sortable").forEach(window.sitegenSortable);
 }
 
-main();
+if (typeof module !== "undefined") {
+  module.exports = { fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContexts };
+} else {
+  main();
+}

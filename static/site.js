@@ -136,28 +136,25 @@ function setUpPick(bar) {
 
 document.querySelectorAll("[data-pick]").forEach(setUpPick);
 
-// Total tok/s or tok/s per GPU. On a run or series page the toggle carries
-// the GPU count and figures marked data-tps are divided by it, and back;
+// Total tok/s or tok/s per GPU. On a run or series page, figures carry their
+// per-GPU text (data-per-gpu, written by Rust) and swap to it and back;
 // sorting keeps using data-sort, which orders the same either way. On a
 // comparison page, where each run has its own count, the page holds both
 // views (data-gpu-view, charts included) and the toggle shows one of them.
+// The button's words are on it: its text, and data-showing once pressed.
 function setUpPerGpu(button) {
-  const gpus = Number(button.dataset.perGpuToggle);
-  const figures = gpus > 1 ? Array.from(document.querySelectorAll("[data-tps]")) : [];
+  const figures = Array.from(document.querySelectorAll("[data-per-gpu]"));
   const views = Array.from(document.querySelectorAll("[data-gpu-view]"));
   if (figures.length === 0 && views.length === 0) return;
-  const format = (v) => v.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
   figures.forEach((f) => { f.dataset.total = f.textContent; });
+  const words = { off: button.textContent, on: button.dataset.showing };
   button.hidden = false;
   button.addEventListener("click", () => {
     const perGpu = button.getAttribute("aria-pressed") !== "true";
-    figures.forEach((f) => {
-      f.textContent = perGpu ? format(Number(f.dataset.tps) / gpus) : f.dataset.total;
-    });
+    figures.forEach((f) => { f.textContent = perGpu ? f.dataset.perGpu : f.dataset.total; });
     views.forEach((v) => { v.hidden = (v.dataset.gpuView === "per-gpu") !== perGpu; });
     button.setAttribute("aria-pressed", perGpu ? "true" : "false");
-    const divisor = gpus > 1 ? ` (÷ ${gpus})` : " (each run's total ÷ its GPUs)";
-    button.textContent = perGpu ? `Showing tok/s per GPU${divisor}; show totals` : "Show tok/s per GPU";
+    button.textContent = perGpu ? words.on : words.off;
   });
 }
 

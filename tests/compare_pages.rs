@@ -54,7 +54,7 @@ fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
             };
             match (valid(a), valid(b)) {
                 (Some(x), Some(y)) => {
-                    assert_eq!(shown, format!("{:.2}×", y / x), "{ctx} x {n}");
+                    assert_eq!(shown, sitegen::format::ratio(y / x), "{ctx} x {n}");
                     ratios += 1;
                 }
                 _ => {
@@ -242,7 +242,7 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
     for ((ctx, n), shown) in grid.zip(&per_gpu) {
         match sitegen::compare::ratio(glm.decode_cell(ctx, n), step.decode_cell(ctx, n)) {
             Ok(r) => {
-                assert_eq!(shown, &format!("{:.2}×", r * 4.0 / 2.0), "{ctx} x {n}");
+                assert_eq!(shown, &sitegen::format::ratio(r * 4.0 / 2.0), "{ctx} x {n}");
                 compared += 1;
             }
             Err(_) => assert_eq!(shown, "—", "{ctx} x {n}"),

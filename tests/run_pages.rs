@@ -318,3 +318,38 @@ fn page_text_is_escaped() {
     let page = std::fs::read_to_string(out.join("runs/evil/index.html")).unwrap();
     assert!(page.contains("<strong>ok</strong>"));
 }
+
+#[test]
+fn the_per_gpu_toggle_swaps_to_figures_rust_wrote() {
+    let (_tmp, site) = build_bundled_site();
+    for reference_path in fixture_pages() {
+        let page = page_for(&site, &reference_path);
+        let button = page
+            .select(&sel("button[data-per-gpu-toggle]"))
+            .next()
+            .expect("a per-GPU toggle on a run of 4 GPUs");
+        assert_eq!(
+            button.value().attr("data-showing"),
+            Some("Showing tok/s per GPU (÷ 4); show totals")
+        );
+        // In the table each total carries its raw value (data-sort): the
+        // per-GPU text is that over 4, in the table's own format.
+        let mut checked = 0;
+        for td in page.select(&sel("#measurements td[data-per-gpu]")) {
+            let raw: f64 = td.value().attr("data-sort").unwrap().parse().unwrap();
+            assert_eq!(
+                td.value().attr("data-per-gpu").unwrap(),
+                sitegen::format::tok_per_s(raw / 4.0),
+                "{}",
+                text(td)
+            );
+            checked += 1;
+        }
+        // The matrix carries the same texts as the table, cell for cell.
+        let matrix = page.select(&sel("#decode .tps[data-per-gpu]")).count();
+        assert!(
+            checked > 30 && matrix > 20,
+            "{checked} table, {matrix} matrix figures"
+        );
+    }
+}

@@ -23,76 +23,90 @@ pub fn run_json(run: &Run) -> String {
     })
 }
 
-/// (context tokens, context label, concurrency, status code, the words the
-/// comparison uses for a status it cannot compare, total tok/s where the
-/// status lets it be shown, the status as tables name it).
-type DecodeEntry = (
-    u64,
-    String,
-    u32,
-    &'static str,
-    Option<&'static str>,
-    Option<f64>,
-    &'static str,
-);
+/// A prefill cell as the browser's comparison charts and lists it.
+#[derive(Serialize)]
+struct BrowserPrefill {
+    tokens: u64,
+    context: String,
+    tok_per_s: f64,
+    /// Its table text, as the pre-rendered comparison shows it.
+    shown: String,
+}
 
-/// What the in-browser comparison reads of a run, labels already made:
-/// `runs/<id>/data.js` calls `sitegenRun({...})`, which a page loads with a
-/// script tag (so it works from file://, where fetch is refused).
+/// A decode cell as the browser's comparison charts, lists and compares it.
+#[derive(Serialize)]
+struct BrowserDecode {
+    tokens: u64,
+    context: String,
+    concurrency: u32,
+    /// Its tok/s in total and per GPU when it can be compared (measured and
+    /// Valid): the figures charted and divided into ratios.
+    comparable: Option<Basis2>,
+    /// Why it cannot be compared, in the words ratios use ("over capacity").
+    why_not: Option<&'static str>,
+    /// Its table text in total and per GPU ("1,234.5 (Requests queued)").
+    shown: Basis2<String>,
+}
+
+/// A figure in total and per GPU of the run.
+#[derive(Serialize)]
+struct Basis2<T = f64> {
+    total: T,
+    per_gpu: T,
+}
+
+/// What the in-browser comparison reads of a run, every figure and word made
+/// here: `runs/<id>/data.js` calls `sitegenRun({...})`, which a page loads
+/// with a script tag (so it works from file://, where fetch is refused).
 #[derive(Serialize)]
 struct BrowserRun<'a> {
     id: &'a str,
     model: &'a str,
     hardware: String,
     gpu_count: u32,
-    /// (card, field, value) of the Hardware, Engine and Run cards.
-    cards: Vec<(&'static str, &'static str, String)>,
-    /// (context label, context tokens, prompt tok/s, TTFT ms) of valid prefill.
-    prefill: Vec<(String, u64, f64, f64)>,
-    decode: Vec<DecodeEntry>,
+    setup: Vec<crate::compare::SetupValue>,
+    prefill: Vec<BrowserPrefill>,
+    decode: Vec<BrowserDecode>,
 }
 
 pub fn run_js(run: &Run) -> String {
+    use crate::compare::{Basis, decode_figure, prefill_figure, valid_total};
     use crate::format::context_label;
-    use crate::model::Status;
     let doc = BrowserRun {
         id: &run.id,
         model: &run.meta.model,
         hardware: crate::labels::hardware_label(&run.meta.hardware),
         gpu_count: run.meta.hardware.gpu_count,
-        cards: crate::labels::cards(&run.meta)
-            .into_iter()
-            .flat_map(|card| {
-                let name = card.name;
-                card.rows
-                    .into_iter()
-                    .map(move |(label, value)| (name, label, value))
-            })
-            .collect(),
+        setup: crate::compare::setup_values(run),
         prefill: run
             .prefill_cells()
-            .filter(|c| c.status == Status::Valid)
             .filter_map(|c| {
-                Some((
-                    context_label(c.context_tokens),
-                    c.context_tokens,
-                    c.prompt_tok_per_s?,
-                    c.ttft_ms?,
-                ))
+                Some(BrowserPrefill {
+                    tokens: c.context_tokens,
+                    context: context_label(c.context_tokens),
+                    tok_per_s: c.prompt_tok_per_s?,
+                    shown: prefill_figure(c)?,
+                })
             })
             .collect(),
         decode: run
             .decode_cells()
             .map(|c| {
-                (
-                    c.context_tokens,
-                    context_label(c.context_tokens),
-                    c.concurrency,
-                    c.status.code(),
-                    c.status.not_compared_because(),
-                    c.total_tok_per_s.filter(|_| c.status.has_figures()),
-                    c.status.label(),
-                )
+                let total = valid_total(Some(c));
+                BrowserDecode {
+                    tokens: c.context_tokens,
+                    context: context_label(c.context_tokens),
+                    concurrency: c.concurrency,
+                    comparable: total.ok().map(|t| Basis2 {
+                        total: t,
+                        per_gpu: Basis::PerGpu.of(run, t),
+                    }),
+                    why_not: total.err().map(|u| u.words()),
+                    shown: Basis2 {
+                        total: decode_figure(run, Some(c), Basis::Total),
+                        per_gpu: decode_figure(run, Some(c), Basis::PerGpu),
+                    },
+                }
             })
             .collect(),
     };

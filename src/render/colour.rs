@@ -80,15 +80,32 @@ fn mix(a: Rgb, b: Rgb, t: f64) -> Rgb {
     Rgb(channel(a.0, b.0), channel(a.1, b.1), channel(a.2, b.2))
 }
 
-/// Diverging colour for a ratio, centred on 1.0: orange below (slower),
-/// blue above, white at parity; full colour at half or double.
-pub fn ratio_colour(r: f64) -> Rgb {
+/// Steps of the diverging ratio scale per doubling: the scale is a table of
+/// `2 × RATIO_STEPS + 1` colours, which the comparison built in the browser
+/// reads too, so both colour a ratio alike.
+pub const RATIO_STEPS: usize = 100;
+
+/// The step of the ratio scale a ratio falls on: log2 of it, clamped to
+/// [-1, 1], in steps of 1 / [`RATIO_STEPS`], rounded to the nearest (halves up).
+pub fn ratio_step(r: f64) -> usize {
     let t = r.log2().clamp(-1.0, 1.0);
+    ((t + 1.0) * RATIO_STEPS as f64).round() as usize
+}
+
+/// The colour of step `i` of the ratio scale: orange below parity (slower),
+/// blue above, white at parity; full colour at half or double.
+pub fn ratio_scale(i: usize) -> Rgb {
+    let t = i as f64 / RATIO_STEPS as f64 - 1.0;
     if t < 0.0 {
         mix(WHITE, Rgb(0xe6, 0x8a, 0x3c), -t)
     } else {
         mix(WHITE, Rgb(0x3a, 0x86, 0xc8), t)
     }
+}
+
+/// Diverging colour for a ratio, centred on 1.0.
+pub fn ratio_colour(r: f64) -> Rgb {
+    ratio_scale(ratio_step(r))
 }
 
 /// The inline style of a table cell filled with `background`, with the text

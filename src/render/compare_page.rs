@@ -12,7 +12,7 @@ use super::markdown::render_markdown;
 use crate::compare::{self, Basis, Comparison};
 use crate::format;
 use crate::labels;
-use crate::model::{DecodeCell, Run, Status};
+use crate::model::Run;
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -120,6 +120,44 @@ pub enum ChartKind {
     Decode(String),
     Interactivity,
     Capacity,
+}
+
+impl ChartBlock {
+    /// What a screen reader calls the folded table of the chart's numbers.
+    pub fn numbers_label(&self) -> String {
+        crate::comparison_words::fill(
+            crate::comparison_words::NUMBERS_LABEL,
+            &[("heading", &self.heading)],
+        )
+    }
+
+    /// The caption under the chart, from [`crate::comparison_words`].
+    pub fn caption(&self) -> String {
+        use crate::comparison_words as w;
+        match &self.kind {
+            ChartKind::Prefill => w::PREFILL_CAPTION.into(),
+            ChartKind::Decode(context) => w::fill(
+                if self.per_gpu {
+                    w::DECODE_CHART_CAPTION_PER_GPU
+                } else {
+                    w::DECODE_CHART_CAPTION_TOTAL
+                },
+                &[("context", context)],
+            ),
+            ChartKind::Interactivity => w::fill(
+                w::INTERACTIVITY_CAPTION,
+                &[(
+                    "per_gpu",
+                    if self.per_gpu {
+                        w::INTERACTIVITY_PER_GPU
+                    } else {
+                        ""
+                    },
+                )],
+            ),
+            ChartKind::Capacity => w::CAPACITY_CAPTION.into(),
+        }
+    }
 }
 
 pub struct RatioMatrix {
@@ -242,72 +280,41 @@ impl ComparePage {
 }
 
 fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
-    let cards: Vec<Vec<crate::labels::Card>> =
-        runs.iter().map(|r| crate::labels::cards(&r.meta)).collect();
-    let mut rows = Vec::new();
-    for (k, card) in cards[0].iter().enumerate() {
-        // Every label any run has, in card order.
-        let mut labels: Vec<&str> = Vec::new();
-        for c in &cards {
-            for (label, _) in &c[k].rows {
-                if !labels.contains(label) {
-                    labels.push(label);
-                }
+    let values: Vec<Vec<compare::SetupValue>> =
+        runs.iter().map(|r| compare::setup_values(r)).collect();
+    // Card by card, every field any run has, in the order they first appear.
+    let mut cards: Vec<&str> = Vec::new();
+    for v in values.iter().flatten() {
+        if !cards.contains(&v.card) {
+            cards.push(v.card);
+        }
+    }
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for card in cards {
+        for v in values.iter().flatten().filter(|v| v.card == card) {
+            if !keys.contains(&(v.card, v.field)) {
+                keys.push((v.card, v.field));
             }
         }
-        for label in labels {
-            let values: Vec<String> = cards
+    }
+    keys.into_iter()
+        .map(|(card, field)| {
+            let row: Vec<String> = values
                 .iter()
-                .map(|c| {
-                    c[k].rows
-                        .iter()
-                        .find(|(l, _)| *l == label)
-                        .map_or_else(|| DASH.to_string(), |(_, v)| v.clone())
+                .map(|vs| {
+                    vs.iter()
+                        .find(|v| v.card == card && v.field == field)
+                        .map_or_else(|| DASH.to_string(), |v| v.value.clone())
                 })
                 .collect();
-            rows.push(SetupRow {
-                card: card.name,
-                label: label.to_string(),
-                differs: values.iter().any(|v| v != &values[0]),
-                values,
-            });
-        }
-    }
-    let extra: [(&str, Vec<String>); 2] = [
-        (
-            "Largest context measured",
-            runs.iter()
-                .map(|r| {
-                    compare::largest_valid_context(r)
-                        .map_or_else(|| DASH.into(), format::context_label)
-                })
-                .collect(),
-        ),
-        (
-            "Speculative decoding",
-            runs.iter()
-                .map(|r| {
-                    crate::launch::speculative_decoding(r.meta.launch_command.as_deref())
-                        .unwrap_or_else(|| {
-                            if r.meta.launch_command.is_some() {
-                                "none".into()
-                            } else {
-                                DASH.into()
-                            }
-                        })
-                })
-                .collect(),
-        ),
-    ];
-    for (label, values) in extra {
-        rows.push(SetupRow {
-            card: "Derived",
-            label: label.into(),
-            differs: values.iter().any(|v| v != &values[0]),
-            values,
-        });
-    }
-    rows
+            SetupRow {
+                card,
+                label: field.to_string(),
+                differs: row.iter().any(|v| v != &row[0]),
+                values: row,
+            }
+        })
+        .collect()
 }
 
 /// One emphasised line per run, in run order (so run i gets style i).
@@ -329,7 +336,7 @@ fn names(runs: &[&Run]) -> Vec<String> {
 
 fn context_axis() -> Axis {
     Axis {
-        label: "context length (tokens)".into(),
+        label: crate::comparison_words::PREFILL_X.into(),
         scale: Scale::Log2,
         format: |v| format::context_label(v.round() as u64),
     }
@@ -355,30 +362,26 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             for r in runs {
                 let cell = r.prefill_cells().find(|c| c.context_tokens == ctx);
                 row.push(
-                    match cell.and_then(|c| Some((c.prompt_tok_per_s?, c.ttft_ms?))) {
-                        Some((t, ms)) => {
-                            format!("{} ({})", format::tok_per_s(t), format::millis(ms))
-                        }
-                        None => DASH.into(),
-                    },
+                    cell.and_then(compare::prefill_figure)
+                        .unwrap_or_else(|| DASH.into()),
                 );
             }
             row
         })
         .collect();
-    let title = "Prefill: prompt tok/s by context length";
+    let title = crate::comparison_words::PREFILL_TITLE;
     let y = Axis {
-        label: "prompt tok/s".into(),
+        label: crate::comparison_words::PREFILL_Y.into(),
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
     Ok(Some(ChartBlock {
         id: "prefill".into(),
-        heading: "Prefill".into(),
+        heading: crate::comparison_words::PREFILL.into(),
         kind: ChartKind::Prefill,
         per_gpu: false,
         svg: xy_chart(title, PREFILL_SIZE, &context_axis(), &y, &series)?,
-        columns: std::iter::once("Context".to_string())
+        columns: std::iter::once(crate::comparison_words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,
@@ -388,16 +391,16 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
 /// The figure's name on an axis: "total tok/s", "tok/s per GPU".
 fn tok_per_s_name(basis: Basis) -> &'static str {
     match basis {
-        Basis::Total => "total tok/s",
-        Basis::PerGpu => "tok/s per GPU",
+        Basis::Total => crate::comparison_words::FIGURE_TOTAL,
+        Basis::PerGpu => crate::comparison_words::FIGURE_PER_GPU,
     }
 }
 
-/// What ids and headings of a per-GPU block add to the total one's.
-fn basis_suffix(basis: Basis) -> (&'static str, &'static str) {
+/// What the ids of a per-GPU block add to the total one's.
+fn basis_suffix(basis: Basis) -> &'static str {
     match basis {
-        Basis::Total => ("", ""),
-        Basis::PerGpu => ("-per-gpu", ", per GPU"),
+        Basis::Total => "",
+        Basis::PerGpu => "-per-gpu",
     }
 }
 
@@ -409,9 +412,9 @@ pub(super) fn decode_blocks(
     names: &[String],
     basis: Basis,
 ) -> Result<Vec<ChartBlock>, ChartError> {
-    let (id_suffix, _) = basis_suffix(basis);
+    let id_suffix = basis_suffix(basis);
     let x = Axis {
-        label: "simultaneous requests".into(),
+        label: crate::comparison_words::DECODE_X.into(),
         scale: Scale::Log2,
         format: |v| format!("{}", v.round()),
     };
@@ -436,23 +439,26 @@ pub(super) fn decode_blocks(
                     let mut row = vec![n.to_string()];
                     row.extend(
                         runs.iter()
-                            .map(|r| decode_figure(r, r.decode_cell(ctx, n), basis)),
+                            .map(|r| compare::decode_figure(r, r.decode_cell(ctx, n), basis)),
                     );
                     row
                 })
                 .collect();
-            let title = format!(
-                "Sustained decode at {label}: {} by simultaneous requests",
-                tok_per_s_name(basis)
+            let title = crate::comparison_words::fill(
+                crate::comparison_words::DECODE_TITLE,
+                &[("context", &label), ("figure", tok_per_s_name(basis))],
             );
             Ok(ChartBlock {
                 // From the token count, never the label ("0 (no prompt)").
                 id: format!("decode-{ctx}{id_suffix}"),
-                heading: format!("{label} context"),
+                heading: crate::comparison_words::fill(
+                    crate::comparison_words::DECODE_HEADING,
+                    &[("context", &label)],
+                ),
                 svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
                 kind: ChartKind::Decode(label),
                 per_gpu: basis == Basis::PerGpu,
-                columns: std::iter::once("Requests at once".to_string())
+                columns: std::iter::once(crate::comparison_words::REQUESTS_AT_ONCE.to_string())
                     .chain(names.iter().cloned())
                     .collect(),
                 rows,
@@ -461,25 +467,13 @@ pub(super) fn decode_blocks(
         .collect()
 }
 
-/// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
-/// with the status when it is not Valid.
-fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
-    let figure = |t: f64| format::tok_per_s(basis.of(run, t));
-    match cell {
-        None => DASH.into(),
-        Some(c) if c.status == Status::Valid => {
-            c.total_tok_per_s.map_or_else(|| DASH.into(), figure)
-        }
-        Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
-            Some(t) => format!("{} ({})", figure(t), c.status.label()),
-            None => c.status.label().to_string(),
-        },
-    }
-}
-
 /// Each later run against the first.
 fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
-    let (id_suffix, heading_suffix) = basis_suffix(basis);
+    let id_suffix = basis_suffix(basis);
+    let heading = match basis {
+        Basis::Total => crate::comparison_words::RATIO_HEADING,
+        Basis::PerGpu => crate::comparison_words::RATIO_HEADING_PER_GPU,
+    };
     let a = runs[0];
     runs[1..]
         .iter()
@@ -488,7 +482,10 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                 a,
                 b,
                 format!("ratio-{}{id_suffix}", b.id),
-                format!("{} / {}{heading_suffix}", b.meta.model, a.meta.model),
+                crate::comparison_words::fill(
+                    heading,
+                    &[("b", &b.meta.model), ("a", &a.meta.model)],
+                ),
                 (&a.meta.model, &b.meta.model),
                 basis,
             )
@@ -519,7 +516,7 @@ pub fn ratio_matrix_between(
                         .map(|r| basis.ratio(a, b, r))
                     {
                         Ok(r) => RatioCell {
-                            text: format!("{:.2}×", r),
+                            text: format::ratio(r),
                             reason: None,
                             style: Some(fill_style(ratio_colour(r))),
                         },
@@ -602,7 +599,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
         scale: Scale::Linear,
         format: format::tok_per_s_short,
     };
-    let (id_suffix, _) = basis_suffix(basis);
+    let id_suffix = basis_suffix(basis);
     // "Total tok/s", "Tok/s per GPU": the axis name at the start of a sentence.
     let name = tok_per_s_name(basis);
     let figure = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
@@ -674,7 +671,7 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             &y,
             &series,
         )?,
-        columns: std::iter::once("Context".to_string())
+        columns: std::iter::once(crate::comparison_words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,

@@ -1,6 +1,7 @@
 //! Turns runs into the files of the static site, in memory. Writing them to
 //! disk is [`crate::output`]'s job, so rendering stays pure and testable.
 
+pub mod browser;
 pub mod charts;
 pub mod colour;
 pub mod compare_page;
@@ -133,10 +134,21 @@ pub fn render_site(
         root: "../",
         page_title: "Compare runs".into(),
         generator: GENERATOR,
+        choose: crate::comparison_words::fill(
+            crate::comparison_words::PICK_CHOOSE,
+            &[
+                ("min", &crate::compare::MIN_RUNS_PER_COMPARISON.to_string()),
+                ("max", &crate::compare::MAX_RUNS_PER_COMPARISON.to_string()),
+            ],
+        ),
     }
     .render()
     .context("rendering compare/index.html")?;
     add("compare/index.html".into(), pick.into_bytes());
+    add(
+        "compare/definitions.js".into(),
+        browser::definitions_js().into_bytes(),
+    );
     let index = index_page::IndexPage::new(runs, comparisons, &all_series)
         .render()
         .context("rendering index.html")?;
@@ -153,4 +165,5 @@ struct PickPage {
     root: &'static str,
     page_title: String,
     generator: &'static str,
+    choose: String,
 }

@@ -133,8 +133,9 @@ pub struct MatrixCell {
     /// Inline colours for cells with a throughput.
     pub style: Option<String>,
     pub tok_per_s: Option<String>,
-    /// The raw figure behind `tok_per_s`, for the per-GPU toggle.
-    pub tok_raw: Option<f64>,
+    /// `tok_per_s` shared out over the run's GPUs, for the per-GPU toggle
+    /// (only on runs of more than one GPU).
+    pub per_gpu: Option<String>,
     /// Status words for cells that are not Valid.
     pub flag: Option<&'static str>,
     pub ttft: Option<String>,
@@ -148,6 +149,8 @@ pub struct MatrixCell {
 pub struct TableRow {
     pub class: &'static str,
     pub cells: Vec<(String, String)>,
+    /// The total tok/s column's figure per GPU, for the per-GPU toggle.
+    pub per_gpu: Option<String>,
 }
 
 impl RunPage {
@@ -190,7 +193,11 @@ impl RunPage {
                 .then_some(labels::TTFT_NOTE),
             table_note: labels::TABLE_NOTE,
             columns: columns.iter().filter_map(|c| c.header).collect(),
-            rows: run.cells.iter().map(|c| table_row(&columns, c)).collect(),
+            rows: run
+                .cells
+                .iter()
+                .map(|c| table_row(run, &columns, c))
+                .collect(),
             source: run.meta.source.clone(),
             comparisons: compared_in
                 .iter()
@@ -289,7 +296,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
             class: "missing",
             style: None,
             tok_per_s: None,
-            tok_raw: None,
+            per_gpu: None,
             flag: None,
             ttft: None,
             pause: None,
@@ -329,17 +336,30 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
         class: cell.status.css_class(),
         style,
         tok_per_s: tok.map(format::tok_per_s),
-        tok_raw: tok,
+        per_gpu: tok.and_then(|v| per_gpu_text(run, v)),
         flag,
         ttft,
         describe,
     }
 }
 
+/// A run's tok/s shared out over its GPUs, as the per-GPU toggle shows it;
+/// none on one GPU, where the toggle is not offered.
+pub fn per_gpu_text(run: &Run, tok_per_s: f64) -> Option<String> {
+    (run.meta.hardware.gpu_count > 1)
+        .then(|| format::tok_per_s(crate::compare::Basis::PerGpu.of(run, tok_per_s)))
+}
+
 /// Sort keys make the table sortable by value, not by its display text.
-fn table_row(columns: &[&table::Column], cell: &Cell) -> TableRow {
+fn table_row(run: &Run, columns: &[&table::Column], cell: &Cell) -> TableRow {
+    // The "Total tok/s" column: a decode cell's total, a prefill cell's prompt tok/s.
+    let total = match cell {
+        Cell::Decode(c) => c.total_tok_per_s,
+        Cell::Prefill(p) => p.prompt_tok_per_s,
+    };
     TableRow {
         class: cell.status().css_class(),
+        per_gpu: total.and_then(|v| per_gpu_text(run, v)),
         cells: columns
             .iter()
             .map(|c| (c.sort_key(cell), c.shown(cell)))

@@ -3,9 +3,7 @@
 
 use super::charts::ChartError;
 use super::charts::lines::{MARKERS, PALETTE, palette};
-use super::compare_page::{
-    ChartBlock, ChartKind, RatioMatrix, decode_blocks, ratio_matrix_between,
-};
+use super::compare_page::{ChartBlock, RatioMatrix, decode_blocks, ratio_matrix_between};
 use crate::compare::Basis;
 use crate::format;
 use crate::model::{Run, Status};
@@ -34,11 +32,19 @@ pub struct SeriesPage {
     pub gpus: u32,
 }
 
-/// A cell across the runs: per run (raw total tok/s or "", text shown).
+/// A cell across the runs.
 pub struct ValueRow {
     pub context: String,
     pub concurrency: u32,
-    pub per_run: Vec<(String, String)>,
+    pub per_run: Vec<RunValue>,
+}
+
+/// One run's total tok/s at a cell: raw ("" for none, it sorts by it), as
+/// shown, and per GPU for the toggle.
+pub struct RunValue {
+    pub raw: String,
+    pub text: String,
+    pub per_gpu: Option<String>,
 }
 
 pub struct SeriesRun {
@@ -72,14 +78,23 @@ impl SeriesPage {
             .map(|(ctx, n)| {
                 let per_run = runs
                     .iter()
-                    .map(|r| match r.decode_cell(ctx, n) {
-                        Some(c) if c.status == Status::Valid => c
-                            .total_tok_per_s
-                            .map_or((String::new(), format::DASH.into()), |v| {
-                                (v.to_string(), format::tok_per_s(v))
-                            }),
-                        Some(c) => (String::new(), c.status.label().to_string()),
-                        None => (String::new(), format::DASH.into()),
+                    .map(|r| {
+                        let words = |text: &str| RunValue {
+                            raw: String::new(),
+                            text: text.to_string(),
+                            per_gpu: None,
+                        };
+                        match r.decode_cell(ctx, n) {
+                            Some(c) if c.status == Status::Valid => {
+                                c.total_tok_per_s.map_or(words(format::DASH), |v| RunValue {
+                                    raw: v.to_string(),
+                                    text: format::tok_per_s(v),
+                                    per_gpu: super::run_page::per_gpu_text(r, v),
+                                })
+                            }
+                            Some(c) => words(c.status.label()),
+                            None => words(format::DASH),
+                        }
                     })
                     .collect();
                 ValueRow {

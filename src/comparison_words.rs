@@ -1,0 +1,156 @@
+//! Every word of a comparison, once: the pre-rendered comparison pages
+//! (templates/compare.html, src/render/compare_page.rs) and the comparison
+//! built in the browser (static/compare.js, handed these by
+//! `compare/definitions.js`) take them from here. Slots are written `{name}`
+//! and filled by [`fill`], in Rust and in the browser alike.
+
+pub const SETUP: &str = "Setup";
+pub const SETUP_CAPTION: &str =
+    "The cards of each run side by side; rows where the runs differ are marked.";
+pub const CARD: &str = "Card";
+pub const FIELD: &str = "Field";
+pub const DIFFERS: &str = "differs";
+
+pub const PREFILL: &str = "Prefill";
+pub const PREFILL_TITLE: &str = "Prefill: prompt tok/s by context length";
+pub const PREFILL_X: &str = "context length (tokens)";
+pub const PREFILL_Y: &str = "prompt tok/s";
+pub const PREFILL_CAPTION: &str = "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.";
+/// A prefill figure in a table: "16,000.0 (512 ms)".
+pub const PREFILL_FIGURE: &str = "{tok_per_s} ({ttft})";
+
+pub const CONTEXT: &str = "Context";
+pub const REQUESTS_AT_ONCE: &str = "Requests at once";
+pub const NUMBERS: &str = "Numbers";
+pub const NUMBERS_LABEL: &str = "{heading}: numbers";
+
+pub const DECODE: &str = "Sustained decode";
+pub const DECODE_CAPTION_TOTAL: &str =
+    "Total tok/s against simultaneous requests, for each context at least two runs measured.";
+pub const DECODE_CAPTION_PER_GPU: &str = "Tok/s per GPU (each run's total divided by its GPU count) against simultaneous requests, for each context at least two runs measured.";
+pub const DECODE_TITLE: &str = "Sustained decode at {context}: {figure} by simultaneous requests";
+pub const DECODE_X: &str = "simultaneous requests";
+pub const DECODE_HEADING: &str = "{context} context";
+pub const DECODE_CHART_CAPTION_TOTAL: &str = "Total tok/s against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
+pub const DECODE_CHART_CAPTION_PER_GPU: &str = "Tok/s per GPU against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
+pub const INTERACTIVITY_CAPTION: &str = "Each point is a valid cell: how fast one request streams (x) against the server's total output (y){per_gpu}. Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.";
+pub const INTERACTIVITY_PER_GPU: &str = ", divided by the run's GPU count";
+pub const CAPACITY_CAPTION: &str = "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.";
+/// A decode figure that is not Valid, in a table: "1,234.5 (Requests queued)".
+pub const FIGURE_WITH_STATUS: &str = "{figure} ({status})";
+
+/// The figure on a basis, as axes and titles name it.
+pub const FIGURE_TOTAL: &str = "total tok/s";
+pub const FIGURE_PER_GPU: &str = "tok/s per GPU";
+
+pub const RATIOS: &str = "Ratios";
+pub const RATIOS_CAPTION_TOTAL: &str = "Total tok/s of a run divided by the first run's, cell by cell. Above 1 (blue) the run is faster, below 1 (orange) slower. A dash means at least one side has no valid figure, and the cell says why.";
+pub const RATIOS_CAPTION_PER_GPU: &str = "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why.";
+pub const SHARED_GPUS: &str = "Every run here uses {n} GPUs, so per GPU each figure is its total ÷ {n} and every ratio stays as it is.";
+pub const RATIO_HEADING: &str = "{b} / {a}";
+pub const RATIO_HEADING_PER_GPU: &str = "{b} / {a}, per GPU";
+
+/// Why a ratio has no value, with the runs' names and their cells' words.
+pub const NO_RATIO_ZERO_BASE: &str = "{a} measured 0 tok/s";
+pub const NO_RATIO_BOTH: &str = "both {x}";
+pub const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
+pub const NO_RATIO_ONE: &str = "{name} {x}";
+pub const NOT_MEASURED: &str = "not measured";
+
+/// The per-GPU toggle of comparison, run and series pages: its words before
+/// it is pressed and after, when every run has `n` GPUs or each its own.
+pub const PER_GPU_BUTTON: &str = "Show tok/s per GPU";
+pub const PER_GPU_SHOWING: &str = "Showing tok/s per GPU (÷ {n}); show totals";
+pub const PER_GPU_SHOWING_EACH: &str =
+    "Showing tok/s per GPU (each run's total ÷ its GPUs); show totals";
+pub const RUNS_COMPARED: &str = "Runs compared";
+pub const TITLE_JOIN: &str = " vs ";
+pub const PAGE_TITLE: &str = "{title} · Comparison";
+pub const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index and open them here.";
+pub const PICK_BACK: &str = "Back to the index";
+pub const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
+pub const PICK_NO_RUN: &str = "No run {ids} on this site.";
+
+/// The pressed per-GPU toggle's words on a page of runs with `gpus` GPUs.
+pub fn per_gpu_showing(gpus: u32) -> String {
+    fill(PER_GPU_SHOWING, &[("n", &gpus.to_string())])
+}
+
+/// `template` with each `{slot}` replaced by its value, in order.
+pub fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+    slots
+        .iter()
+        .fold(template.to_string(), |text, (slot, value)| {
+            text.replace(&format!("{{{slot}}}"), value)
+        })
+}
+
+/// Every word above by the name the browser looks it up under.
+pub fn all() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("setup", SETUP),
+        ("setup_caption", SETUP_CAPTION),
+        ("card", CARD),
+        ("field", FIELD),
+        ("differs", DIFFERS),
+        ("prefill", PREFILL),
+        ("prefill_title", PREFILL_TITLE),
+        ("prefill_x", PREFILL_X),
+        ("prefill_y", PREFILL_Y),
+        ("prefill_caption", PREFILL_CAPTION),
+        ("context", CONTEXT),
+        ("requests_at_once", REQUESTS_AT_ONCE),
+        ("numbers", NUMBERS),
+        ("numbers_label", NUMBERS_LABEL),
+        ("decode", DECODE),
+        ("decode_caption_total", DECODE_CAPTION_TOTAL),
+        ("decode_caption_per_gpu", DECODE_CAPTION_PER_GPU),
+        ("decode_title", DECODE_TITLE),
+        ("decode_x", DECODE_X),
+        ("decode_heading", DECODE_HEADING),
+        ("decode_chart_caption_total", DECODE_CHART_CAPTION_TOTAL),
+        ("decode_chart_caption_per_gpu", DECODE_CHART_CAPTION_PER_GPU),
+        ("figure_total", FIGURE_TOTAL),
+        ("figure_per_gpu", FIGURE_PER_GPU),
+        ("ratios", RATIOS),
+        ("ratios_caption_total", RATIOS_CAPTION_TOTAL),
+        ("ratios_caption_per_gpu", RATIOS_CAPTION_PER_GPU),
+        ("shared_gpus", SHARED_GPUS),
+        ("ratio_heading", RATIO_HEADING),
+        ("ratio_heading_per_gpu", RATIO_HEADING_PER_GPU),
+        ("no_ratio_zero_base", NO_RATIO_ZERO_BASE),
+        ("no_ratio_both", NO_RATIO_BOTH),
+        ("no_ratio_each", NO_RATIO_EACH),
+        ("no_ratio_one", NO_RATIO_ONE),
+        ("not_measured", NOT_MEASURED),
+        ("per_gpu_button", PER_GPU_BUTTON),
+        ("per_gpu_showing_each", PER_GPU_SHOWING_EACH),
+        ("runs_compared", RUNS_COMPARED),
+        ("title_join", TITLE_JOIN),
+        ("page_title", PAGE_TITLE),
+        ("pick_choose", PICK_CHOOSE),
+        ("pick_back", PICK_BACK),
+        ("pick_not_run_id", PICK_NOT_RUN_ID),
+        ("pick_no_run", PICK_NO_RUN),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_filled_and_other_text_kept() {
+        assert_eq!(
+            fill(SHARED_GPUS, &[("n", "4")]),
+            "Every run here uses 4 GPUs, so per GPU each figure is its total ÷ 4 and every ratio stays as it is."
+        );
+        assert_eq!(
+            fill(
+                NO_RATIO_EACH,
+                &[("a", "A"), ("x", "looped"), ("b", "B"), ("y", "failed")]
+            ),
+            "A looped, B failed"
+        );
+    }
+}
