@@ -66,6 +66,13 @@ pub const PER_GPU_SHOWING_EACH: &str =
 pub const RUNS_COMPARED: &str = "Runs compared";
 pub const TITLE_JOIN: &str = " vs ";
 pub const PAGE_TITLE: &str = "{title} · Comparison";
+/// The index's bar for picking runs to compare: its link, its count before,
+/// during and after a valid choice, and each run's checkbox.
+pub const PICK_COMPARE: &str = "Compare the selected runs";
+pub const PICK_SELECT: &str = "Select {min} to {max} runs.";
+pub const PICK_SELECTED: &str = "{n} runs selected.";
+pub const PICK_SELECT_MORE: &str = "{n} selected: select {min} to {max} runs.";
+pub const PICK_CHECKBOX: &str = "Select {model} ({id}) for comparison";
 pub const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index and open them here.";
 pub const PICK_BACK: &str = "Back to the index";
 pub const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
@@ -85,7 +92,9 @@ pub fn fill(template: &str, slots: &[(&str, &str)]) -> String {
         })
 }
 
-/// Every word above by the name the browser looks it up under.
+/// Every word static/compare.js uses, by the name it looks it up under
+/// (`compare/definitions.js`); tests/browser_conformance.rs checks each name
+/// the script reads is here.
 pub fn all() -> Vec<(&'static str, &'static str)> {
     vec![
         ("setup", SETUP),

@@ -318,7 +318,8 @@ function decodeView(runs, perGpu) {
 
 function decodeSection(runs, perGpuView) {
   if (sharedContexts(runs).length === 0) return null;
-  const s = section("decode", defs.words.decode);
+  const w = defs.words;
+  const s = section("decode", w.decode);
   s.classList.add("multiples");
   s.appendChild(decodeView(runs, false));
   if (perGpuView) s.appendChild(decodeView(runs, true));
@@ -352,7 +353,8 @@ function ratioView(runs, perGpu) {
 }
 
 function ratioSection(runs, perGpuView) {
-  const s = section("ratios", defs.words.ratios);
+  const w = defs.words;
+  const s = section("ratios", w.ratios);
   s.appendChild(ratioView(runs, false));
   if (perGpuView) s.appendChild(ratioView(runs, true));
   return s;

@@ -109,19 +109,22 @@ function setUpPick(bar) {
   const table = document.getElementById("runs-table");
   const link = bar.querySelector("#compare-selected");
   const count = bar.querySelector("[data-pick-count]");
+  // The limits and words are Rust's (src/comparison_words.rs), on the bar.
+  const [min, max] = [Number(bar.dataset.min), Number(bar.dataset.max)];
+  const fill = (template, slots) => Object.entries(slots).reduce((t, [k, v]) => t.split(`{${k}}`).join(String(v)), template);
   const chosen = [];
   const update = () => {
-    const ok = chosen.length >= 2 && chosen.length <= 6;
+    const ok = chosen.length >= min && chosen.length <= max;
     link.href = ok ? `compare/index.html?runs=${chosen.join(",")}` : "compare/index.html";
     link.setAttribute("aria-disabled", ok ? "false" : "true");
-    count.textContent = ok ? `${chosen.length} runs selected.` : `${chosen.length} selected: select 2 to 6 runs.`;
+    count.textContent = fill(ok ? bar.dataset.selected : bar.dataset.selectMore, { n: chosen.length });
   };
   Array.from(table.tBodies[0].rows).forEach((row) => {
     const id = row.dataset.run;
     const box = document.createElement("input");
     box.type = "checkbox";
     box.dataset.selectRun = id;
-    box.setAttribute("aria-label", `Select ${row.dataset.model} (${id}) for comparison`);
+    box.setAttribute("aria-label", fill(bar.dataset.checkbox, { model: row.dataset.model, id }));
     box.addEventListener("change", () => {
       const at = chosen.indexOf(id);
       if (box.checked && at < 0) chosen.push(id);

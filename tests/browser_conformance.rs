@@ -456,6 +456,31 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         failures.join("\n")
     );
 
+    // Every word the script looks up is handed over.
+    let script = std::fs::read_to_string(repo().join("static/compare.js")).unwrap();
+    let words: Vec<&str> = sitegen::comparison_words::all()
+        .iter()
+        .map(|w| w.0)
+        .collect();
+    let read: Vec<&str> = script
+        .match_indices("w.")
+        .filter(|(i, _)| !script[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .map(|(i, _)| {
+            let rest = &script[i + 2..];
+            &rest[..rest
+                .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+                .unwrap_or(rest.len())]
+        })
+        .filter(|name| !name.is_empty())
+        .collect();
+    assert!(read.len() > 30, "found only {read:?}");
+    for name in read {
+        assert!(
+            words.contains(&name),
+            "compare.js reads w.{name}, which definitions.js lacks"
+        );
+    }
+
     // The cases this test exists for are really on the page.
     let html = page.html();
     for needle in [

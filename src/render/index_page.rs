@@ -21,6 +21,33 @@ pub struct IndexPage {
     /// (link, title, runs) of every series.
     pub series: Vec<(String, String, usize)>,
     pub filters: Vec<Filter>,
+    pub pick: PickBar,
+}
+
+/// The words of the index's pick bar, with the run limit already in them:
+/// site.js fills in only the count, a run's model and id.
+pub struct PickBar {
+    pub min: usize,
+    pub max: usize,
+    pub select: String,
+    pub select_more: String,
+}
+
+impl PickBar {
+    fn new() -> PickBar {
+        use crate::comparison_words::{PICK_SELECT, PICK_SELECT_MORE, fill};
+        let (min, max) = (
+            crate::compare::MIN_RUNS_PER_COMPARISON.to_string(),
+            crate::compare::MAX_RUNS_PER_COMPARISON.to_string(),
+        );
+        let limits = [("min", min.as_str()), ("max", max.as_str())];
+        PickBar {
+            min: crate::compare::MIN_RUNS_PER_COMPARISON,
+            max: crate::compare::MAX_RUNS_PER_COMPARISON,
+            select: fill(PICK_SELECT, &limits),
+            select_more: fill(PICK_SELECT_MORE, &limits),
+        }
+    }
 }
 
 /// A filter of the runs table (applied by site.js; the table is complete without it).
@@ -159,6 +186,7 @@ impl IndexPage {
                 })
                 .collect(),
             filters,
+            pick: PickBar::new(),
         }
     }
 }
