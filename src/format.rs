@@ -49,6 +49,12 @@ pub fn grouped(value: f64, decimals: usize) -> String {
     out
 }
 
+/// A count with its noun: "1 run page", "2 run pages", "1,200 files".
+pub fn counted(n: usize, noun: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {noun}{s}", count(n as u64))
+}
+
 /// An integer count with separators: 5272 -> "5,272".
 pub fn count(n: u64) -> String {
     group_digits(&n.to_string())
@@ -269,7 +275,7 @@ pub fn ratio(r: f64) -> String {
 /// "$0.39": dollars to the cent, or to a tenth of a cent below ten cents.
 pub fn usd(v: f64) -> String {
     if v < 0.1 {
-        format!("${v:.3}")
+        format!("${}", grouped(v, 3))
     } else {
         format!("${}", grouped(v, 2))
     }
@@ -338,6 +344,8 @@ mod tests {
         assert_eq!(count(0), "0");
         assert_eq!(count(999), "999");
         assert_eq!(count(1_000), "1,000");
+        assert_eq!(counted(1, "run page"), "1 run page");
+        assert_eq!(counted(0, "file"), "0 files");
         assert_eq!(tenths(56.4), "56.4");
         assert_eq!(tenths(1.0), "1.0");
         assert_eq!(trim_number(141.0), "141");

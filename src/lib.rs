@@ -6,7 +6,8 @@
 //! [`render`] (pages, charts) and [`export`] (downloads) -> [`output`] (the
 //! one writer into `site/`). [`format`] and [`labels`] turn numbers and runs
 //! into the strings pages show, [`table`] defines the measurement table once
-//! for pages, CSV and importers; [`atomic`] makes every write all-or-nothing;
+//! for pages, CSV and importers; [`validate`] says what valid data is and
+//! [`launch`] reads launch commands; [`atomic`] makes every write all-or-nothing;
 //! [`comparison_words`] holds every word of a comparison for the pages and
 //! the browser alike; [`pipeline`] runs a build, [`serve`] a preview; [`cli`]
 //! parses arguments.

@@ -27,9 +27,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 eprintln!("warning: {warning}");
             }
             eprintln!(
-                "built {} run pages and {} files into {}",
-                summary.runs,
-                summary.files,
+                "built {} and {} into {}",
+                sitegen::format::counted(summary.runs, "run page"),
+                sitegen::format::counted(summary.files, "file"),
                 args.out.display()
             );
         }

@@ -110,8 +110,8 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     // The first line on stdout is the address: scripts and tests read it.
     println!("serving http://127.0.0.1:{port}{base}");
     eprintln!(
-        "{} runs; watching {} for changes (Ctrl-C stops)",
-        summary.runs,
+        "{}; watching {} for changes (Ctrl-C stops)",
+        crate::format::counted(summary.runs, "run"),
         opts.data.display()
     );
 

@@ -314,8 +314,10 @@ fn queued(at: &At, in_flight: InFlight) -> anyhow::Result<Option<String>> {
         && ttft > e2e
     {
         return Ok(Some(format!(
-            "the 99th-percentile TTFT ({ttft:.0} ms) is longer than the median request's whole \
-             latency ({e2e:.0} ms): with all {n} sent at once, some waited for others to finish"
+            "the 99th-percentile TTFT ({}) is longer than the median request's whole \
+             latency ({}): with all {n} sent at once, some waited for others to finish",
+            crate::format::millis(ttft),
+            crate::format::millis(e2e)
         )));
     }
     Ok(None)

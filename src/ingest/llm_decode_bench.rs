@@ -369,7 +369,10 @@ fn decode_cell(at: &At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decod
             Status::Valid
         };
         cell.reason = queued.then(|| match effective {
-            Some(e) => format!("the server ran {e:.1} of {concurrency} requests at once"),
+            Some(e) => format!(
+                "the server ran {} of {concurrency} requests at once",
+                crate::format::grouped(e, 1)
+            ),
             None => "the server could not run all requests at once".to_string(),
         });
         cell.total_tok_per_s = Some(total);

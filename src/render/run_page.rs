@@ -323,9 +323,9 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     let pause = cell.long_pause_ms();
     if let Some(p) = pause {
         describe.push_str(&format!(
-            ", a request paused {} ({:.0}× the median time between tokens)",
+            ", a request paused {} ({}× the median time between tokens)",
             format::millis(p),
-            p / cell.tbt_median_ms.unwrap_or(p)
+            format::grouped(p / cell.tbt_median_ms.unwrap_or(p), 0)
         ));
     }
     if let Some(reason) = &cell.reason {
