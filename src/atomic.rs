@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// Writes `contents` to `path` through a temporary file in the same folder,
 /// so a reader sees the old file or the new one, never half of one.
-pub fn write_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+pub(crate) fn write_file(path: &Path, contents: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
@@ -20,7 +20,7 @@ pub fn write_file(path: &Path, contents: &[u8]) -> io::Result<()> {
 
 /// Moves the folder `new` to `target`, replacing any existing `target` with
 /// as short a gap as two renames allow. On failure the old folder is put back.
-pub fn replace_dir(new: &Path, target: &Path) -> io::Result<()> {
+pub(crate) fn replace_dir(new: &Path, target: &Path) -> io::Result<()> {
     if !target.exists() {
         return fs::rename(new, target);
     }

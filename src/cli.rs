@@ -1,8 +1,15 @@
-//! Command-line interface: parses arguments and calls the library. No logic here.
+//! Command-line interface: the arguments, and how they become the library's
+//! options (each flag's value checked and named in the error). No other logic.
+
+// Doc comments here are the --help text, where `<run-id>` is a placeholder, not HTML.
+#![allow(rustdoc::invalid_html_tags)]
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+
+use crate::ingest::Format;
+use crate::runner::{RunOptions, plan};
 
 use crate::runner::meta::MetaFlags;
 
@@ -49,9 +56,7 @@ pub struct ServeArgs {
 
 /// The formats `sitegen ingest` reads, from the one list of them.
 fn format_names() -> String {
-    crate::ingest::Format::ALL
-        .map(crate::ingest::Format::name)
-        .join(", ")
+    Format::ALL.map(Format::name).join(", ")
 }
 
 fn ingest_about() -> String {
@@ -130,7 +135,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub contexts: Option<String>,
     /// Simultaneous requests.
-    #[arg(long, default_value = "1,2,4,8,16,32,64,128")]
+    #[arg(long, default_value_t = plan::DEFAULT_CONCURRENCY.map(|n| n.to_string()).join(","))]
     pub concurrency: String,
     /// Length of each sustained-decode window, e.g. 30s, 2m.
     #[arg(long, default_value = "30s")]
@@ -183,4 +188,73 @@ pub enum EndpointArg {
     Auto,
     Completions,
     Chat,
+}
+
+/// Splits `[FORMAT] FILE...`: a first word that is not a file is the format
+/// ("auto" recognises each file's format, as leaving it out does).
+pub fn ingest_inputs(mut inputs: Vec<PathBuf>) -> anyhow::Result<(Option<Format>, Vec<PathBuf>)> {
+    let Some(first) = inputs.first().filter(|f| !f.exists()).cloned() else {
+        return Ok((None, inputs));
+    };
+    let word = first.to_string_lossy();
+    let format = match (word.as_ref(), Format::from_name(&word)) {
+        ("auto", _) => None,
+        (_, Some(format)) => Some(format),
+        (_, None) => anyhow::bail!(
+            "{word}: no such file, and not a format ({}, auto)",
+            format_names()
+        ),
+    };
+    inputs.remove(0);
+    if inputs.is_empty() {
+        anyhow::bail!("expected at least one file to import after the format {word}");
+    }
+    Ok((format, inputs))
+}
+
+impl RunArgs {
+    /// The runner's options from the flags, each flag's value checked.
+    pub fn into_options(self) -> anyhow::Result<RunOptions> {
+        let contexts = self
+            .contexts
+            .as_deref()
+            .map(plan::parse_contexts)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--contexts: {e}"))?;
+        let concurrency = plan::parse_concurrency(&self.concurrency)
+            .map_err(|e| anyhow::anyhow!("--concurrency: {e}"))?;
+        let window: std::time::Duration = self.duration.into();
+        if window.is_zero() {
+            anyhow::bail!("--duration: expected a positive duration like 30s");
+        }
+        let metrics_every: std::time::Duration = self.metrics_interval.into();
+        Ok(RunOptions {
+            api_key: std::env::var(&self.api_key_env)
+                .ok()
+                .filter(|k| !k.is_empty()),
+            url: self.url,
+            model: self.model,
+            run_id: self.run_id,
+            data: self.data,
+            contexts,
+            concurrency,
+            window,
+            max_output: self.max_output,
+            kv_capacity: self.kv_capacity,
+            max_model_len: self.max_model_len,
+            temperature: self.temperature,
+            dry_run: self.dry_run,
+            force: self.force,
+            keep_errors: self.keep_errors,
+            endpoint: match self.endpoint {
+                EndpointArg::Auto => None,
+                EndpointArg::Completions => Some(crate::model::ApiEndpoint::Completions),
+                EndpointArg::Chat => Some(crate::model::ApiEndpoint::Chat),
+            },
+            request_timeout: self.request_timeout.into(),
+            metrics_every: (!metrics_every.is_zero()).then_some(metrics_every),
+            meta_file: self.meta,
+            meta: self.cards,
+        })
+    }
 }

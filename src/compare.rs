@@ -8,9 +8,9 @@ use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
 
 /// Runs of one hardware (GPU model and count) get a page per pair while the
 /// hardware has at most this many runs, so pages grow linearly with data.
-pub const DEFAULT_AUTO_PAIR_LIMIT: usize = 6;
-pub const MIN_RUNS_PER_COMPARISON: usize = 2;
-pub const MAX_RUNS_PER_COMPARISON: usize = 6;
+pub(crate) const DEFAULT_AUTO_PAIR_LIMIT: usize = 6;
+pub(crate) const MIN_RUNS_PER_COMPARISON: usize = 2;
+pub(crate) const MAX_RUNS_PER_COMPARISON: usize = 6;
 
 /// A comparison page to render.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +75,7 @@ impl std::error::Error for ComparisonErrors {}
 
 /// Why a run's hardware is not known well enough to pair it with another
 /// run "on the same hardware": `None` when GPU and engine are known.
-pub fn unknown_hardware(run: &Run) -> Option<&'static str> {
+pub(crate) fn unknown_hardware(run: &Run) -> Option<&'static str> {
     let unknown = |v: &str| v.trim().is_empty() || v.eq_ignore_ascii_case(crate::model::UNKNOWN);
     if unknown(&run.meta.hardware.gpu) {
         Some(
@@ -91,7 +91,7 @@ pub fn unknown_hardware(run: &Run) -> Option<&'static str> {
 }
 
 /// One warning per run left out of automatic pairing for unknown hardware.
-pub fn unpaired_warnings(runs: &[Run]) -> Vec<String> {
+pub(crate) fn unpaired_warnings(runs: &[Run]) -> Vec<String> {
     runs.iter()
         .filter_map(|r| {
             unknown_hardware(r)
@@ -282,7 +282,7 @@ impl NoRatio {
 }
 
 /// A cell's throughput if it can be compared: measured and Valid.
-pub fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+pub(crate) fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
     let c = cell.ok_or(Unusable::NotMeasured)?;
     match c.status {
         Status::Valid => c.total_tok_per_s.ok_or(Unusable::NotMeasured),
@@ -305,7 +305,7 @@ pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRa
 /// Throughput as the server gave it, or shared out over the run's GPUs: the
 /// fair figure between runs on different numbers of GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Basis {
+pub(crate) enum Basis {
     Total,
     PerGpu,
 }
@@ -327,7 +327,7 @@ impl Basis {
 
 /// Indexes of the points on the Pareto frontier when both coordinates are
 /// better higher: no other point is at least as good in both and better in one.
-pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
+pub(crate) fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
     let mut frontier: Vec<usize> = (0..points.len())
         .filter(|&i| {
             let (x, y) = points[i];
@@ -342,7 +342,7 @@ pub fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
 
 /// Decode contexts that at least two of the runs measured: the contexts a
 /// comparison draws decode against concurrency for.
-pub fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
+pub(crate) fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
     let all: BTreeSet<u64> = runs.iter().flat_map(|r| r.decode_contexts()).collect();
     all.into_iter()
         .filter(|ctx| {
@@ -355,7 +355,7 @@ pub fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
 }
 
 /// Concurrency levels any of the runs measured at `ctx`.
-pub fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
+pub(crate) fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
     let levels: BTreeSet<u32> = runs
         .iter()
         .flat_map(|r| {
@@ -369,7 +369,7 @@ pub fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
 
 /// Every (context, concurrency) cell some of the runs measured as Valid,
 /// in order: the rows of a table of runs side by side.
-pub fn valid_cells(runs: &[&Run]) -> Vec<(u64, u32)> {
+pub(crate) fn valid_cells(runs: &[&Run]) -> Vec<(u64, u32)> {
     let cells: BTreeSet<(u64, u32)> = runs
         .iter()
         .flat_map(|r| r.decode_cells())
@@ -380,7 +380,7 @@ pub fn valid_cells(runs: &[&Run]) -> Vec<(u64, u32)> {
 }
 
 /// (concurrency, total tok/s) of the run's Valid cells at `ctx`.
-pub fn valid_totals_at(run: &Run, ctx: u64) -> Vec<(f64, f64)> {
+pub(crate) fn valid_totals_at(run: &Run, ctx: u64) -> Vec<(f64, f64)> {
     run.decode_cells()
         .filter(|c| c.context_tokens == ctx && c.status == Status::Valid)
         .filter_map(|c| Some((f64::from(c.concurrency), c.total_tok_per_s?)))
@@ -405,7 +405,7 @@ pub fn union_grid(a: &Run, b: &Run) -> (Vec<u64>, Vec<u32>) {
 
 /// A Valid decode cell as a point of throughput against interactivity.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct InteractivityPoint {
+pub(crate) struct InteractivityPoint {
     pub per_request_tok_per_s: f64,
     pub total_tok_per_s: f64,
     pub context_tokens: u64,
@@ -413,7 +413,7 @@ pub struct InteractivityPoint {
 }
 
 /// The run's Valid decode cells with both throughputs, in cell order.
-pub fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
+pub(crate) fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
     run.decode_cells()
         .filter(|c| c.status == Status::Valid)
         .filter_map(|c| {
@@ -428,7 +428,7 @@ pub fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
 }
 
 /// The largest context any cell of the run measured Valid.
-pub fn largest_valid_context(run: &Run) -> Option<u64> {
+pub(crate) fn largest_valid_context(run: &Run) -> Option<u64> {
     run.cells
         .iter()
         .filter(|c| c.status() == Status::Valid)
@@ -437,7 +437,7 @@ pub fn largest_valid_context(run: &Run) -> Option<u64> {
 }
 
 /// For each decode context of the run, the largest concurrency that ran Valid.
-pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
+pub(crate) fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
     run.decode_contexts()
         .into_iter()
         .map(|ctx| {
@@ -453,7 +453,7 @@ pub fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
 
 /// A prefill cell in a comparison's table: "16,000.0 (512 ms)", when it has
 /// both figures (an Error cell may: it is charted and listed as measured).
-pub fn prefill_figure(cell: &crate::model::PrefillCell) -> Option<String> {
+pub(crate) fn prefill_figure(cell: &crate::model::PrefillCell) -> Option<String> {
     use crate::format::{millis, tok_per_s};
     let (t, ms) = (cell.prompt_tok_per_s?, cell.ttft_ms?);
     Some(crate::comparison_words::fill(
@@ -465,7 +465,7 @@ pub fn prefill_figure(cell: &crate::model::PrefillCell) -> Option<String> {
 /// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
 /// with the status when it is not Valid ("1,234.5 (Requests queued)"), or
 /// the status alone when it has no figure.
-pub fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
+pub(crate) fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
     use crate::comparison_words::{FIGURE_WITH_STATUS, fill};
     let figure = |t: f64| crate::format::tok_per_s(basis.of(run, t));
     match cell {
@@ -485,7 +485,7 @@ pub fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> Stri
 
 /// One row of the setup table a comparison shows of a run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct SetupValue {
+pub(crate) struct SetupValue {
     pub card: &'static str,
     pub field: &'static str,
     pub value: String,
@@ -495,7 +495,7 @@ pub struct SetupValue {
 /// Run cards, then what is derived from its cells and launch command (the
 /// largest context it measured validly, speculative decoding). The
 /// pre-rendered pages and the browser's comparison both show these.
-pub fn setup_values(run: &Run) -> Vec<SetupValue> {
+pub(crate) fn setup_values(run: &Run) -> Vec<SetupValue> {
     let dash = crate::format::DASH;
     let mut values: Vec<SetupValue> = crate::labels::cards(&run.meta)
         .into_iter()

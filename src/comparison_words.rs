@@ -2,89 +2,90 @@
 //! (templates/compare.html, src/render/compare_page.rs) and the comparison
 //! built in the browser (static/compare.js, handed these by
 //! `compare/definitions.js`) take them from here. Slots are written `{name}`
-//! and filled by [`fill`], in Rust and in the browser alike.
+//! and filled by `fill`, in Rust and in the browser alike.
 
-pub const SETUP: &str = "Setup";
-pub const SETUP_CAPTION: &str =
+pub(crate) const SETUP: &str = "Setup";
+pub(crate) const SETUP_CAPTION: &str =
     "The cards of each run side by side; rows where the runs differ are marked.";
-pub const CARD: &str = "Card";
-pub const FIELD: &str = "Field";
-pub const DIFFERS: &str = "differs";
+pub(crate) const CARD: &str = "Card";
+pub(crate) const FIELD: &str = "Field";
+pub(crate) const DIFFERS: &str = "differs";
 
-pub const PREFILL: &str = "Prefill";
-pub const PREFILL_TITLE: &str = "Prefill: prompt tok/s by context length";
-pub const PREFILL_X: &str = "context length (tokens)";
-pub const PREFILL_Y: &str = "prompt tok/s";
-pub const PREFILL_CAPTION: &str = "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.";
+pub(crate) const PREFILL: &str = "Prefill";
+pub(crate) const PREFILL_TITLE: &str = "Prefill: prompt tok/s by context length";
+pub(crate) const PREFILL_X: &str = "context length (tokens)";
+pub(crate) const PREFILL_Y: &str = "prompt tok/s";
+pub(crate) const PREFILL_CAPTION: &str = "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.";
 /// A prefill figure in a table: "16,000.0 (512 ms)".
-pub const PREFILL_FIGURE: &str = "{tok_per_s} ({ttft})";
+pub(crate) const PREFILL_FIGURE: &str = "{tok_per_s} ({ttft})";
 
-pub const CONTEXT: &str = "Context";
-pub const REQUESTS_AT_ONCE: &str = "Requests at once";
-pub const NUMBERS: &str = "Numbers";
-pub const NUMBERS_LABEL: &str = "{heading}: numbers";
+pub(crate) const CONTEXT: &str = "Context";
+pub(crate) const REQUESTS_AT_ONCE: &str = "Requests at once";
+pub(crate) const NUMBERS: &str = "Numbers";
+pub(crate) const NUMBERS_LABEL: &str = "{heading}: numbers";
 
-pub const DECODE: &str = "Sustained decode";
-pub const DECODE_CAPTION_TOTAL: &str =
+pub(crate) const DECODE: &str = "Sustained decode";
+pub(crate) const DECODE_CAPTION_TOTAL: &str =
     "Total tok/s against simultaneous requests, for each context at least two runs measured.";
-pub const DECODE_CAPTION_PER_GPU: &str = "Tok/s per GPU (each run's total divided by its GPU count) against simultaneous requests, for each context at least two runs measured.";
-pub const DECODE_TITLE: &str = "Sustained decode at {context}: {figure} by simultaneous requests";
-pub const DECODE_X: &str = "simultaneous requests";
-pub const DECODE_HEADING: &str = "{context} context";
-pub const DECODE_CHART_CAPTION_TOTAL: &str = "Total tok/s against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
-pub const DECODE_CHART_CAPTION_PER_GPU: &str = "Tok/s per GPU against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
-pub const INTERACTIVITY_CAPTION: &str = "Each point is a valid cell: how fast one request streams (x) against the server's total output (y){per_gpu}. Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.";
-pub const INTERACTIVITY_PER_GPU: &str = ", divided by the run's GPU count";
-pub const CAPACITY_CAPTION: &str = "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.";
+pub(crate) const DECODE_CAPTION_PER_GPU: &str = "Tok/s per GPU (each run's total divided by its GPU count) against simultaneous requests, for each context at least two runs measured.";
+pub(crate) const DECODE_TITLE: &str =
+    "Sustained decode at {context}: {figure} by simultaneous requests";
+pub(crate) const DECODE_X: &str = "simultaneous requests";
+pub(crate) const DECODE_HEADING: &str = "{context} context";
+pub(crate) const DECODE_CHART_CAPTION_TOTAL: &str = "Total tok/s against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
+pub(crate) const DECODE_CHART_CAPTION_PER_GPU: &str = "Tok/s per GPU against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
+pub(crate) const INTERACTIVITY_CAPTION: &str = "Each point is a valid cell: how fast one request streams (x) against the server's total output (y){per_gpu}. Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.";
+pub(crate) const INTERACTIVITY_PER_GPU: &str = ", divided by the run's GPU count";
+pub(crate) const CAPACITY_CAPTION: &str = "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.";
 /// A decode figure that is not Valid, in a table: "1,234.5 (Requests queued)".
-pub const FIGURE_WITH_STATUS: &str = "{figure} ({status})";
+pub(crate) const FIGURE_WITH_STATUS: &str = "{figure} ({status})";
 
 /// The figure on a basis, as axes and titles name it.
-pub const FIGURE_TOTAL: &str = "total tok/s";
-pub const FIGURE_PER_GPU: &str = "tok/s per GPU";
+pub(crate) const FIGURE_TOTAL: &str = "total tok/s";
+pub(crate) const FIGURE_PER_GPU: &str = "tok/s per GPU";
 
 pub const RATIOS: &str = "Ratios";
-pub const RATIOS_CAPTION_TOTAL: &str = "Total tok/s of a run divided by the first run's, cell by cell. Above 1 (blue) the run is faster, below 1 (orange) slower. A dash means at least one side has no valid figure, and the cell says why.";
-pub const RATIOS_CAPTION_PER_GPU: &str = "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why.";
-pub const SHARED_GPUS: &str = "Every run here uses {n} GPUs, so per GPU each figure is its total ÷ {n} and every ratio stays as it is.";
-pub const RATIO_HEADING: &str = "{b} / {a}";
-pub const RATIO_HEADING_PER_GPU: &str = "{b} / {a}, per GPU";
+pub(crate) const RATIOS_CAPTION_TOTAL: &str = "Total tok/s of a run divided by the first run's, cell by cell. Above 1 (blue) the run is faster, below 1 (orange) slower. A dash means at least one side has no valid figure, and the cell says why.";
+pub(crate) const RATIOS_CAPTION_PER_GPU: &str = "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why.";
+pub(crate) const SHARED_GPUS: &str = "Every run here uses {n} GPUs, so per GPU each figure is its total ÷ {n} and every ratio stays as it is.";
+pub(crate) const RATIO_HEADING: &str = "{b} / {a}";
+pub(crate) const RATIO_HEADING_PER_GPU: &str = "{b} / {a}, per GPU";
 
 /// Why a ratio has no value, with the runs' names and their cells' words.
-pub const NO_RATIO_ZERO_BASE: &str = "{a} measured 0 tok/s";
-pub const NO_RATIO_BOTH: &str = "both {x}";
-pub const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
-pub const NO_RATIO_ONE: &str = "{name} {x}";
-pub const NOT_MEASURED: &str = "not measured";
+pub(crate) const NO_RATIO_ZERO_BASE: &str = "{a} measured 0 tok/s";
+pub(crate) const NO_RATIO_BOTH: &str = "both {x}";
+pub(crate) const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
+pub(crate) const NO_RATIO_ONE: &str = "{name} {x}";
+pub(crate) const NOT_MEASURED: &str = "not measured";
 
 /// The per-GPU toggle of comparison, run and series pages: its words before
 /// it is pressed and after, when every run has `n` GPUs or each its own.
-pub const PER_GPU_BUTTON: &str = "Show tok/s per GPU";
-pub const PER_GPU_SHOWING: &str = "Showing tok/s per GPU (÷ {n}); show totals";
-pub const PER_GPU_SHOWING_EACH: &str =
+pub(crate) const PER_GPU_BUTTON: &str = "Show tok/s per GPU";
+pub(crate) const PER_GPU_SHOWING: &str = "Showing tok/s per GPU (÷ {n}); show totals";
+pub(crate) const PER_GPU_SHOWING_EACH: &str =
     "Showing tok/s per GPU (each run's total ÷ its GPUs); show totals";
-pub const RUNS_COMPARED: &str = "Runs compared";
-pub const TITLE_JOIN: &str = " vs ";
-pub const PAGE_TITLE: &str = "{title} · Comparison";
+pub(crate) const RUNS_COMPARED: &str = "Runs compared";
+pub(crate) const TITLE_JOIN: &str = " vs ";
+pub(crate) const PAGE_TITLE: &str = "{title} · Comparison";
 /// The index's bar for picking runs to compare: its link, its count before,
 /// during and after a valid choice, and each run's checkbox.
-pub const PICK_COMPARE: &str = "Compare the selected runs";
-pub const PICK_SELECT: &str = "Select {min} to {max} runs.";
-pub const PICK_SELECTED: &str = "{n} runs selected.";
-pub const PICK_SELECT_MORE: &str = "{n} selected: select {min} to {max} runs.";
-pub const PICK_CHECKBOX: &str = "Select {model} ({id}) for comparison";
-pub const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index and open them here.";
-pub const PICK_BACK: &str = "Back to the index";
-pub const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
-pub const PICK_NO_RUN: &str = "No run {ids} on this site.";
+pub(crate) const PICK_COMPARE: &str = "Compare the selected runs";
+pub(crate) const PICK_SELECT: &str = "Select {min} to {max} runs.";
+pub(crate) const PICK_SELECTED: &str = "{n} runs selected.";
+pub(crate) const PICK_SELECT_MORE: &str = "{n} selected: select {min} to {max} runs.";
+pub(crate) const PICK_CHECKBOX: &str = "Select {model} ({id}) for comparison";
+pub(crate) const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index and open them here.";
+pub(crate) const PICK_BACK: &str = "Back to the index";
+pub(crate) const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
+pub(crate) const PICK_NO_RUN: &str = "No run {ids} on this site.";
 
 /// The pressed per-GPU toggle's words on a page of runs with `gpus` GPUs.
-pub fn per_gpu_showing(gpus: u32) -> String {
+pub(crate) fn per_gpu_showing(gpus: u32) -> String {
     fill(PER_GPU_SHOWING, &[("n", &gpus.to_string())])
 }
 
 /// `template` with each `{slot}` replaced by its value, in order.
-pub fn fill(template: &str, slots: &[(&str, &str)]) -> String {
+pub(crate) fn fill(template: &str, slots: &[(&str, &str)]) -> String {
     slots
         .iter()
         .fold(template.to_string(), |text, (slot, value)| {

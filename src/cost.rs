@@ -4,7 +4,7 @@
 use crate::model::{DecodeCell, GpuPrice, PricesFile, Run, Status};
 
 /// The price of a run's GPU, if the prices file lists it (exact name).
-pub fn price_for<'a>(prices: &'a PricesFile, run: &Run) -> Option<&'a GpuPrice> {
+pub(crate) fn price_for<'a>(prices: &'a PricesFile, run: &Run) -> Option<&'a GpuPrice> {
     prices
         .prices
         .iter()
@@ -27,10 +27,10 @@ pub fn usd_per_million_output_tokens(
 }
 
 /// The cost column's header, on run pages, comparison pages and in CSV.
-pub const COST_HEADER: &str = "Cost / M output tokens";
+pub(crate) const COST_HEADER: &str = "Cost / M output tokens";
 
 /// How a cost was computed, with the price's source and date.
-pub fn cost_note(gpus: u32, price: &GpuPrice) -> String {
+pub(crate) fn cost_note(gpus: u32, price: &GpuPrice) -> String {
     format!(
         "Cost per million output tokens = {gpus} × {} per GPU-hour ({} GPU price from {}, {}) / the output tokens of an hour at the cell's total tok/s; valid cells only.",
         crate::format::usd(price.usd_per_gpu_hour),

@@ -8,7 +8,7 @@
 pub const DASH: &str = "—";
 
 /// Tokens in "1K" of context: 8K = 8,192 tokens.
-pub const TOKENS_PER_K: u64 = 1024;
+pub(crate) const TOKENS_PER_K: u64 = 1024;
 
 /// Throughputs at or above this are written in thousands ("18.9K").
 const COMPACT_FROM: f64 = 10_000.0;
@@ -31,7 +31,7 @@ fn group_digits(digits: &str) -> String {
 /// value × 10^decimals rounded to the nearest integer, halves away from zero,
 /// so 2.5 reads "3" and 450/400 reads "1.13". static/compare.js `grouped`
 /// does the same operations, and tests/browser_conformance.rs holds it to this.
-pub fn grouped(value: f64, decimals: usize) -> String {
+pub(crate) fn grouped(value: f64, decimals: usize) -> String {
     let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
     let digits = format!("{scaled:.0}");
     let digits = format!("{digits:0>width$}", width = decimals + 1);
@@ -92,7 +92,7 @@ pub fn millis(ms: f64) -> String {
 }
 
 /// A sub-millisecond-resolution latency: "5.6 ms".
-pub fn millis_tenths(ms: f64) -> String {
+pub(crate) fn millis_tenths(ms: f64) -> String {
     format!("{} ms", grouped(ms, 1))
 }
 
@@ -102,17 +102,17 @@ pub fn seconds(s: f64) -> String {
 }
 
 /// A configured duration, decimals only when needed: "30 s", "2.5 s".
-pub fn seconds_setting(s: f64) -> String {
+pub(crate) fn seconds_setting(s: f64) -> String {
     format!("{} s", trim_number(s))
 }
 
 /// A mean with one decimal: "56.4".
-pub fn tenths(v: f64) -> String {
+pub(crate) fn tenths(v: f64) -> String {
     grouped(v, 1)
 }
 
 /// A number without a trailing ".0": 141 -> "141", 79.5 -> "79.5".
-pub fn trim_number(v: f64) -> String {
+pub(crate) fn trim_number(v: f64) -> String {
     if v.fract() == 0.0 {
         grouped(v, 0)
     } else {
@@ -121,8 +121,6 @@ pub fn trim_number(v: f64) -> String {
     }
 }
 
-/// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
-/// A length that is not a whole number of K is written in tokens: "3,000".
 /// "2026-11-30 12:00 UTC" of an RFC 3339 UTC time ("2026-11-30T12:00:00Z").
 pub fn measured_at(rfc3339: &str) -> String {
     match rfc3339.get(..16) {
@@ -132,9 +130,11 @@ pub fn measured_at(rfc3339: &str) -> String {
 }
 
 /// How a context of 0 tokens (a decode cell with no prompt) is labelled.
-pub const NO_PROMPT: &str = "0 (no prompt)";
+pub(crate) const NO_PROMPT: &str = "0 (no prompt)";
 
-pub fn context_label(tokens: u64) -> String {
+/// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
+/// A length that is not a whole number of K is written in tokens: "3,000".
+pub(crate) fn context_label(tokens: u64) -> String {
     if tokens == 0 {
         NO_PROMPT.to_string()
     } else if tokens >= TOKENS_PER_K && tokens.is_multiple_of(TOKENS_PER_K) {
@@ -145,7 +145,7 @@ pub fn context_label(tokens: u64) -> String {
 }
 
 /// A list of labels with an en dash between the first and last: "8K–1019K".
-pub fn range_label(first: &str, last: &str) -> String {
+pub(crate) fn range_label(first: &str, last: &str) -> String {
     if first == last {
         first.to_string()
     } else {
@@ -176,7 +176,7 @@ fn err(expected: &'static str, found: &str) -> ParseError {
 }
 
 /// Reads "1,412.4" or "5,272" (separators in groups of three) as a number.
-pub fn parse_grouped(text: &str) -> Result<f64, ParseError> {
+pub(crate) fn parse_grouped(text: &str) -> Result<f64, ParseError> {
     const WHAT: &str = "a number like 1,412.4";
     let (int_part, frac_part) = match text.split_once('.') {
         Some((i, f)) => (i, Some(f)),
@@ -196,7 +196,7 @@ pub fn parse_grouped(text: &str) -> Result<f64, ParseError> {
 }
 
 /// Reads an integer count such as "5,272".
-pub fn parse_count(text: &str) -> Result<u64, ParseError> {
+pub(crate) fn parse_count(text: &str) -> Result<u64, ParseError> {
     if text.contains('.') {
         return Err(err("a whole number like 5,272", text));
     }
@@ -208,7 +208,7 @@ pub fn parse_count(text: &str) -> Result<u64, ParseError> {
 }
 
 /// Reads a throughput as [`tok_per_s`] or [`tok_per_s_short`] write it.
-pub fn parse_tok_per_s(text: &str) -> Result<f64, ParseError> {
+pub(crate) fn parse_tok_per_s(text: &str) -> Result<f64, ParseError> {
     match text.strip_suffix('K') {
         // "18.9e3" parses to exactly 18900.0, unlike 18.9 * 1000.0.
         Some(thousands) => {
@@ -224,14 +224,14 @@ pub fn parse_tok_per_s(text: &str) -> Result<f64, ParseError> {
 }
 
 /// Reads "13,540 ms" or "5.6 ms".
-pub fn parse_millis(text: &str) -> Result<f64, ParseError> {
+pub(crate) fn parse_millis(text: &str) -> Result<f64, ParseError> {
     text.strip_suffix(" ms")
         .ok_or_else(|| err("a latency like 433 ms", text))
         .and_then(|n| parse_grouped(n).map_err(|_| err("a latency like 433 ms", text)))
 }
 
 /// Reads "30.0 s" or "30 s".
-pub fn parse_seconds(text: &str) -> Result<f64, ParseError> {
+pub(crate) fn parse_seconds(text: &str) -> Result<f64, ParseError> {
     text.strip_suffix(" s")
         .ok_or_else(|| err("a duration like 30.0 s", text))
         .and_then(|n| parse_grouped(n).map_err(|_| err("a duration like 30.0 s", text)))
@@ -255,7 +255,7 @@ pub fn parse_context_label(text: &str) -> Result<u64, ParseError> {
 }
 
 /// `None` for the dash shown in place of a missing value, else `parse(text)`.
-pub fn parse_optional<T>(
+pub(crate) fn parse_optional<T>(
     text: &str,
     parse: impl Fn(&str) -> Result<T, ParseError>,
 ) -> Result<Option<T>, ParseError> {
@@ -266,14 +266,14 @@ pub fn parse_optional<T>(
     }
 }
 
-/// "1.13×": a ratio to two decimals, by the rounding rule of [`grouped`]
+/// "1.13×": a ratio to two decimals, by the rounding rule of `grouped`
 /// (450/400 reads 1.13×, 0.625 reads 0.63×).
 pub fn ratio(r: f64) -> String {
     format!("{}×", grouped(r, 2))
 }
 
 /// "$0.39": dollars to the cent, or to a tenth of a cent below ten cents.
-pub fn usd(v: f64) -> String {
+pub(crate) fn usd(v: f64) -> String {
     if v < 0.1 {
         format!("${}", grouped(v, 3))
     } else {

@@ -12,7 +12,7 @@ use crate::model::{
 
 /// The legend sentences for exactly the statuses present among `statuses`, in
 /// a fixed order.
-pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'static str> {
+pub(crate) fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'static str> {
     let present: Vec<Status> = statuses.into_iter().collect();
     Status::ALL
         .into_iter()
@@ -24,14 +24,14 @@ pub fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'sta
 pub const TTFT_NOTE: &str = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
 /// The legend of the pause mark; the threshold is
 /// [`crate::model::LONG_PAUSE_FACTOR`] and [`crate::model::LONG_PAUSE_MIN_MS`].
-pub const PAUSE_LEGEND: &str = "Paused: a request of that cell received nothing for that long at once (at least 10× the cell's median time between tokens and 250 ms), a stall that per-token figures average away; the table's Longest pause column gives it for every cell.";
-pub const TABLE_NOTE: &str =
+pub(crate) const PAUSE_LEGEND: &str = "Paused: a request of that cell received nothing for that long at once (at least 10× the cell's median time between tokens and 250 ms), a stall that per-token figures average away; the table's Longest pause column gives it for every cell.";
+pub(crate) const TABLE_NOTE: &str =
     "Latencies are medians. Total tok/s is output across all simultaneous requests.";
-pub const PREFILL_CAPTION: &str = "prompt tok/s by context length";
-pub const DECODE_CAPTION: &str =
+pub(crate) const PREFILL_CAPTION: &str = "prompt tok/s by context length";
+pub(crate) const DECODE_CAPTION: &str =
     "total tok/s · rows are context length, columns are simultaneous requests";
 
-pub fn decode_test_label(t: DecodeTest) -> &'static str {
+pub(crate) fn decode_test_label(t: DecodeTest) -> &'static str {
     match t {
         DecodeTest::FixedDuration => "Fixed duration",
         DecodeTest::RequestBurst => "Request burst",
@@ -39,7 +39,7 @@ pub fn decode_test_label(t: DecodeTest) -> &'static str {
     }
 }
 
-pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
+pub(crate) fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
     [
         DecodeTest::FixedDuration,
         DecodeTest::RequestBurst,
@@ -49,21 +49,21 @@ pub fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
     .find(|t| decode_test_label(*t) == text)
 }
 
-pub fn prefill_mode_label(m: PrefillMode) -> &'static str {
+pub(crate) fn prefill_mode_label(m: PrefillMode) -> &'static str {
     match m {
         PrefillMode::DecodeWarmup => "Measured during decode warm-up",
         PrefillMode::Standalone => "Measured on its own, cold",
     }
 }
 
-pub fn parse_prefill_mode_label(text: &str) -> Option<PrefillMode> {
+pub(crate) fn parse_prefill_mode_label(text: &str) -> Option<PrefillMode> {
     [PrefillMode::DecodeWarmup, PrefillMode::Standalone]
         .into_iter()
         .find(|m| prefill_mode_label(*m) == text)
 }
 
 /// "llm-inference-bench v0.6.2".
-pub fn benchmark_tool_label(tool: &BenchmarkTool) -> String {
+pub(crate) fn benchmark_tool_label(tool: &BenchmarkTool) -> String {
     match &tool.version {
         Some(v) => format!("{} v{}", tool.name, v),
         None => tool.name.clone(),
@@ -71,7 +71,7 @@ pub fn benchmark_tool_label(tool: &BenchmarkTool) -> String {
 }
 
 /// "H200 SXM 141GB ×4": the hardware as the page title names it.
-pub fn hardware_label(hw: &Hardware) -> String {
+pub(crate) fn hardware_label(hw: &Hardware) -> String {
     match hw.vram_per_gpu_gb {
         Some(gb) => format!("{} {}GB ×{}", hw.gpu, gb, hw.gpu_count),
         None => format!("{} ×{}", hw.gpu, hw.gpu_count),
@@ -79,7 +79,7 @@ pub fn hardware_label(hw: &Hardware) -> String {
 }
 
 /// "564 GB (4 × 141 GB)".
-pub fn vram_label(hw: &Hardware) -> Option<String> {
+pub(crate) fn vram_label(hw: &Hardware) -> Option<String> {
     hw.vram_per_gpu_gb.map(|gb| {
         format!(
             "{} GB ({} × {} GB)",
@@ -91,7 +91,7 @@ pub fn vram_label(hw: &Hardware) -> Option<String> {
 }
 
 /// "GLM-5.3-Flash on H200 SXM 141GB ×4".
-pub fn run_title(run: &Run) -> String {
+pub(crate) fn run_title(run: &Run) -> String {
     format!(
         "{} on {}",
         run.meta.model,
@@ -100,7 +100,7 @@ pub fn run_title(run: &Run) -> String {
 }
 
 /// The engine badges of the subtitle: ["vllm", "0.29.0", "BF16"].
-pub fn engine_badges(engine: &Engine) -> Vec<String> {
+pub(crate) fn engine_badges(engine: &Engine) -> Vec<String> {
     [
         Some(&engine.name),
         engine.version.as_ref(),
@@ -114,7 +114,7 @@ pub fn engine_badges(engine: &Engine) -> Vec<String> {
 
 /// "8 contexts (8K–1019K) × 8 concurrency levels (1–128)", or `None` for a
 /// run without decode cells.
-pub fn matrix_summary(run: &Run) -> Option<String> {
+pub(crate) fn matrix_summary(run: &Run) -> Option<String> {
     let contexts = run.decode_contexts();
     let levels = run.concurrency_levels();
     let (first_ctx, last_ctx) = (contexts.first()?, contexts.last()?);
@@ -138,7 +138,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// "prefill at 8K, 16K, 32K", or `None` without prefill cells.
-pub fn prefill_summary(run: &Run) -> Option<String> {
+pub(crate) fn prefill_summary(run: &Run) -> Option<String> {
     let labels: Vec<String> = run
         .prefill_cells()
         .map(|c| format::context_label(c.context_tokens))

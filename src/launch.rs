@@ -5,7 +5,7 @@
 /// The settings of a launch command, one string each: `NAME=value`
 /// environment assignments, `--flag value` (or `--flag` alone) and the
 /// other words, shell quoting and line continuations undone.
-pub fn settings(command: &str) -> Vec<String> {
+pub(crate) fn settings(command: &str) -> Vec<String> {
     let joined = command.replace("\\\n", " ");
     let words = shlex::split(&joined)
         .unwrap_or_else(|| joined.split_whitespace().map(String::from).collect());
@@ -39,7 +39,7 @@ fn value_of<'a>(settings: &'a [String], flag: &str) -> Option<&'a str> {
 /// `--speculative-config` method, SGLang's `--speculative-algorithm` or
 /// draft model, llama.cpp's draft model (`--model-draft`, `-md`); "yes"
 /// when the method is not named.
-pub fn speculative_decoding(command: Option<&str>) -> Option<String> {
+pub(crate) fn speculative_decoding(command: Option<&str>) -> Option<String> {
     let settings = settings(command?);
     if let Some(config) = value_of(&settings, "--speculative-config") {
         let method = serde_json::from_str::<serde_json::Value>(config)

@@ -4,7 +4,7 @@
 //! server) and [`ingest`] (foreign formats) -> [`store`] (reads, validates and
 //! writes `data/`) -> [`compare`] (which comparisons, their figures) ->
 //! [`render`] (pages, charts) and [`export`] (downloads) -> [`output`] (the
-//! one writer into `site/`). [`format`] and [`labels`] turn numbers and runs
+//! one writer into `site/`). [`mod@format`] and [`labels`] turn numbers and runs
 //! into the strings pages show, [`table`] defines the measurement table once
 //! for pages, CSV and importers; [`validate`] says what valid data is and
 //! [`launch`] reads launch commands; [`atomic`] makes every write all-or-nothing;
@@ -25,7 +25,7 @@ pub mod launch;
 pub mod model;
 pub mod output;
 pub mod pipeline;
-pub mod redact;
+pub(crate) mod redact;
 pub mod render;
 pub mod runner;
 pub mod schema;

@@ -10,10 +10,10 @@ use serde::{Deserialize, Serialize};
 
 /// The value a run's GPU, engine or other card field has when nobody said it
 /// (`sitegen run` against a remote server without `--gpu`).
-pub const UNKNOWN: &str = "unknown";
+pub(crate) const UNKNOWN: &str = "unknown";
 
 /// Version of the on-disk format. Bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// `run.json`: everything about a run except its measurements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -188,7 +188,7 @@ impl Status {
     ];
 
     /// Whether the cell carries throughput figures that may be shown.
-    pub fn has_figures(self) -> bool {
+    pub(crate) fn has_figures(self) -> bool {
         matches!(self, Status::Valid | Status::RequestsQueued)
     }
 
@@ -215,12 +215,12 @@ impl Status {
     }
 
     /// The status a page's words name.
-    pub fn from_label(text: &str) -> Option<Status> {
+    pub(crate) fn from_label(text: &str) -> Option<Status> {
         Status::ALL.into_iter().find(|s| s.label() == text)
     }
 
     /// The CSS class of matrix cells and table rows with this status.
-    pub fn css_class(self) -> &'static str {
+    pub(crate) fn css_class(self) -> &'static str {
         match self {
             Status::Valid => "valid",
             Status::RequestsQueued => "requests-queued",
@@ -251,7 +251,7 @@ impl Status {
 
     /// Why a cell with this status is not compared with another run's
     /// ("queued"); `None` for Valid, which is.
-    pub fn not_compared_because(self) -> Option<&'static str> {
+    pub(crate) fn not_compared_because(self) -> Option<&'static str> {
         match self {
             Status::Valid => None,
             Status::RequestsQueued => Some("queued"),
@@ -428,9 +428,9 @@ pub struct MeasuredBy {
 
 /// A pause is marked when it is this many times the cell's median time
 /// between tokens...
-pub const LONG_PAUSE_FACTOR: f64 = 10.0;
+pub(crate) const LONG_PAUSE_FACTOR: f64 = 10.0;
 /// ...and at least this long: shorter waits are ordinary scheduling.
-pub const LONG_PAUSE_MIN_MS: f64 = 250.0;
+pub(crate) const LONG_PAUSE_MIN_MS: f64 = 250.0;
 
 impl DecodeCell {
     /// The cell's longest pause when it is long enough to mark: some
@@ -443,7 +443,7 @@ impl DecodeCell {
     }
 
     /// A cell with a status and no figures (Over capacity, or a test's cell).
-    pub fn without_figures(
+    pub(crate) fn without_figures(
         context_tokens: u64,
         concurrency: u32,
         status: Status,
@@ -635,7 +635,7 @@ impl Run {
     }
 
     /// Distinct concurrency levels, ascending.
-    pub fn concurrency_levels(&self) -> Vec<u32> {
+    pub(crate) fn concurrency_levels(&self) -> Vec<u32> {
         let mut v: Vec<u32> = self.decode_cells().map(|c| c.concurrency).collect();
         v.sort_unstable();
         v.dedup();
@@ -652,7 +652,7 @@ impl Run {
 /// per million output tokens of every valid decode cell.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PricesFile {
+pub(crate) struct PricesFile {
     pub prices: Vec<GpuPrice>,
 }
 

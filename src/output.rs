@@ -10,9 +10,9 @@ use anyhow::{Context, bail};
 use crate::render::Site;
 
 /// Marks a folder as sitegen output; only such a folder is ever replaced.
-pub const MARKER: &str = ".sitegen";
+pub(crate) const MARKER: &str = ".sitegen";
 
-pub fn write_site(site: &Site, out: &Path) -> anyhow::Result<()> {
+pub(crate) fn write_site(site: &Site, out: &Path) -> anyhow::Result<()> {
     if out.exists() && !out.join(MARKER).exists() {
         let empty = fs::read_dir(out)
             .with_context(|| format!("{}: cannot read the output folder", out.display()))?

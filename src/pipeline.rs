@@ -27,7 +27,10 @@ pub struct BuildOptions {
 
 /// Reads and checks every run under `data_dir` and renders the site in
 /// memory. Every problem of the data is reported together.
-pub fn render_data(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<(Site, BuildSummary)> {
+pub(crate) fn render_data(
+    data_dir: &Path,
+    opts: BuildOptions,
+) -> anyhow::Result<(Site, BuildSummary)> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);

@@ -23,7 +23,7 @@ fn secret_env_name(name: &str) -> bool {
 /// Replaces the values of secret flags (`--api-key X`, `--api-key=X`) and of
 /// secret-looking environment assignments (`HF_TOKEN=X`) with `<redacted>`.
 /// Words are split on whitespace; quoting is kept as written.
-pub fn redact_command(command: &str) -> String {
+pub(crate) fn redact_command(command: &str) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut redact_next = false;
     for word in command.split_whitespace() {
@@ -78,7 +78,7 @@ fn secret_key(key: &str) -> bool {
 /// Redacts secrets anywhere in a foreign tool's JSON before it is stored:
 /// the value of a secret-named key, and secret flags or keys inside strings
 /// (a launch command kept as text).
-pub fn redact_json(value: &mut serde_json::Value) {
+pub(crate) fn redact_json(value: &mut serde_json::Value) {
     use serde_json::Value;
     match value {
         Value::Object(map) => {

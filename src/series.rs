@@ -8,7 +8,7 @@ use crate::model::{Run, Status};
 
 /// A change of total tok/s smaller than this (5%) is noise: run-to-run
 /// variation of the same setup, not a regression or an improvement.
-pub const NOISE: f64 = 0.05;
+pub(crate) const NOISE: f64 = 0.05;
 
 /// Runs of one setup, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,7 +30,7 @@ pub struct Step {
     pub shared: usize,
     /// Median of (this run's total tok/s / the previous run's).
     pub median_ratio: Option<f64>,
-    /// Cells more than [`NOISE`] slower / faster.
+    /// Cells more than `NOISE` slower / faster.
     pub slower: usize,
     pub faster: usize,
 }
@@ -181,7 +181,7 @@ fn run_label(run: &Run) -> String {
 
 /// One line on a run page: how it compares with the previous run, labelled
 /// `prev_label`.
-pub fn step_sentence(prev_label: &str, step: &Step) -> String {
+pub(crate) fn step_sentence(prev_label: &str, step: &Step) -> String {
     match step.median_ratio {
         None => format!(
             "No decode cell was measured validly by both this run and the previous one ({prev_label})."

@@ -36,7 +36,7 @@ pub enum Resolved<'a> {
 }
 
 /// "/some/prefix" or "some/prefix/" -> "/some/prefix/"; "" -> "/".
-pub fn normalize_base_path(base: &str) -> anyhow::Result<String> {
+pub(crate) fn normalize_base_path(base: &str) -> anyhow::Result<String> {
     let trimmed = base.trim_matches('/');
     if trimmed.split('/').any(|s| s == ".." || s == ".") {
         bail!("--base-path {base:?}: '.' and '..' are not allowed");

@@ -15,9 +15,9 @@ use serde::de::DeserializeOwned;
 use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
 use crate::validate::{self, Invalid};
 
-pub const RUN_FILE: &str = "run.json";
-pub const CELLS_DIR: &str = "cells";
-pub const NOTES_FILE: &str = "notes.md";
+pub(crate) const RUN_FILE: &str = "run.json";
+pub(crate) const CELLS_DIR: &str = "cells";
+pub(crate) const NOTES_FILE: &str = "notes.md";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -57,7 +57,7 @@ pub enum StoreError {
 
 impl StoreError {
     /// One error as it is, several as [`StoreError::Many`].
-    pub fn from_list(mut errors: Vec<StoreError>) -> Option<StoreError> {
+    pub(crate) fn from_list(mut errors: Vec<StoreError>) -> Option<StoreError> {
         match errors.len() {
             0 => None,
             1 => errors.pop(),
@@ -90,7 +90,7 @@ fn field_err(path: &Path, field: &str, message: impl Into<String>) -> StoreError
 }
 
 /// A run id is a directory name and a URL segment: keep it to a safe alphabet.
-pub fn check_run_id(id: &str) -> Result<(), StoreError> {
+pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
     if validate::run_id(id) {
         Ok(())
     } else {
@@ -102,7 +102,7 @@ pub fn check_run_id(id: &str) -> Result<(), StoreError> {
 
 /// Reads every run under `data_dir`, sorted by id. Directories whose name
 /// starts with '.' are skipped (temporary folders of an interrupted write).
-pub fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
+pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
     let mut dirs = Vec::new();
     for entry in fs::read_dir(data_dir).map_err(io_err(data_dir))? {
         let entry = entry.map_err(io_err(data_dir))?;
@@ -209,10 +209,12 @@ fn describe_key(cell: &Cell) -> String {
     }
 }
 
-pub const COMPARISONS_FILE: &str = "comparisons.json";
+pub(crate) const COMPARISONS_FILE: &str = "comparisons.json";
 
 /// Reads `data/comparisons.json`; no file means no named comparisons.
-pub fn load_comparisons(data_dir: &Path) -> Result<crate::model::ComparisonsFile, StoreError> {
+pub(crate) fn load_comparisons(
+    data_dir: &Path,
+) -> Result<crate::model::ComparisonsFile, StoreError> {
     let path = data_dir.join(COMPARISONS_FILE);
     if path.is_file() {
         read_json(&path)
@@ -221,10 +223,10 @@ pub fn load_comparisons(data_dir: &Path) -> Result<crate::model::ComparisonsFile
     }
 }
 
-pub const PRICES_FILE: &str = "prices.json";
+pub(crate) const PRICES_FILE: &str = "prices.json";
 
 /// Reads `data/prices.json`; no file means no prices, and no cost anywhere.
-pub fn load_prices(data_dir: &Path) -> Result<crate::model::PricesFile, StoreError> {
+pub(crate) fn load_prices(data_dir: &Path) -> Result<crate::model::PricesFile, StoreError> {
     let path = data_dir.join(PRICES_FILE);
     if !path.is_file() {
         return Ok(Default::default());
@@ -343,26 +345,26 @@ fn validate_meta(path: &Path, meta: &RunMeta) -> Result<(), StoreError> {
 }
 
 /// Checks what serde cannot: figures that a status requires or forbids.
-pub fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
+pub(crate) fn validate_cell(path: &Path, cell: &Cell) -> Result<(), StoreError> {
     checked(path, validate::cell(cell))
 }
 
 // ------------------------------------------------------------------ writing
 
 /// Pretty JSON with a trailing newline: the one form every data file has.
-pub fn to_json<T: Serialize>(value: &T) -> String {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("data types serialize");
     text.push('\n');
     text
 }
 
-/// Writes a data file atomically (see [`crate::atomic::write_file`]).
+/// Writes a data file atomically (see `atomic::write_file`).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
     crate::atomic::write_file(path, contents).map_err(io_err(path))
 }
 
 /// Writes one cell into `run_dir/cells/` under its canonical name.
-pub fn write_cell(run_dir: &Path, cell: &Cell) -> Result<PathBuf, StoreError> {
+pub(crate) fn write_cell(run_dir: &Path, cell: &Cell) -> Result<PathBuf, StoreError> {
     let path = run_dir.join(CELLS_DIR).join(cell.key().file_name());
     validate_cell(&path, cell)?;
     write_atomically(&path, to_json(cell).as_bytes())?;
@@ -370,7 +372,7 @@ pub fn write_cell(run_dir: &Path, cell: &Cell) -> Result<PathBuf, StoreError> {
 }
 
 /// Writes `run.json` of a run directory.
-pub fn write_meta(run_dir: &Path, meta: &RunMeta) -> Result<(), StoreError> {
+pub(crate) fn write_meta(run_dir: &Path, meta: &RunMeta) -> Result<(), StoreError> {
     let path = run_dir.join(RUN_FILE);
     validate_meta(&path, meta)?;
     write_atomically(&path, to_json(meta).as_bytes())
@@ -378,7 +380,7 @@ pub fn write_meta(run_dir: &Path, meta: &RunMeta) -> Result<(), StoreError> {
 
 /// Checks everything [`write_run`] would refuse, writing nothing: so that
 /// several runs are written only when every one of them can be.
-pub fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), StoreError> {
+pub(crate) fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), StoreError> {
     check_run_id(&run.id)?;
     let target = data_dir.join(&run.id);
     if target.exists() && !force {
@@ -393,7 +395,7 @@ pub fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), StoreErr
 
 /// Writes a whole run as `data_dir/<id>/`. The run is assembled in a hidden
 /// folder and renamed into place; an existing run is replaced only with `force`.
-pub fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, StoreError> {
+pub(crate) fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathBuf, StoreError> {
     check_run(data_dir, run, force)?;
     let target = data_dir.join(&run.id);
     fs::create_dir_all(data_dir).map_err(io_err(data_dir))?;

@@ -1,16 +1,16 @@
 //! The full measurement table, defined once.
 //!
-//! Each [`Column`] says its header on the page, its name in the CSV download,
+//! Each `Column` says its header on the page, its name in the CSV download,
 //! the text a page shows for a cell, the value the page sorts by, the raw
 //! value the CSV holds, and how each is read back into a cell. The run page,
 //! the CSV export and the importers (published pages, CSV files) all go
-//! through [`COLUMNS`], so adding a figure is one entry here.
+//! through `COLUMNS`, so adding a figure is one entry here.
 
 use crate::format::{self, DASH, ParseError};
 use crate::model::{Cell, DecodeCell, PrefillCell, Status};
 
 /// One column of the measurement table.
-pub struct Column {
+pub(crate) struct Column {
     /// Header on the page; `None` for a column only the CSV has.
     pub header: Option<&'static str>,
     /// Name in the CSV download.
@@ -79,7 +79,7 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
 }
 
 /// Every column, in the CSV's order; the page shows those with a header.
-pub static COLUMNS: [Column; 15] = [
+pub(crate) static COLUMNS: [Column; 15] = [
     Column {
         header: Some("Phase"),
         optional: false,
@@ -478,7 +478,7 @@ impl Column {
     }
 
     /// The value a page sorts `cell` by ("" for none).
-    pub fn sort_key(&self, cell: &Cell) -> String {
+    pub(crate) fn sort_key(&self, cell: &Cell) -> String {
         match &self.kind {
             Kind::Number { .. } => self.raw(cell),
             Kind::Other { sort_key, .. } => sort_key(cell),
@@ -498,7 +498,7 @@ impl Column {
 
     /// Reads the text a page shows into `cell`. Columns a phase does not
     /// have are left alone: the importer checks the row shows again as read.
-    pub fn read_shown(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
+    pub(crate) fn read_shown(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
         match &self.kind {
             Kind::Number { parse, .. } => {
                 if let Some(v) = format::parse_optional(text, parse)? {
@@ -511,7 +511,7 @@ impl Column {
     }
 
     /// Reads a CSV value into `cell`.
-    pub fn read_raw(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
+    pub(crate) fn read_raw(&self, cell: &mut Cell, text: &str) -> Result<(), ParseError> {
         match &self.kind {
             Kind::Number { .. } => {
                 if let Some(v) = optional_raw(text, raw_number)? {
@@ -525,13 +525,13 @@ impl Column {
 }
 
 /// The columns of the published pages' table, in order.
-pub fn page_columns() -> impl Iterator<Item = &'static Column> {
+pub(crate) fn page_columns() -> impl Iterator<Item = &'static Column> {
     COLUMNS.iter().filter(|c| c.header.is_some() && !c.optional)
 }
 
 /// The columns a run page of `cells` shows: the published table's, and each
 /// optional one that some cell has a value for.
-pub fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
+pub(crate) fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
     COLUMNS
         .iter()
         .filter(|c| c.header.is_some())
@@ -542,25 +542,25 @@ pub fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
 /// The page's headers.
 /// The page's name of the column stored as `csv_name`, e.g. "Total tok/s"
 /// for `total_tok_per_s`: how a figure is named wherever it is explained.
-pub fn label_of(csv_name: &str) -> Option<&'static str> {
+pub(crate) fn label_of(csv_name: &str) -> Option<&'static str> {
     COLUMNS
         .iter()
         .find(|c| c.csv_name == csv_name)
         .map(|c| c.header.unwrap_or(c.csv_name))
 }
 
-pub fn page_headers() -> Vec<&'static str> {
+pub(crate) fn page_headers() -> Vec<&'static str> {
     page_columns().filter_map(|c| c.header).collect()
 }
 
 /// One row of the page's table: the text of each column.
-pub fn page_row(cell: &Cell) -> Vec<String> {
+pub(crate) fn page_row(cell: &Cell) -> Vec<String> {
     page_columns().map(|c| c.shown(cell)).collect()
 }
 
 /// A cell read from the texts of a page's row, one per page column. The
 /// error names the column's header.
-pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)> {
+pub(crate) fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)> {
     let mut cell = Cell::Decode(blank_decode());
     for (column, text) in page_columns().zip(texts) {
         column
@@ -572,12 +572,12 @@ pub fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, ParseError)>
 
 /// The CSV download's last column when data/prices.json prices the run's
 /// GPU: derived from total tok/s and the price, so importing ignores it.
-pub const COST_CSV_NAME: &str = "usd_per_million_output_tokens";
+pub(crate) const COST_CSV_NAME: &str = "usd_per_million_output_tokens";
 
-/// The columns a CSV header names: every column of [`COLUMNS`] in order,
+/// The columns a CSV header names: every column of `COLUMNS` in order,
 /// where an optional one may be missing (a file exported before it existed),
 /// and a derived cost column may close it.
-pub fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
+pub(crate) fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
     let header = match header.split_last() {
         Some((last, rest)) if *last == COST_CSV_NAME => rest,
         _ => header,
@@ -597,7 +597,7 @@ pub fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
 
 /// A cell read from a CSV row's values, one per column of `columns`. The
 /// error names the column's CSV name.
-pub fn read_csv_row<'a>(
+pub(crate) fn read_csv_row<'a>(
     columns: &[&'static Column],
     values: impl IntoIterator<Item = &'a str>,
 ) -> Result<Cell, (&'static str, ParseError)> {

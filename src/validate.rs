@@ -20,7 +20,7 @@ fn invalid(field: &str, message: impl Into<String>) -> Invalid {
 }
 
 /// The rule of [`run_id`] as a regular expression, for the browser.
-pub const RUN_ID_PATTERN: &str = "^[a-z0-9_-][a-z0-9._-]*$";
+pub(crate) const RUN_ID_PATTERN: &str = "^[a-z0-9_-][a-z0-9._-]*$";
 
 /// Whether `id` can name a run: a directory name and a URL segment, so
 /// lowercase letters, digits, '.', '_' and '-', not starting with '.'.

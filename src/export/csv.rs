@@ -18,7 +18,7 @@ fn finish(w: csv::Writer<Vec<u8>>) -> String {
 /// [`table::COLUMNS`].
 /// With a price for the run's GPU, a last column gives each valid decode
 /// cell's cost per million output tokens (derived: importing ignores it).
-pub fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>) -> String {
+pub(crate) fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = table::COLUMNS.iter().map(|c| c.csv_name).collect();
     if price.is_some() {
@@ -44,7 +44,7 @@ pub fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>) -> St
 
 /// One row per (context, concurrency) any run measured: each run's status and
 /// total tok/s, and each run's ratio to the first with the reason when none.
-pub fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
+pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     let members: Vec<&Run> = comparison.runs.iter().map(|&i| &runs[i]).collect();
     let base = members[0];
     let mut header = vec!["context_tokens".to_string(), "concurrency".to_string()];

@@ -69,7 +69,7 @@ struct BrowserRun<'a> {
     decode: Vec<BrowserDecode>,
 }
 
-pub fn run_js(run: &Run) -> String {
+pub(crate) fn run_js(run: &Run) -> String {
     use crate::compare::{Basis, decode_figure, prefill_figure, valid_total};
     use crate::format::context_label;
     let doc = BrowserRun {

@@ -26,12 +26,12 @@ use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::{MeasuredBy, Status};
 
-pub const TOOL: &str = "AIPerf";
+pub(crate) const TOOL: &str = "AIPerf";
 
 /// The CSV's first line.
-pub const CSV_HEADER: &str = "Metric,avg,min,max";
+pub(crate) const CSV_HEADER: &str = "Metric,avg,min,max";
 
-pub fn looks_like(value: &Value) -> bool {
+pub(crate) fn looks_like(value: &Value) -> bool {
     value.get("aiperf_version").is_some()
         || (value.get("input_config").is_some()
             && (value.get("records").is_some() || value.get("time_to_first_token").is_some()))

@@ -50,7 +50,7 @@ pub fn definitions() -> BTreeMap<String, String> {
 
 /// How many requests a burst kept in flight, as its file says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InFlight {
+pub(crate) enum InFlight {
     /// At most N at once (`max_concurrency`).
     Bounded(u32),
     /// N conversations at once, each sending its turns one after another.
@@ -85,7 +85,7 @@ fn to_u32(at: &At, key: &str, n: u64) -> anyhow::Result<u32> {
 }
 
 /// The burst's concurrency; `sent` is the number of requests it sent.
-pub fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
+pub(crate) fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
     if at.opt_str("mode")? == Some("multi_turn")
         && let Some(n) = at.opt_u64("multi_turn_concurrency")?.filter(|n| *n > 0)
     {
@@ -114,7 +114,11 @@ pub fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
 /// `{stat}_{name}_ms`, or seconds in `{stat}_{name}_s` and in the bare
 /// `{stat}_{name}` that `benchmark_serving.py` derivatives write. Returns the
 /// value and the key it came from.
-pub fn figure_ms(at: &At, stat: &str, names: &[&str]) -> anyhow::Result<Option<(f64, String)>> {
+pub(crate) fn figure_ms(
+    at: &At,
+    stat: &str,
+    names: &[&str],
+) -> anyhow::Result<Option<(f64, String)>> {
     for name in names {
         for (suffix, to_ms) in [("_ms", 1.0), ("_s", 1000.0), ("", 1000.0)] {
             let key = format!("{stat}_{name}{suffix}");
@@ -139,14 +143,13 @@ fn keys_of_family(at: &At, family: &str) -> Vec<String> {
 
 /// A decode cell of one burst result, with the warnings of what it could
 /// not read.
-pub struct BurstCell {
+pub(crate) struct BurstCell {
     pub cell: DecodeCell,
-    pub in_flight: InFlight,
     pub warnings: Vec<String>,
 }
 
 /// One decode cell from one burst result.
-pub fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
+pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
     let completed = at.u64("completed")?;
     let failed = at.opt_u64("failed")?.unwrap_or(0);
     let sent = at
@@ -180,11 +183,7 @@ pub fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         cell.output_tokens = Some(0);
         cell.measured_s = Some(duration).filter(|d| *d > 0.0);
         cell.measured_by = Some(measured_by(at, tool, definitions));
-        return Ok(BurstCell {
-            cell,
-            in_flight,
-            warnings,
-        });
+        return Ok(BurstCell { cell, warnings });
     }
     if duration.is_nan() || duration <= 0.0 {
         return Err(at.error(format!(
@@ -271,11 +270,7 @@ pub fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         definitions.insert("concurrency".into(), d.into());
     }
     cell.measured_by = Some(measured_by(at, tool, definitions));
-    Ok(BurstCell {
-        cell,
-        in_flight,
-        warnings,
-    })
+    Ok(BurstCell { cell, warnings })
 }
 
 fn measured_by(at: &At, tool: &str, definitions: BTreeMap<String, String>) -> MeasuredBy {
@@ -386,7 +381,7 @@ fn per_request_evidence(record: &Value) -> Option<(usize, f64, f64)> {
 /// A burst's decode cell at (context, concurrency) with its counts: Error,
 /// without figures, when any request failed; else Valid, for the caller to
 /// fill its figures in.
-pub fn counted_cell(
+pub(crate) fn counted_cell(
     (context_tokens, concurrency): (u64, u32),
     completed: u64,
     failed: u64,
@@ -421,7 +416,7 @@ fn raw_without_per_request_lists(value: &Value) -> Value {
 
 /// The engine a result's `backend` names, when it names one (not a client
 /// protocol such as "openai").
-pub fn engine_of_backend(backend: &str) -> Option<&'static str> {
+pub(crate) fn engine_of_backend(backend: &str) -> Option<&'static str> {
     match backend {
         "vllm" | "vllm-chat" => Some("vllm"),
         "sglang" | "sglang-native" | "sglang-oai" | "sglang-oai-chat" => Some("sglang"),
@@ -433,7 +428,7 @@ pub fn engine_of_backend(backend: &str) -> Option<&'static str> {
 }
 
 /// "Qwen3-8B" for "Qwen/Qwen3-8B": the display name of a served model.
-pub fn model_display_name(model_id: &str) -> &str {
+pub(crate) fn model_display_name(model_id: &str) -> &str {
     model_id
         .trim_end_matches('/')
         .rsplit('/')
@@ -442,14 +437,14 @@ pub fn model_display_name(model_id: &str) -> &str {
 }
 
 /// Sets the served model a file names and its display name.
-pub fn set_model(meta: &mut Value, model_id: &str) {
+pub(crate) fn set_model(meta: &mut Value, model_id: &str) {
     meta["model"] = Value::from(model_display_name(model_id));
     meta["served_model"] = Value::from(model_id);
 }
 
 /// The partial run.json a burst tool's results say: the model, the engine
 /// where the backend or the server names it, the tool, and the test.
-pub fn burst_meta(
+pub(crate) fn burst_meta(
     model_id: Option<&str>,
     engine: Option<(&str, Option<&str>)>,
     tool: &str,
@@ -476,7 +471,7 @@ pub fn burst_meta(
 
 /// Adds `cell` to `cells` unless a cell with its key is there already, in
 /// which case both places are named.
-pub fn push_unique(
+pub(crate) fn push_unique(
     cells: &mut Vec<(String, DecodeCell)>,
     place: String,
     cell: DecodeCell,

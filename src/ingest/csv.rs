@@ -1,5 +1,5 @@
 //! The `csv` format: the measurement table as a run page's `measurements.csv`
-//! exports it, one row per cell, with the columns of [`crate::table::COLUMNS`].
+//! exports it, one row per cell, with the columns of `table::COLUMNS`.
 //! It carries no cards: they come from `--meta` (a run.json will do).
 
 use std::path::Path;

@@ -33,9 +33,9 @@ use super::file_name;
 use super::json::{At, parse_python_json, parse_yaml};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
-pub const TOOL: &str = "guidellm";
+pub(crate) const TOOL: &str = "guidellm";
 
-pub fn looks_like(value: &Value) -> bool {
+pub(crate) fn looks_like(value: &Value) -> bool {
     value
         .get("benchmarks")
         .and_then(Value::as_array)
@@ -44,7 +44,7 @@ pub fn looks_like(value: &Value) -> bool {
 }
 
 /// The file's text as a JSON value: guidellm writes JSON or YAML.
-pub fn parse_value(file: &Path, text: &str) -> anyhow::Result<Value> {
+pub(crate) fn parse_value(file: &Path, text: &str) -> anyhow::Result<Value> {
     if text.trim_start().starts_with('{') {
         parse_python_json(file, text)
     } else {

@@ -16,7 +16,11 @@ pub fn parse_python_json(file: &Path, text: &str) -> anyhow::Result<Value> {
 
 /// [`parse_python_json`] for one line of a JSONL file: positions in errors
 /// are the file's (`line_no` is 1-based).
-pub fn parse_python_json_line(file: &Path, line: &str, line_no: usize) -> anyhow::Result<Value> {
+pub(crate) fn parse_python_json_line(
+    file: &Path,
+    line: &str,
+    line_no: usize,
+) -> anyhow::Result<Value> {
     parse_at_line(file, line, line_no - 1)
 }
 
@@ -43,7 +47,7 @@ fn parse_at_line(file: &Path, text: &str, lines_before: usize) -> anyhow::Result
 /// Parses YAML as guidellm writes it (`benchmarks.yaml`) into the same JSON
 /// value its JSON output gives; errors name the line and column. `.inf` and
 /// `.nan` have no JSON number and read as null, as a missing figure.
-pub fn parse_yaml(file: &Path, text: &str) -> anyhow::Result<Value> {
+pub(crate) fn parse_yaml(file: &Path, text: &str) -> anyhow::Result<Value> {
     yaml_serde::from_str::<Value>(text).map_err(|e| {
         let place = e.location().map_or_else(String::new, |l| {
             format!("line {}, column {}: ", l.line(), l.column())
@@ -92,7 +96,7 @@ fn quote_non_finite(text: &str) -> String {
 #[derive(Clone)]
 pub struct At<'a> {
     pub file: &'a Path,
-    /// Dotted path from the top of the file ("benchmarks[0].config"), empty at the top.
+    /// Dotted path from the top of the file (`benchmarks[0].config`), empty at the top.
     pub path: String,
     pub value: &'a Value,
 }
@@ -127,7 +131,7 @@ impl<'a> At<'a> {
     }
 
     /// The first of `paths` that is there.
-    pub fn first_child(&self, paths: &[&str]) -> Option<At<'a>> {
+    pub(crate) fn first_child(&self, paths: &[&str]) -> Option<At<'a>> {
         paths.iter().find_map(|p| self.child(p))
     }
 
@@ -148,7 +152,7 @@ impl<'a> At<'a> {
     }
 
     /// The elements of this array, located; none when it is not an array.
-    pub fn elements(&self) -> Vec<At<'a>> {
+    pub(crate) fn elements(&self) -> Vec<At<'a>> {
         (0..self.value.as_array().map_or(0, Vec::len))
             .filter_map(|i| self.element(i))
             .collect()
@@ -163,7 +167,7 @@ impl<'a> At<'a> {
     }
 
     /// Where this value is, for messages: its path, or "top level".
-    pub fn path_or_top(&self) -> &str {
+    pub(crate) fn path_or_top(&self) -> &str {
         if self.path.is_empty() {
             "top level"
         } else {
@@ -205,7 +209,7 @@ impl<'a> At<'a> {
 
     /// A number that may be missing: absent, null or NaN read as `None`; a
     /// string or an infinity is an error.
-    pub fn opt_f64(&self, key: &str) -> anyhow::Result<Option<f64>> {
+    pub(crate) fn opt_f64(&self, key: &str) -> anyhow::Result<Option<f64>> {
         match self.value.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) if s == "NaN" => Ok(None),
@@ -220,7 +224,7 @@ impl<'a> At<'a> {
     }
 
     /// A number > 0, such as a duration that figures are divided by.
-    pub fn positive(&self, key: &str) -> anyhow::Result<f64> {
+    pub(crate) fn positive(&self, key: &str) -> anyhow::Result<f64> {
         let v = self.f64(key)?;
         if v > 0.0 {
             Ok(v)
@@ -229,7 +233,7 @@ impl<'a> At<'a> {
         }
     }
 
-    pub fn opt_u64(&self, key: &str) -> anyhow::Result<Option<u64>> {
+    pub(crate) fn opt_u64(&self, key: &str) -> anyhow::Result<Option<u64>> {
         match self.value.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) => match (n.as_u64(), n.as_f64()) {
@@ -247,7 +251,7 @@ impl<'a> At<'a> {
             .ok_or_else(|| self.field_error(key, "a whole number >= 0", self.value.get(key)))
     }
 
-    pub fn opt_str(&self, key: &str) -> anyhow::Result<Option<&'a str>> {
+    pub(crate) fn opt_str(&self, key: &str) -> anyhow::Result<Option<&'a str>> {
         match self.value.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
@@ -255,7 +259,7 @@ impl<'a> At<'a> {
         }
     }
 
-    pub fn opt_bool(&self, key: &str) -> anyhow::Result<Option<bool>> {
+    pub(crate) fn opt_bool(&self, key: &str) -> anyhow::Result<Option<bool>> {
         match self.value.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -264,12 +268,12 @@ impl<'a> At<'a> {
     }
 
     /// A string at a dotted path, when it is there.
-    pub fn str_at(&self, path: &str) -> Option<&'a str> {
+    pub(crate) fn str_at(&self, path: &str) -> Option<&'a str> {
         self.child(path).and_then(|a| a.value.as_str())
     }
 
     /// A finite number at a dotted path, when it is there.
-    pub fn f64_at(&self, path: &str) -> Option<f64> {
+    pub(crate) fn f64_at(&self, path: &str) -> Option<f64> {
         self.child(path).and_then(|a| a.value.as_f64())
     }
 
@@ -282,7 +286,7 @@ impl<'a> At<'a> {
     }
 
     /// The array at `key`, which must be there.
-    pub fn array(&self, key: &str) -> anyhow::Result<&'a [Value]> {
+    pub(crate) fn array(&self, key: &str) -> anyhow::Result<&'a [Value]> {
         match self.value.get(key) {
             Some(Value::Array(a)) => Ok(a),
             other => Err(self.field_error(key, "an array", other)),
@@ -291,7 +295,7 @@ impl<'a> At<'a> {
 }
 
 /// `path` of the `i`-th element of the array at `key` under `parent`.
-pub fn element_path(parent: &str, key: &str, i: usize) -> String {
+pub(crate) fn element_path(parent: &str, key: &str, i: usize) -> String {
     if parent.is_empty() {
         format!("{key}[{i}]")
     } else {
@@ -300,7 +304,7 @@ pub fn element_path(parent: &str, key: &str, i: usize) -> String {
 }
 
 /// Checks a top-level value is an object before fields are read from it.
-pub fn expect_object(file: &Path, value: &Value, what: &str) -> anyhow::Result<()> {
+pub(crate) fn expect_object(file: &Path, value: &Value, what: &str) -> anyhow::Result<()> {
     if !value.is_object() {
         bail!("{}: expected {what} (a JSON object)", file.display());
     }

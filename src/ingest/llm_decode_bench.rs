@@ -28,14 +28,14 @@ use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
 use crate::model::{Cell, CellKey, DecodeCell, MeasuredBy, PrefillCell, Status};
 
-pub const TOOL: &str = "llm-inference-bench";
+pub(crate) const TOOL: &str = "llm-inference-bench";
 
 /// `aggregate_tps` of a cell the tool skipped, found looping, or failed.
 const SKIPPED_TPS: f64 = -2.0;
 const LOOP_TPS: f64 = -3.0;
 const FAILED_TPS: f64 = -4.0;
 
-pub fn looks_like(value: &Value) -> bool {
+pub(crate) fn looks_like(value: &Value) -> bool {
     let meta = value.get("metadata");
     meta.and_then(|m| m.get("concurrency_levels")).is_some()
         && meta.and_then(|m| m.get("context_lengths")).is_some()

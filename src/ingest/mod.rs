@@ -65,7 +65,7 @@ impl Format {
         }
     }
 
-    pub fn from_name(name: &str) -> Option<Format> {
+    pub(crate) fn from_name(name: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == name)
     }
 
@@ -148,7 +148,7 @@ pub struct Imported {
 
 impl Imported {
     /// The decode cells of a burst tool's files, with what they said of the run.
-    pub fn of_decode_cells(meta: Value, cells: Vec<DecodeCell>, layout: String) -> Imported {
+    pub(crate) fn of_decode_cells(meta: Value, cells: Vec<DecodeCell>, layout: String) -> Imported {
         Imported {
             meta,
             cells: cells.into_iter().map(Cell::Decode).collect(),

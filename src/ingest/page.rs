@@ -29,7 +29,7 @@ pub struct PageError {
 
 /// Reads `text`, the content of the page file `file`, as run `id`.
 /// The first line of every page.
-pub const FIRST_LINE: &str = "Speed test matrix";
+pub(crate) const FIRST_LINE: &str = "Speed test matrix";
 
 pub fn parse_page(file: &Path, text: &str, id: &str) -> Result<Run, PageError> {
     Parser::new(file, text).parse(id)

@@ -20,10 +20,10 @@ use super::file_name;
 use super::json::{At, parse_python_json_line};
 use crate::model::Cell;
 
-pub const TOOL: &str = "SGLang bench_serving";
+pub(crate) const TOOL: &str = "SGLang bench_serving";
 
 /// Whether a JSONL line looks like bench_serving's.
-pub fn looks_like(value: &serde_json::Value) -> bool {
+pub(crate) fn looks_like(value: &serde_json::Value) -> bool {
     ["backend", "dataset_name", "output_throughput", "completed"]
         .iter()
         .all(|k| value.get(k).is_some())

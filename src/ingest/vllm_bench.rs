@@ -22,11 +22,11 @@ use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::Cell;
 
-pub const TOOL: &str = "vllm bench serve";
+pub(crate) const TOOL: &str = "vllm bench serve";
 
 /// Whether a JSON result looks like vllm bench serve's (or a list of them,
 /// as a sweep's summary.json is).
-pub fn looks_like(value: &Value) -> bool {
+pub(crate) fn looks_like(value: &Value) -> bool {
     let one = |v: &Value| {
         v.get("model_id").is_some()
             && v.get("output_throughput").is_some()

@@ -31,7 +31,7 @@ struct Definitions {
     words: std::collections::BTreeMap<&'static str, &'static str>,
 }
 
-pub fn definitions_js() -> String {
+pub(crate) fn definitions_js() -> String {
     let defs = Definitions {
         min_runs: crate::compare::MIN_RUNS_PER_COMPARISON,
         max_runs: crate::compare::MAX_RUNS_PER_COMPARISON,

@@ -6,15 +6,15 @@
 
 /// An sRGB colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rgb(pub u8, pub u8, pub u8);
+pub(crate) struct Rgb(pub u8, pub u8, pub u8);
 
 impl Rgb {
-    pub fn hex(self) -> String {
+    pub(crate) fn hex(self) -> String {
         format!("#{:02x}{:02x}{:02x}", self.0, self.1, self.2)
     }
 
     /// WCAG relative luminance.
-    pub fn luminance(self) -> f64 {
+    pub(crate) fn luminance(self) -> f64 {
         fn channel(c: u8) -> f64 {
             let c = f64::from(c) / 255.0;
             if c <= 0.04045 {
@@ -27,18 +27,18 @@ impl Rgb {
     }
 }
 
-pub const BLACK: Rgb = Rgb(0, 0, 0);
-pub const WHITE: Rgb = Rgb(255, 255, 255);
+pub(crate) const BLACK: Rgb = Rgb(0, 0, 0);
+pub(crate) const WHITE: Rgb = Rgb(255, 255, 255);
 
 /// WCAG contrast ratio between two colours (1 to 21).
-pub fn contrast_ratio(a: Rgb, b: Rgb) -> f64 {
+pub(crate) fn contrast_ratio(a: Rgb, b: Rgb) -> f64 {
     let (la, lb) = (a.luminance(), b.luminance());
     let (hi, lo) = if la > lb { (la, lb) } else { (lb, la) };
     (hi + 0.05) / (lo + 0.05)
 }
 
 /// Black or white, whichever reads better on `background`.
-pub fn text_colour_on(background: Rgb) -> Rgb {
+pub(crate) fn text_colour_on(background: Rgb) -> Rgb {
     if contrast_ratio(background, BLACK) >= contrast_ratio(background, WHITE) {
         BLACK
     } else {
@@ -62,7 +62,7 @@ const VIRIDIS: [Rgb; 11] = [
 ];
 
 /// Viridis at `t` in [0, 1] (clamped): dark purple for low, yellow for high.
-pub fn viridis(t: f64) -> Rgb {
+pub(crate) fn viridis(t: f64) -> Rgb {
     let t = if t.is_finite() {
         t.clamp(0.0, 1.0)
     } else {
@@ -83,10 +83,10 @@ fn mix(a: Rgb, b: Rgb, t: f64) -> Rgb {
 /// Steps of the diverging ratio scale per doubling: the scale is a table of
 /// `2 × RATIO_STEPS + 1` colours, which the comparison built in the browser
 /// reads too, so both colour a ratio alike.
-pub const RATIO_STEPS: usize = 100;
+pub(crate) const RATIO_STEPS: usize = 100;
 
 /// The step of the ratio scale a ratio falls on: log2 of it, clamped to
-/// [-1, 1], in steps of 1 / [`RATIO_STEPS`], rounded to the nearest (halves up).
+/// [-1, 1], in steps of 1 / `RATIO_STEPS`, rounded to the nearest (halves up).
 pub fn ratio_step(r: f64) -> usize {
     let t = r.log2().clamp(-1.0, 1.0);
     ((t + 1.0) * RATIO_STEPS as f64).round() as usize
@@ -94,7 +94,7 @@ pub fn ratio_step(r: f64) -> usize {
 
 /// The colour of step `i` of the ratio scale: orange below parity (slower),
 /// blue above, white at parity; full colour at half or double.
-pub fn ratio_scale(i: usize) -> Rgb {
+pub(crate) fn ratio_scale(i: usize) -> Rgb {
     let t = i as f64 / RATIO_STEPS as f64 - 1.0;
     if t < 0.0 {
         mix(WHITE, Rgb(0xe6, 0x8a, 0x3c), -t)
@@ -104,13 +104,13 @@ pub fn ratio_scale(i: usize) -> Rgb {
 }
 
 /// Diverging colour for a ratio, centred on 1.0.
-pub fn ratio_colour(r: f64) -> Rgb {
+pub(crate) fn ratio_colour(r: f64) -> Rgb {
     ratio_scale(ratio_step(r))
 }
 
 /// The inline style of a table cell filled with `background`, with the text
 /// colour that reads on it.
-pub fn fill_style(background: Rgb) -> String {
+pub(crate) fn fill_style(background: Rgb) -> String {
     format!(
         "background-color:{};color:{}",
         background.hex(),
@@ -121,7 +121,7 @@ pub fn fill_style(background: Rgb) -> String {
 /// Maps values onto [0, 1] on a log scale between the smallest and largest,
 /// so 150 and 300 tok/s differ as much as 1,500 and 3,000.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LogScale {
+pub(crate) struct LogScale {
     pub min: f64,
     pub max: f64,
 }

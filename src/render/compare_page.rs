@@ -16,7 +16,7 @@ use crate::model::Run;
 
 #[derive(Template)]
 #[template(path = "compare.html")]
-pub struct ComparePage {
+pub(crate) struct ComparePage {
     pub root: &'static str,
     pub page_title: String,
     pub generator: &'static str,
@@ -41,7 +41,7 @@ pub struct ComparePage {
 }
 
 /// What a comparison page shows in tok/s per GPU instead of in total.
-pub struct PerGpuView {
+pub(crate) struct PerGpuView {
     pub decode: Vec<ChartBlock>,
     pub ratios: Vec<RatioMatrix>,
     pub interactivity: Option<ChartBlock>,
@@ -69,14 +69,14 @@ fn shared_gpu_count(runs: &[&Run]) -> Option<u32> {
 }
 
 /// One cell: its context, requests at once, and per run (sort key, text).
-pub struct CostRow {
+pub(crate) struct CostRow {
     pub context: String,
     pub concurrency: u32,
     pub per_run: Vec<(String, String)>,
 }
 
 /// Each cell's cost per million output tokens, per run.
-pub struct CostTable {
+pub(crate) struct CostTable {
     pub columns: Vec<String>,
     pub rows: Vec<CostRow>,
     /// How each priced run's cost was computed.
@@ -84,7 +84,7 @@ pub struct CostTable {
 }
 
 /// A run of the comparison, as its legend entry.
-pub struct RunRef {
+pub(crate) struct RunRef {
     pub name: String,
     pub detail: String,
     pub href: String,
@@ -102,7 +102,7 @@ pub struct SetupRow {
 
 /// A chart with the table of its numbers; its caption, by kind, is in
 /// templates/chart_block.html.
-pub struct ChartBlock {
+pub(crate) struct ChartBlock {
     pub id: String,
     pub heading: String,
     pub kind: ChartKind,
@@ -114,7 +114,7 @@ pub struct ChartBlock {
 }
 
 /// Which chart a block holds: it chooses the caption.
-pub enum ChartKind {
+pub(crate) enum ChartKind {
     Prefill,
     /// Decode at one context (its label, "8K").
     Decode(String),
@@ -124,7 +124,7 @@ pub enum ChartKind {
 
 impl ChartBlock {
     /// What a screen reader calls the folded table of the chart's numbers.
-    pub fn numbers_label(&self) -> String {
+    pub(crate) fn numbers_label(&self) -> String {
         crate::comparison_words::fill(
             crate::comparison_words::NUMBERS_LABEL,
             &[("heading", &self.heading)],
@@ -160,19 +160,19 @@ impl ChartBlock {
     }
 }
 
-pub struct RatioMatrix {
+pub(crate) struct RatioMatrix {
     pub id: String,
     pub heading: String,
     pub levels: Vec<u32>,
     pub rows: Vec<RatioRow>,
 }
 
-pub struct RatioRow {
+pub(crate) struct RatioRow {
     pub context: String,
     pub cells: Vec<RatioCell>,
 }
 
-pub struct RatioCell {
+pub(crate) struct RatioCell {
     /// "1.23×", or "—" when there is no ratio.
     pub text: String,
     /// Why there is no ratio ("GLM over capacity").
@@ -184,7 +184,7 @@ const DASH: &str = format::DASH;
 
 impl ComparePage {
     /// Adds the cost table when a run of the comparison has a priced GPU.
-    pub fn with_cost(
+    pub(crate) fn with_cost(
         mut self,
         all: &[Run],
         c: &Comparison,
@@ -496,7 +496,7 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
 /// `b`'s tok/s over `a`'s on `basis`, cell by cell, coloured with the
 /// diverging ratio scale; `names` say whose figure is missing where there is
 /// none.
-pub fn ratio_matrix_between(
+pub(crate) fn ratio_matrix_between(
     a: &Run,
     b: &Run,
     id: String,

@@ -9,7 +9,7 @@ use crate::model::{Run, Status};
 
 #[derive(Template)]
 #[template(path = "index.html")]
-pub struct IndexPage {
+pub(crate) struct IndexPage {
     pub root: &'static str,
     pub page_title: String,
     pub generator: &'static str,
@@ -26,7 +26,7 @@ pub struct IndexPage {
 
 /// The words of the index's pick bar, with the run limit already in them:
 /// site.js fills in only the count, a run's model and id.
-pub struct PickBar {
+pub(crate) struct PickBar {
     pub min: usize,
     pub max: usize,
     pub select: String,
@@ -51,7 +51,7 @@ impl PickBar {
 }
 
 /// A filter of the runs table (applied by site.js; the table is complete without it).
-pub struct Filter {
+pub(crate) struct Filter {
     /// The row attribute it reads: `data-<key>`.
     pub key: &'static str,
     pub label: &'static str,
@@ -61,7 +61,7 @@ pub struct Filter {
 /// Reads one filterable value of a run's row.
 type RunField = fn(&RunSummary) -> &String;
 
-pub struct ComparisonSummary {
+pub(crate) struct ComparisonSummary {
     pub href: String,
     pub title: String,
     pub runs: String,
@@ -69,7 +69,7 @@ pub struct ComparisonSummary {
 }
 
 /// A figure with the value it sorts by (empty when absent).
-pub struct Figure {
+pub(crate) struct Figure {
     pub sort: String,
     pub text: String,
 }
@@ -83,7 +83,7 @@ impl Figure {
     }
 }
 
-pub struct RunSummary {
+pub(crate) struct RunSummary {
     pub id: String,
     pub href: String,
     /// Filter values: model, GPU, engine, quantization.

@@ -4,11 +4,11 @@
 pub mod browser;
 pub mod charts;
 pub mod colour;
-pub mod compare_page;
-pub mod index_page;
+pub(crate) mod compare_page;
+pub(crate) mod index_page;
 pub mod markdown;
 pub mod run_page;
-pub mod series_page;
+pub(crate) mod series_page;
 
 use std::collections::BTreeMap;
 
@@ -20,10 +20,10 @@ use crate::export;
 use crate::model::Run;
 
 /// Named in each page's footer; a version, never a time, so builds repeat byte for byte.
-pub const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
+pub(crate) const GENERATOR: &str = concat!("sitegen ", env!("CARGO_PKG_VERSION"));
 
 /// Assets embedded in the binary, so `sitegen build` works from any folder.
-pub const STATIC_FILES: [(&str, &str); 4] = [
+pub(crate) const STATIC_FILES: [(&str, &str); 4] = [
     ("static/compare.js", include_str!("../../static/compare.js")),
     (
         "static/favicon.svg",
@@ -40,23 +40,23 @@ pub struct Site {
 }
 
 /// The stable URL of a run page, relative to the site root.
-pub fn run_path(run: &Run) -> String {
+pub(crate) fn run_path(run: &Run) -> String {
     format!("runs/{}/", run.id)
 }
 
 /// A link to a run page that also works from `file://`, where a folder link
 /// would open a directory listing instead of the page.
-pub fn run_href(run: &Run) -> String {
+pub(crate) fn run_href(run: &Run) -> String {
     format!("{}index.html", run_path(run))
 }
 
 /// The stable URL of a comparison page, relative to the site root.
-pub fn compare_path(c: &Comparison) -> String {
+pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
 }
 
 /// Renders every page of the site and the downloads beside them.
-pub fn render_site(
+pub(crate) fn render_site(
     runs: &[Run],
     comparisons: &[Comparison],
     prices: &crate::model::PricesFile,

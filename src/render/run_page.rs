@@ -76,7 +76,7 @@ pub struct ToolDefinitions {
 
 /// The definitions every imported cell carries, gathered per tool: a cell's
 /// figures are read with its tool's definitions, not sitegen's.
-pub fn tool_definitions(run: &Run) -> Vec<ToolDefinitions> {
+pub(crate) fn tool_definitions(run: &Run) -> Vec<ToolDefinitions> {
     let mut out: Vec<ToolDefinitions> = Vec::new();
     for by in run.cells.iter().filter_map(Cell::measured_by) {
         let i = match out.iter().position(|t| t.tool == by.tool) {
@@ -220,7 +220,7 @@ impl RunPage {
 
     /// Adds the cost per million output tokens of every valid decode cell,
     /// at the price of the run's GPU.
-    pub fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
+    pub(crate) fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
         use crate::cost;
         let gpus = run.meta.hardware.gpu_count;
         self.columns.push(crate::cost::COST_HEADER);
@@ -345,7 +345,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
 
 /// A run's tok/s shared out over its GPUs, as the per-GPU toggle shows it;
 /// none on one GPU, where the toggle is not offered.
-pub fn per_gpu_text(run: &Run, tok_per_s: f64) -> Option<String> {
+pub(crate) fn per_gpu_text(run: &Run, tok_per_s: f64) -> Option<String> {
     (run.meta.hardware.gpu_count > 1)
         .then(|| format::tok_per_s(crate::compare::Basis::PerGpu.of(run, tok_per_s)))
 }

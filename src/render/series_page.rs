@@ -11,7 +11,7 @@ use crate::series::{self, Series};
 
 #[derive(askama::Template)]
 #[template(path = "series.html")]
-pub struct SeriesPage {
+pub(crate) struct SeriesPage {
     pub root: &'static str,
     pub page_title: String,
     pub generator: &'static str,
@@ -33,7 +33,7 @@ pub struct SeriesPage {
 }
 
 /// A cell across the runs.
-pub struct ValueRow {
+pub(crate) struct ValueRow {
     pub context: String,
     pub concurrency: u32,
     pub per_run: Vec<RunValue>,
@@ -41,13 +41,13 @@ pub struct ValueRow {
 
 /// One run's total tok/s at a cell: raw ("" for none, it sorts by it), as
 /// shown, and per GPU for the toggle.
-pub struct RunValue {
+pub(crate) struct RunValue {
     pub raw: String,
     pub text: String,
     pub per_gpu: Option<String>,
 }
 
-pub struct SeriesRun {
+pub(crate) struct SeriesRun {
     pub label: String,
     pub href: String,
     pub measured: String,
@@ -56,7 +56,7 @@ pub struct SeriesRun {
 }
 
 /// One run against the previous one: the summary line and the matrix.
-pub struct StepBlock {
+pub(crate) struct StepBlock {
     pub summary: String,
     /// Whether some cell is slower by more than the noise threshold.
     pub regression: bool,
@@ -64,7 +64,7 @@ pub struct StepBlock {
 }
 
 /// The URL of a series page, relative to the site root.
-pub fn series_path(s: &Series) -> String {
+pub(crate) fn series_path(s: &Series) -> String {
     format!("series/{}/", s.slug)
 }
 

@@ -34,7 +34,7 @@ pub struct RequestRecord {
 
 /// The figures of a window and the raw material behind them.
 #[derive(Debug, Clone, PartialEq)]
-pub struct WindowFigures {
+pub(crate) struct WindowFigures {
     pub status: Status,
     pub reason: Option<String>,
     pub total_tok_per_s: f64,
@@ -58,7 +58,7 @@ pub struct WindowFigures {
 }
 
 /// Nearest-rank percentile of `(value, weight)` pairs; `q` in [0, 1].
-pub fn weighted_percentile(values: &[(f64, f64)], q: f64) -> Option<f64> {
+pub(crate) fn weighted_percentile(values: &[(f64, f64)], q: f64) -> Option<f64> {
     let mut v: Vec<(f64, f64)> = values
         .iter()
         .copied()
@@ -89,13 +89,13 @@ fn percentiles(values: &[(f64, f64)]) -> Option<Percentiles> {
 }
 
 /// Below this many characters of repetition, output is not called a loop.
-pub const LOOP_MIN_CHARS: usize = 400;
+pub(crate) const LOOP_MIN_CHARS: usize = 400;
 /// Longest repeated unit looked for.
-pub const LOOP_MAX_PERIOD: usize = 256;
+pub(crate) const LOOP_MAX_PERIOD: usize = 256;
 
 /// The repeated unit covering the end of `text`, if it covers at least
 /// [`LOOP_MIN_CHARS`] and three repetitions: (period, covered characters).
-pub fn find_loop(text: &str) -> Option<(usize, usize)> {
+pub(crate) fn find_loop(text: &str) -> Option<(usize, usize)> {
     let chars: Vec<char> = text.chars().collect();
     let n = chars.len();
     let mut best: Option<(usize, usize)> = None;
@@ -124,7 +124,7 @@ pub fn find_loop(text: &str) -> Option<(usize, usize)> {
 ///   first token and their end, over the window;
 /// - pause: per request the longest gap between two of its chunks inside the
 ///   window, not divided by the chunk's tokens, so a stall stays visible.
-pub fn summarize(
+pub(crate) fn summarize(
     records: &[RequestRecord],
     window_s: f64,
     concurrency: u32,

@@ -278,7 +278,7 @@ impl Client {
 }
 
 /// An error with its causes, for a message that says what really happened.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

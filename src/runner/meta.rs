@@ -56,14 +56,14 @@ pub struct MetaFlags {
 
 /// GPUs as `nvidia-smi` lists them: (name, count, memory per GPU in GB).
 #[derive(Debug, Clone, PartialEq)]
-pub struct LocalGpus {
+pub(crate) struct LocalGpus {
     pub name: String,
     pub count: u32,
     pub memory_gb: u32,
 }
 
 /// Reads `nvidia-smi --query-gpu=name,memory.total` output (MiB).
-pub fn parse_nvidia_smi(csv: &str) -> Option<LocalGpus> {
+pub(crate) fn parse_nvidia_smi(csv: &str) -> Option<LocalGpus> {
     let rows: Vec<(String, f64)> = csv
         .lines()
         .filter(|l| !l.trim().is_empty())
@@ -107,7 +107,7 @@ fn default_repository(engine: &str) -> Option<String> {
 }
 
 /// Assembles `run.json`. `server_is_local` allows reading this host's GPUs and OS.
-pub fn build_meta(
+pub(crate) fn build_meta(
     flags: &MetaFlags,
     info: &ServerInfo,
     server_is_local: bool,

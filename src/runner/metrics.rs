@@ -84,24 +84,24 @@ pub fn sum(samples: &[Sample], name: &str) -> Option<f64> {
 }
 
 /// The first series of `names` that the server has, summed.
-pub fn first_sum(samples: &[Sample], names: &[&str]) -> Option<f64> {
+pub(crate) fn first_sum(samples: &[Sample], names: &[&str]) -> Option<f64> {
     names.iter().find_map(|n| sum(samples, n))
 }
 
 /// Requests running on the server (vLLM, SGLang, llama.cpp names).
-pub const RUNNING: [&str; 3] = [
+pub(crate) const RUNNING: [&str; 3] = [
     "vllm:num_requests_running",
     "sglang:num_running_reqs",
     "llamacpp:requests_processing",
 ];
 /// Requests waiting in the server's queue.
-pub const WAITING: [&str; 3] = [
+pub(crate) const WAITING: [&str; 3] = [
     "vllm:num_requests_waiting",
     "sglang:num_queue_reqs",
     "llamacpp:requests_deferred",
 ];
 /// The server's counter of generated tokens.
-pub const GENERATED: [&str; 3] = [
+pub(crate) const GENERATED: [&str; 3] = [
     "vllm:generation_tokens_total",
     "sglang:generation_tokens_total",
     "llamacpp:tokens_predicted_total",
@@ -112,7 +112,7 @@ pub const GENERATED: [&str; 3] = [
 /// time and predicted tokens, else the sum and count of vLLM's or SGLang's
 /// time-per-output-token histogram (vLLM's inter-token latency is per step,
 /// so under speculative decoding it spans several tokens).
-pub const TOKEN_TIME: [(&str, &str); 5] = [
+pub(crate) const TOKEN_TIME: [(&str, &str); 5] = [
     (
         "llamacpp:tokens_predicted_seconds_total",
         "llamacpp:tokens_predicted_total",
@@ -137,7 +137,7 @@ pub const TOKEN_TIME: [(&str, &str); 5] = [
 
 /// The server's decode counters at one moment.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct DecodeCounters {
+pub(crate) struct DecodeCounters {
     pub generated_tokens: Option<f64>,
     /// (seconds, count) of the first [`TOKEN_TIME`] pair the server has.
     pub token_time: Option<(f64, f64)>,
@@ -154,13 +154,13 @@ impl DecodeCounters {
     }
 
     /// Growth of the generated-token counter since `before`.
-    pub fn generated_since(&self, before: &DecodeCounters) -> Option<f64> {
+    pub(crate) fn generated_since(&self, before: &DecodeCounters) -> Option<f64> {
         Some(self.generated_tokens? - before.generated_tokens?)
     }
 
     /// The server's mean time per output token, in ms, over what it
     /// recorded since `before`; `None` when it recorded nothing.
-    pub fn ms_per_token_since(&self, before: &DecodeCounters) -> Option<f64> {
+    pub(crate) fn ms_per_token_since(&self, before: &DecodeCounters) -> Option<f64> {
         let (s1, n1) = self.token_time?;
         let (s0, n0) = before.token_time?;
         (n1 > n0 && s1 >= s0).then(|| (s1 - s0) * 1000.0 / (n1 - n0))
@@ -169,7 +169,7 @@ impl DecodeCounters {
 
 /// KV cache capacity in tokens from vLLM's `cache_config_info`:
 /// a `kv_cache_size_tokens` label, or `num_gpu_blocks` x `block_size`.
-pub fn vllm_kv_capacity(samples: &[Sample]) -> Option<u64> {
+pub(crate) fn vllm_kv_capacity(samples: &[Sample]) -> Option<u64> {
     let info = samples
         .iter()
         .find(|s| s.name == "vllm:cache_config_info")?;

@@ -6,7 +6,7 @@
 //! cell); send the other prompts once to warm the prompt cache; then run each
 //! concurrency level's decode window. docs/measurement.md defines the figures.
 
-pub mod analysis;
+pub(crate) mod analysis;
 pub mod client;
 pub mod meta;
 pub mod metrics;

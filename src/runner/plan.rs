@@ -8,22 +8,22 @@ use crate::model::{CellKey, Phase};
 
 /// Tokens kept free between the largest decode context plus its output and
 /// `max_model_len` (1019K and 251K in the reference runs).
-pub const CONTEXT_MARGIN: u64 = 1024;
-pub const SMALLEST_DEFAULT_CONTEXT: u64 = 8 * TOKENS_PER_K;
-pub const DEFAULT_CONCURRENCY: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+pub(crate) const CONTEXT_MARGIN: u64 = 1024;
+pub(crate) const SMALLEST_DEFAULT_CONTEXT: u64 = 8 * TOKENS_PER_K;
+pub(crate) const DEFAULT_CONCURRENCY: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 
 /// Rounds down to a whole number of K.
-pub fn floor_k(tokens: u64) -> u64 {
+pub(crate) fn floor_k(tokens: u64) -> u64 {
     tokens / TOKENS_PER_K * TOKENS_PER_K
 }
 
 /// The largest decode context that leaves room for the output and a margin.
-pub fn largest_decode_context(max_model_len: u64, max_output: u32) -> u64 {
+pub(crate) fn largest_decode_context(max_model_len: u64, max_output: u32) -> u64 {
     floor_k(max_model_len.saturating_sub(u64::from(max_output) + CONTEXT_MARGIN))
 }
 
 /// 8K, 16K, 32K ... up to the largest that fits, plus that largest itself.
-pub fn default_contexts(max_model_len: u64, max_output: u32) -> Vec<u64> {
+pub(crate) fn default_contexts(max_model_len: u64, max_output: u32) -> Vec<u64> {
     let largest = largest_decode_context(max_model_len, max_output);
     let mut contexts = Vec::new();
     let mut c = SMALLEST_DEFAULT_CONTEXT;
@@ -38,7 +38,7 @@ pub fn default_contexts(max_model_len: u64, max_output: u32) -> Vec<u64> {
 }
 
 /// Prefill contexts: the decode contexts and `max_model_len` rounded down to a K.
-pub fn prefill_contexts(decode_contexts: &[u64], max_model_len: u64) -> Vec<u64> {
+pub(crate) fn prefill_contexts(decode_contexts: &[u64], max_model_len: u64) -> Vec<u64> {
     let mut v = decode_contexts.to_vec();
     let top = floor_k(max_model_len);
     if top > 0 && !v.contains(&top) {
@@ -51,7 +51,7 @@ pub fn prefill_contexts(decode_contexts: &[u64], max_model_len: u64) -> Vec<u64>
 
 /// Prompt tokens a request of `context` may carry: at most the context, and
 /// never more than the server accepts with `output` tokens after it.
-pub fn prompt_target(context: u64, max_model_len: u64, output: u32) -> u64 {
+pub(crate) fn prompt_target(context: u64, max_model_len: u64, output: u32) -> u64 {
     context.min(max_model_len.saturating_sub(u64::from(output)))
 }
 
@@ -79,7 +79,7 @@ pub fn over_capacity(
 
 /// One decode cell of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlannedDecode {
+pub(crate) struct PlannedDecode {
     pub context: u64,
     pub concurrency: u32,
     /// Set when the cell is skipped as Over capacity.
@@ -88,7 +88,7 @@ pub struct PlannedDecode {
 
 /// The cells still to measure at one context.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ContextWork<'a> {
+pub(crate) struct ContextWork<'a> {
     pub context: u64,
     /// The prefill cell is still to measure.
     pub prefill: bool,
@@ -103,7 +103,7 @@ impl ContextWork<'_> {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub prefill: Vec<u64>,
     pub decode: Vec<PlannedDecode>,
     pub window_s: f64,
@@ -138,7 +138,7 @@ impl Plan {
     }
 
     /// Every cell of the plan.
-    pub fn cell_count(&self) -> usize {
+    pub(crate) fn cell_count(&self) -> usize {
         self.prefill.len() + self.decode.len()
     }
 
@@ -170,7 +170,7 @@ impl Plan {
 
     /// What is still to measure, context by context in ascending order,
     /// given the cells already `done`; contexts with nothing left are left out.
-    pub fn remaining(&self, done: &BTreeSet<CellKey>) -> Vec<ContextWork<'_>> {
+    pub(crate) fn remaining(&self, done: &BTreeSet<CellKey>) -> Vec<ContextWork<'_>> {
         self.contexts()
             .into_iter()
             .filter_map(|context| {
@@ -202,7 +202,7 @@ impl Plan {
     }
 
     /// The most streams run at `context`: how many prompts to build and warm.
-    pub fn streams_at(&self, context: u64) -> u32 {
+    pub(crate) fn streams_at(&self, context: u64) -> u32 {
         self.decode
             .iter()
             .filter(|d| d.context == context && d.over_capacity.is_none())
@@ -213,7 +213,7 @@ impl Plan {
 
     /// A rough duration: every decode window, plus prefill of every prompt at
     /// `prefill_tok_per_s`.
-    pub fn estimated_seconds(&self, prefill_tok_per_s: f64) -> f64 {
+    pub(crate) fn estimated_seconds(&self, prefill_tok_per_s: f64) -> f64 {
         let windows = self
             .decode
             .iter()
@@ -235,7 +235,7 @@ impl Plan {
 }
 
 /// Parses "2K,8K,32K" or "3000,8K" into token counts.
-pub fn parse_contexts(text: &str) -> Result<Vec<u64>, String> {
+pub(crate) fn parse_contexts(text: &str) -> Result<Vec<u64>, String> {
     let mut v = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let tokens = format::parse_context_label(part)
@@ -257,7 +257,7 @@ pub fn parse_contexts(text: &str) -> Result<Vec<u64>, String> {
 }
 
 /// Parses "1,4,16" into concurrency levels.
-pub fn parse_concurrency(text: &str) -> Result<Vec<u32>, String> {
+pub(crate) fn parse_concurrency(text: &str) -> Result<Vec<u32>, String> {
     let mut v = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.parse::<u32>() {

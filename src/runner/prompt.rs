@@ -183,7 +183,7 @@ where
 }
 
 /// Whether `got` prompt tokens are within 0.5% of `target`.
-pub fn close_enough(got: u64, target: u64) -> bool {
+pub(crate) fn close_enough(got: u64, target: u64) -> bool {
     (got as f64 - target as f64).abs() <= target as f64 * 0.005
 }
 

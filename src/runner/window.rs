@@ -26,7 +26,7 @@ pub struct RequestSettings {
 /// A streamed request that generates exactly `max_tokens` tokens (ignoring
 /// end-of-sequence) and reports usage on every chunk: the prompt as it is
 /// for completions, as one user message for chat.
-pub fn completion_body(settings: &RequestSettings, prompt: &str, max_tokens: u32) -> Value {
+pub(crate) fn completion_body(settings: &RequestSettings, prompt: &str, max_tokens: u32) -> Value {
     let mut body = json!({
         "model": settings.model,
         "max_tokens": max_tokens,

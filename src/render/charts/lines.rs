@@ -3,14 +3,14 @@
 //!
 //! Series are told apart by colour (Okabe–Ito, safe for colour blindness)
 //! and by marker shape. The legend is HTML next to the chart, so it follows
-//! the page's colour scheme; [`palette`] gives its colours.
+//! the page's colour scheme; `palette` gives its colours.
 
 use plotters::prelude::*;
 
 use super::{ChartError, FONT, FONT_SIZE, finish_svg};
 
 /// Okabe–Ito colours without yellow (too light on white), in series order.
-pub const PALETTE: [RGBColor; 6] = [
+pub(crate) const PALETTE: [RGBColor; 6] = [
     RGBColor(0x00, 0x72, 0xb2),
     RGBColor(0xd5, 0x5e, 0x00),
     RGBColor(0x00, 0x9e, 0x73),
@@ -20,22 +20,22 @@ pub const PALETTE: [RGBColor; 6] = [
 ];
 
 /// Marker shapes, in series order, so series differ without colour too.
-pub const MARKERS: [&str; 6] = ["circle", "triangle", "square", "diamond", "cross", "ring"];
+pub(crate) const MARKERS: [&str; 6] = ["circle", "triangle", "square", "diamond", "cross", "ring"];
 
 /// The CSS colour of series `i`.
-pub fn palette(i: usize) -> String {
+pub(crate) fn palette(i: usize) -> String {
     let c = PALETTE[i % PALETTE.len()];
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
+pub(crate) enum Scale {
     Linear,
     /// Plotted at log2(value); ticks at whole powers of two.
     Log2,
 }
 
-pub struct Axis {
+pub(crate) struct Axis {
     pub label: String,
     pub scale: Scale,
     /// Tick label of a value (in the axis' own units, not log2).
@@ -107,7 +107,7 @@ fn range(scale: Scale, values: impl Iterator<Item = f64>, from_zero: bool) -> (f
 }
 
 /// Draws the series into an SVG with a title (also its accessible name).
-pub fn xy_chart(
+pub(crate) fn xy_chart(
     title: &str,
     size: (u32, u32),
     x: &Axis,

@@ -6,10 +6,10 @@ pub mod prefill;
 
 /// Chart sizes in SVG user units (the SVG scales with its box): a wide
 /// chart per section, smaller ones for the small multiples of decode.
-pub const PREFILL_SIZE: (u32, u32) = (900, 360);
-pub const DECODE_SIZE: (u32, u32) = (640, 300);
-pub const INTERACTIVITY_SIZE: (u32, u32) = (900, 420);
-pub const CAPACITY_SIZE: (u32, u32) = (900, 340);
+pub(crate) const PREFILL_SIZE: (u32, u32) = (900, 360);
+pub(crate) const DECODE_SIZE: (u32, u32) = (640, 300);
+pub(crate) const INTERACTIVITY_SIZE: (u32, u32) = (900, 420);
+pub(crate) const CAPACITY_SIZE: (u32, u32) = (900, 340);
 
 /// A chart that could not be drawn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -29,12 +29,12 @@ impl ChartError {
 }
 
 /// Chart text size in SVG user units.
-pub const FONT_SIZE: f64 = 15.0;
-pub const FONT: &str = "sans-serif";
+pub(crate) const FONT_SIZE: f64 = 15.0;
+pub(crate) const FONT: &str = "sans-serif";
 
 /// Makes plotters' SVG scale with its box and gives it an accessible name:
 /// the fixed width/height become a viewBox, and a `<title>` is added.
-pub fn finish_svg(
+pub(crate) fn finish_svg(
     svg: &str,
     (width, height): (u32, u32),
     title: &str,
@@ -59,7 +59,7 @@ pub fn finish_svg(
 }
 
 /// Escapes text for an HTML attribute or element, with askama's escaper.
-pub fn html_escape(text: &str) -> String {
+pub(crate) fn html_escape(text: &str) -> String {
     askama::filters::escape(text, askama::filters::Html)
         .map(|safe| safe.to_string())
         .unwrap_or_default()

@@ -9,7 +9,7 @@ use crate::format;
 
 /// One bar: a context with its prompt throughput and cold-prompt TTFT.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PrefillBar {
+pub(crate) struct PrefillBar {
     pub context_tokens: u64,
     pub tok_per_s: f64,
     pub ttft_ms: f64,
@@ -18,7 +18,7 @@ pub struct PrefillBar {
 /// Bar colour: Okabe–Ito blue, readable on light and dark backgrounds.
 const BAR: RGBColor = RGBColor(0x00, 0x72, 0xb2);
 
-pub fn prefill_chart(bars: &[PrefillBar], title: &str) -> Result<String, ChartError> {
+pub(crate) fn prefill_chart(bars: &[PrefillBar], title: &str) -> Result<String, ChartError> {
     let mut svg = String::new();
     draw_bars(&mut svg, bars).map_err(|e| ChartError::new(title, e))?;
     finish_svg(&svg, PREFILL_SIZE, title, "chart")
