@@ -180,6 +180,8 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
             .or_default()
             .push(i);
     }
+    // Runs of one model told apart in titles ("GLM (vllm 0.28) vs GLM (vllm 0.29)").
+    let names = crate::labels::distinct_names(&runs.iter().collect::<Vec<_>>());
     for members in by_hardware
         .values()
         .filter(|m| m.len() >= 2 && m.len() <= limit)
@@ -192,7 +194,7 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
                 if !covered {
                     out.push(Comparison {
                         id: slug(runs, &[a, b]),
-                        title: format!("{} vs {}", runs[a].meta.model, runs[b].meta.model),
+                        title: format!("{} vs {}", names[a], names[b]),
                         runs: vec![a, b],
                         note_markdown: None,
                     });
@@ -401,6 +403,286 @@ pub fn union_grid(a: &Run, b: &Run) -> (Vec<u64>, Vec<u32>) {
         .chain(b.concurrency_levels())
         .collect();
     (contexts.into_iter().collect(), levels.into_iter().collect())
+}
+
+/// Contexts of two runs within this fraction of each other measure the same
+/// thing (251K against 256K: one run left room for its output in the window).
+pub(crate) const NEAR_CONTEXT: f64 = 0.02;
+
+/// A row of a comparison of two runs: a context of `a` and one of `b` that
+/// are equal or near ([`NEAR_CONTEXT`]), or a context only one run has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ContextPair {
+    pub a: Option<u64>,
+    pub b: Option<u64>,
+}
+
+impl ContextPair {
+    /// "8K", or "256K / 251K" when the runs' contexts differ (a's first).
+    pub(crate) fn label(self) -> String {
+        use crate::format::context_label;
+        match (self.a, self.b) {
+            (Some(x), Some(y)) if x != y => format!("{} / {}", context_label(x), context_label(y)),
+            (Some(x), _) | (None, Some(x)) => context_label(x),
+            (None, None) => crate::format::DASH.into(),
+        }
+    }
+
+    /// The pair's smaller context, for order and for ids.
+    pub(crate) fn tokens(self) -> u64 {
+        match (self.a, self.b) {
+            (Some(x), Some(y)) => x.min(y),
+            (Some(x), None) | (None, Some(x)) => x,
+            (None, None) => 0,
+        }
+    }
+
+    pub(crate) fn near(self) -> bool {
+        matches!((self.a, self.b), (Some(x), Some(y)) if x != y)
+    }
+}
+
+/// Pairs the contexts of two runs: equal ones first, then each left over of
+/// `a` with the nearest left over of `b` within [`NEAR_CONTEXT`]; the rest
+/// stand alone. In order of context.
+pub(crate) fn pair_contexts(a: &[u64], b: &[u64]) -> Vec<ContextPair> {
+    let mut pairs: Vec<ContextPair> = Vec::new();
+    let mut left_b: Vec<u64> = b.iter().copied().filter(|y| !a.contains(y)).collect();
+    for &x in a {
+        if b.contains(&x) {
+            pairs.push(ContextPair {
+                a: Some(x),
+                b: Some(x),
+            });
+            continue;
+        }
+        let gap = |y: u64| x.abs_diff(y) as f64 / x.max(y) as f64;
+        let near = left_b
+            .iter()
+            .copied()
+            .filter(|&y| gap(y) <= NEAR_CONTEXT)
+            .min_by(|&p, &q| gap(p).total_cmp(&gap(q)));
+        if let Some(y) = near {
+            left_b.retain(|&z| z != y);
+        }
+        pairs.push(ContextPair {
+            a: Some(x),
+            b: near,
+        });
+    }
+    pairs.extend(left_b.into_iter().map(|y| ContextPair {
+        a: None,
+        b: Some(y),
+    }));
+    pairs.sort_by_key(|p| p.tokens());
+    pairs
+}
+
+/// `b`'s decode throughput over `a`'s on one basis, for every paired context
+/// (rows) and concurrency level (columns) either run measured.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RatioGrid {
+    pub rows: Vec<ContextPair>,
+    pub levels: Vec<u32>,
+    /// `cells[row][level]`.
+    pub cells: Vec<Vec<Result<f64, NoRatio>>>,
+}
+
+impl RatioGrid {
+    pub(crate) fn between(a: &Run, b: &Run, basis: Basis) -> RatioGrid {
+        let rows = pair_contexts(&a.decode_contexts(), &b.decode_contexts());
+        let levels: BTreeSet<u32> = a
+            .concurrency_levels()
+            .into_iter()
+            .chain(b.concurrency_levels())
+            .collect();
+        let levels: Vec<u32> = levels.into_iter().collect();
+        let cells = rows
+            .iter()
+            .map(|p| {
+                levels
+                    .iter()
+                    .map(|&n| {
+                        let ca = p.a.and_then(|ctx| a.decode_cell(ctx, n));
+                        let cb = p.b.and_then(|ctx| b.decode_cell(ctx, n));
+                        ratio(ca, cb).map(|r| basis.ratio(a, b, r))
+                    })
+                    .collect()
+            })
+            .collect();
+        RatioGrid {
+            rows,
+            levels,
+            cells,
+        }
+    }
+
+    /// Every ratio of the grid, row by row.
+    pub(crate) fn ratios(&self) -> impl Iterator<Item = f64> + '_ {
+        self.cells
+            .iter()
+            .flatten()
+            .filter_map(|c| c.as_ref().ok().copied())
+    }
+
+    /// Rows with at least one ratio.
+    pub(crate) fn row_has_ratio(&self, row: usize) -> bool {
+        self.cells[row].iter().any(Result::is_ok)
+    }
+
+    /// Columns with at least one ratio.
+    pub(crate) fn level_has_ratio(&self, level: usize) -> bool {
+        self.cells.iter().any(|row| row[level].is_ok())
+    }
+}
+
+/// The middle of some ratios, with their range and count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RatioSummary {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub count: usize,
+    /// How many are above / below 1 (ties, which round to 1.00×, in neither).
+    pub above: usize,
+    pub below: usize,
+}
+
+impl RatioSummary {
+    pub(crate) fn of(ratios: impl IntoIterator<Item = f64>) -> Option<RatioSummary> {
+        let mut v: Vec<f64> = ratios.into_iter().filter(|r| r.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        // What the page shows decides a tie: 0.999 is "1.00×", a tie.
+        let shown = |r: f64| crate::format::ratio(r);
+        let parity = shown(1.0);
+        Some(RatioSummary {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            count: n,
+            above: v.iter().filter(|&&r| r > 1.0 && shown(r) != parity).count(),
+            below: v.iter().filter(|&&r| r < 1.0 && shown(r) != parity).count(),
+        })
+    }
+}
+
+/// How far a run scales: the largest context it measured validly, and the
+/// most simultaneous requests a decode cell ran validly (at the largest
+/// context it did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reach {
+    pub largest_context: Option<u64>,
+    pub most_requests: Option<(u32, u64)>,
+}
+
+pub(crate) fn reach(run: &Run) -> Reach {
+    let most_requests = run
+        .decode_cells()
+        .filter(|c| c.status == Status::Valid)
+        .map(|c| (c.concurrency, c.context_tokens))
+        .max();
+    Reach {
+        largest_context: largest_valid_context(run),
+        most_requests,
+    }
+}
+
+/// What a comparison finds between the baseline `a` and another run `b`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PairFindings {
+    /// Decode ratios on the grid's basis (per GPU when GPU counts differ).
+    pub basis: Basis,
+    pub decode: Option<RatioSummary>,
+    /// The median ratio per paired context with any ratio: (label, median).
+    pub decode_by_context: Vec<(String, f64)>,
+    /// b's prompt tok/s over a's at paired contexts both measured validly.
+    pub prefill: Option<RatioSummary>,
+    /// Paired contexts where b's prefill is faster / slower.
+    pub prefill_faster_at: Vec<String>,
+    /// Grid cells without a ratio: one run only measured them / a side is not Valid.
+    pub one_side_only: usize,
+    pub not_valid: usize,
+    /// Paired contexts whose numbers differ (251K with 256K).
+    pub near_pairs: Vec<ContextPair>,
+}
+
+/// The basis a comparison's findings use: total, unless the runs have
+/// different GPU counts, where per GPU is the fair figure.
+pub(crate) fn findings_basis(runs: &[&Run]) -> Basis {
+    let first = runs.first().map(|r| r.meta.hardware.gpu_count);
+    if runs
+        .iter()
+        .all(|r| Some(r.meta.hardware.gpu_count) == first)
+    {
+        Basis::Total
+    } else {
+        Basis::PerGpu
+    }
+}
+
+pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
+    let grid = RatioGrid::between(a, b, basis);
+    let decode_by_context = grid
+        .rows
+        .iter()
+        .zip(&grid.cells)
+        .filter_map(|(p, cells)| {
+            RatioSummary::of(cells.iter().filter_map(|c| c.as_ref().ok().copied()))
+                .map(|s| (p.label(), s.median))
+        })
+        .collect();
+    let (mut one_side_only, mut not_valid) = (0, 0);
+    for c in grid.cells.iter().flatten() {
+        match c {
+            Err(NoRatio::Unusable { a, b })
+                if [a, b].iter().any(|u| **u == Some(Unusable::NotMeasured)) =>
+            {
+                one_side_only += 1
+            }
+            Err(_) => not_valid += 1,
+            Ok(_) => {}
+        }
+    }
+    let valid_prefill = |run: &Run, ctx: u64| {
+        run.prefill_cells()
+            .find(|c| c.context_tokens == ctx && c.status == Status::Valid)
+            .and_then(|c| c.prompt_tok_per_s)
+            .filter(|t| *t > 0.0)
+    };
+    let prefill_contexts =
+        |run: &Run| -> Vec<u64> { run.prefill_cells().map(|c| c.context_tokens).collect() };
+    let prefill_ratios: Vec<(ContextPair, f64)> =
+        pair_contexts(&prefill_contexts(a), &prefill_contexts(b))
+            .into_iter()
+            .filter_map(|p| {
+                let (x, y) = (valid_prefill(a, p.a?)?, valid_prefill(b, p.b?)?);
+                Some((p, y / x))
+            })
+            .collect();
+    let parity = crate::format::ratio(1.0);
+    PairFindings {
+        basis,
+        decode: RatioSummary::of(grid.ratios()),
+        decode_by_context,
+        prefill: RatioSummary::of(prefill_ratios.iter().map(|(_, r)| *r)),
+        prefill_faster_at: prefill_ratios
+            .iter()
+            .filter(|(_, r)| *r > 1.0 && crate::format::ratio(*r) != parity)
+            .map(|(p, _)| p.label())
+            .collect(),
+        one_side_only,
+        not_valid,
+        near_pairs: grid.rows.iter().copied().filter(|p| p.near()).collect(),
+    }
 }
 
 /// A Valid decode cell as a point of throughput against interactivity.
@@ -751,6 +1033,67 @@ mod tests {
         assert_eq!(Basis::Total.ratio(&four, &one, 0.4), 0.4);
         assert!((Basis::PerGpu.ratio(&four, &one, 0.4) - 1.6).abs() < 1e-12);
         assert!((Basis::PerGpu.ratio(&one, &four, 2.5) - 0.625).abs() < 1e-12);
+    }
+
+    #[test]
+    fn contexts_within_two_percent_pair_and_the_rest_stand_alone() {
+        let (k256, k251, k1024, k1019) = (262_144, 257_024, 1_048_576, 1_043_456);
+        let pairs = pair_contexts(&[8192, k256, 524_288, k1019], &[8192, k251, k1024]);
+        let shown: Vec<String> = pairs.iter().map(|p| p.label()).collect();
+        assert_eq!(shown, ["8K", "256K / 251K", "512K", "1019K / 1024K"]);
+        assert!(pairs[1].near() && !pairs[0].near());
+        // 4% apart: not the same context.
+        let apart = pair_contexts(&[100_000], &[96_000]);
+        assert_eq!(apart.len(), 2);
+        // Equal contexts win over near ones.
+        let equal = pair_contexts(&[k256], &[k251, k256]);
+        assert_eq!(
+            equal[1],
+            ContextPair {
+                a: Some(k256),
+                b: Some(k256)
+            }
+        );
+    }
+
+    #[test]
+    fn ratio_summaries_count_what_the_page_would_call_a_tie_as_neither() {
+        let s = RatioSummary::of([0.8, 1.2, 0.999, 0.9]).unwrap();
+        assert_eq!((s.min, s.max, s.count), (0.8, 1.2, 4));
+        assert!((s.median - 0.9495).abs() < 1e-12);
+        assert_eq!((s.above, s.below), (1, 2), "0.999 shows as 1.00×");
+        assert_eq!(RatioSummary::of([]), None);
+    }
+
+    #[test]
+    fn findings_pair_near_contexts_and_count_what_is_not_compared() {
+        use Status::*;
+        let a = with_cells(
+            "a",
+            &[
+                (8192, 1, Valid, 100.0),
+                (262_144, 1, Valid, 50.0),
+                (8192, 2, OverCapacity, 0.0),
+            ],
+        );
+        let b = with_cells(
+            "b",
+            &[
+                (8192, 1, Valid, 80.0),
+                (257_024, 1, Valid, 60.0),
+                (8192, 4, Valid, 10.0),
+            ],
+        );
+        let f = pair_findings(&a, &b, Basis::Total);
+        let d = f.decode.unwrap();
+        assert_eq!((d.count, d.above, d.below), (2, 1, 1));
+        assert_eq!(
+            f.decode_by_context,
+            [("8K".to_string(), 0.8), ("256K / 251K".to_string(), 1.2)]
+        );
+        // 8K×2: a over capacity, b not measured; 8K×4 and 256K×2, ×4: one side only.
+        assert_eq!((f.one_side_only, f.not_valid), (4, 0));
+        assert_eq!(reach(&a).most_requests, Some((1, 262_144)));
     }
 
     #[test]

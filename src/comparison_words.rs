@@ -34,7 +34,7 @@ pub(crate) const DECODE_X: &str = "simultaneous requests";
 pub(crate) const DECODE_HEADING: &str = "{context} context";
 pub(crate) const DECODE_CHART_CAPTION_TOTAL: &str = "Total tok/s against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
 pub(crate) const DECODE_CHART_CAPTION_PER_GPU: &str = "Tok/s per GPU against simultaneous requests at {context} context, valid cells only; the table also lists the other statuses.";
-pub(crate) const INTERACTIVITY_CAPTION: &str = "Each point is a valid cell: how fast one request streams (x) against the server's total output (y){per_gpu}. Thin lines join one context's concurrency levels; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.";
+pub(crate) const INTERACTIVITY_CAPTION: &str = "Each point is a valid cell: how fast one request streams (x) against the server's total output (y){per_gpu}. Thin lines join one context's concurrency levels and end with its label; the thick line with markers is each run's Pareto frontier, the cells no other cell of the run beats on both.";
 pub(crate) const INTERACTIVITY_PER_GPU: &str = ", divided by the run's GPU count";
 pub(crate) const CAPACITY_CAPTION: &str = "For each context, the most simultaneous requests that ran valid: above it cells were over capacity, queued, looped or failed.";
 /// A decode figure that is not Valid, in a table: "1,234.5 (Requests queued)".
@@ -57,6 +57,47 @@ pub(crate) const NO_RATIO_BOTH: &str = "both {x}";
 pub(crate) const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
 pub(crate) const NO_RATIO_ONE: &str = "{name} {x}";
 pub(crate) const NOT_MEASURED: &str = "not measured";
+pub(crate) const ZERO_TOK_PER_S: &str = "measured 0 tok/s";
+pub(crate) const OR: &str = " or ";
+/// A context or a level of a ratio matrix with no ratio at all, said once.
+pub(crate) const NO_RATIO_AT_ROW: &str = "No ratio at {context}: {reasons}.";
+pub(crate) const NO_RATIO_ANYWHERE: &str =
+    "No cell ran validly in both {a} and {b}: no ratio anywhere.";
+pub(crate) const NO_RATIO_AT_LEVEL: &str = "No ratio at {n} requests at once: {reasons}.";
+pub(crate) const NEAR_CONTEXTS: &str = "Rows {rows} pair a context of {a} with one of {b} within 2% of it (the same prompt, less room kept for output).";
+/// Key findings, at the top of a comparison.
+pub(crate) const FINDINGS: &str = "Key findings";
+pub(crate) const FINDINGS_PAIR: &str = "{b} against {a}";
+pub(crate) const FINDING_DECODE: &str = "Decode";
+pub(crate) const FINDING_DECODE_TEXT: &str = "{b}'s {figure} over {a}'s, median of {count} cells both ran validly ({min} to {max}); {b} is faster in {above}, {a} in {below}.";
+pub(crate) const FINDING_NO_DECODE: &str =
+    "No decode cell ran validly in both {a} and {b}: no ratio to give.";
+pub(crate) const FINDING_BY_CONTEXT: &str = "By context";
+pub(crate) const FINDING_BY_CONTEXT_ITEM: &str = "{context} {ratio}";
+pub(crate) const FINDING_PREFILL: &str = "Prefill";
+pub(crate) const FINDING_PREFILL_TEXT: &str = "{b}'s prompt tok/s over {a}'s, median of {count} contexts both measured ({min} to {max}){faster}.";
+pub(crate) const FINDING_PREFILL_FASTER: &str = "; {b} is faster at {contexts}";
+pub(crate) const FINDING_NOT_COMPARED: &str = "Not compared";
+pub(crate) const FINDING_NOT_COMPARED_TEXT: &str = "{n} decode cells: {one} measured by one run only, {invalid} not valid on one side or both (the ratio matrices say which and why).";
+pub(crate) const FINDING_REACH: &str = "Reach";
+pub(crate) const FINDING_REACH_RUN: &str =
+    "{name}: valid up to {context} of context and {n} requests at once (at {at})";
+pub(crate) const FINDING_REACH_NONE: &str = "{name}: no valid cell";
+pub(crate) const TOOLS_DIFFER: &str = "These runs were measured with different tools ({tools}), which define some figures differently: read each run's “How the imported figures are defined” before trusting small differences.";
+pub(crate) const SETUP_DIFFERS_CAPTION: &str = "What differs between the runs. Rows every run states alike, and rows some run does not state, are folded below.";
+pub(crate) const SETUP_SAME: &str = "Rows alike, or not stated by every run ({n})";
+pub(crate) const NOT_STATED: &str = "not stated by all";
+pub(crate) const CHART_KEY: &str = "Key to the chart";
+
+/// The key of the ratio scale: its two ends and its middle.
+pub(crate) fn ratio_key() -> [String; 3] {
+    use crate::format::ratio;
+    [
+        format!("{} slower", ratio(0.5)),
+        format!("{} faster", ratio(2.0)),
+        format!("({} in the middle: the page's own background)", ratio(1.0)),
+    ]
+}
 
 /// The per-GPU toggle of comparison, run and series pages: its words before
 /// it is pressed and after, when every run has `n` GPUs or each its own.
@@ -78,6 +119,9 @@ pub(crate) const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index an
 pub(crate) const PICK_BACK: &str = "Back to the index";
 pub(crate) const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
 pub(crate) const PICK_NO_RUN: &str = "No run {ids} on this site.";
+pub(crate) const PICK_FROM_INDEX: &str = "Pick runs from the index";
+pub(crate) const PICK_BUILT: &str =
+    "These runs have a full comparison page, with key findings, interactivity, capacity and cost:";
 
 /// The pressed per-GPU toggle's words on a page of runs with `gpus` GPUs.
 pub(crate) fn per_gpu_showing(gpus: u32) -> String {
@@ -98,6 +142,14 @@ pub(crate) fn fill(template: &str, slots: &[(&str, &str)]) -> String {
 /// the script reads is here.
 pub fn all() -> Vec<(&'static str, &'static str)> {
     vec![
+        ("no_ratio_at_row", NO_RATIO_AT_ROW),
+        ("no_ratio_at_level", NO_RATIO_AT_LEVEL),
+        ("no_ratio_anywhere", NO_RATIO_ANYWHERE),
+        ("chart_key", CHART_KEY),
+        ("near_contexts", NEAR_CONTEXTS),
+        ("zero_tok_per_s", ZERO_TOK_PER_S),
+        ("or", OR),
+        ("not_stated", NOT_STATED),
         ("setup", SETUP),
         ("setup_caption", SETUP_CAPTION),
         ("card", CARD),
@@ -142,6 +194,8 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("pick_back", PICK_BACK),
         ("pick_not_run_id", PICK_NOT_RUN_ID),
         ("pick_no_run", PICK_NO_RUN),
+        ("pick_from_index", PICK_FROM_INDEX),
+        ("pick_built", PICK_BUILT),
     ]
 }
 

@@ -13,11 +13,21 @@ use crate::model::{
 /// The legend sentences for exactly the statuses present among `statuses`, in
 /// a fixed order.
 pub(crate) fn legend_sentences(statuses: impl IntoIterator<Item = Status>) -> Vec<&'static str> {
+    legend_entries(statuses)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect()
+}
+
+/// Each status present that has a legend sentence, with it, in a fixed order.
+pub(crate) fn legend_entries(
+    statuses: impl IntoIterator<Item = Status>,
+) -> Vec<(Status, &'static str)> {
     let present: Vec<Status> = statuses.into_iter().collect();
     Status::ALL
         .into_iter()
         .filter(|s| present.contains(s))
-        .filter_map(Status::legend)
+        .filter_map(|s| Some((s, s.legend()?)))
         .collect()
 }
 
@@ -76,6 +86,81 @@ pub(crate) fn hardware_label(hw: &Hardware) -> String {
         Some(gb) => format!("{} {}GB ×{}", hw.gpu, gb, hw.gpu_count),
         None => format!("{} ×{}", hw.gpu, hw.gpu_count),
     }
+}
+
+/// Hardware as lists and filters show it, the GPU's name normalised
+/// (`gpu_name`): "H200 ×4".
+pub(crate) fn hardware_short(hw: &Hardware) -> String {
+    format!("{} ×{}", gpu_name(&hw.gpu), hw.gpu_count)
+}
+
+/// A GPU as pages list and filter it: "H200 SXM 141GB", "NVIDIA H200 SXM"
+/// and "H200" are all "H200". Drops the vendor, the memory size (the card
+/// gives it) and SXM, the default form factor; keeps PCIe and NVL, which
+/// run at other power limits. The Hardware card keeps the name as given.
+pub(crate) fn gpu_name(gpu: &str) -> String {
+    let words: Vec<&str> = gpu
+        .split_whitespace()
+        .enumerate()
+        .filter(|(i, w)| {
+            let lower = w.to_ascii_lowercase();
+            let vendor = *i == 0 && matches!(lower.as_str(), "nvidia" | "amd");
+            let memory = lower
+                .trim_end_matches("gib")
+                .trim_end_matches("gb")
+                .parse::<f64>()
+                .is_ok()
+                && lower.ends_with('b');
+            let sxm = lower.starts_with("sxm") && lower[3..].chars().all(|c| c.is_ascii_digit());
+            !(vendor || memory || sxm)
+        })
+        .map(|(_, w)| w)
+        .collect();
+    if words.is_empty() {
+        gpu.trim().to_string()
+    } else {
+        words.join(" ")
+    }
+}
+
+/// A name per run that tells it apart from the others: its model, and
+/// where runs share a model, the first of engine, quantization, hardware,
+/// date or id that differs between all of them: "GLM-5.3-Flash (vllm
+/// 0.29.0)".
+pub(crate) fn distinct_names(runs: &[&Run]) -> Vec<String> {
+    let traits: [fn(&Run) -> String; 5] = [
+        |r| engine_badges(&r.meta.engine).join(" "),
+        |r| r.meta.engine.quantization.clone().unwrap_or_default(),
+        |r| hardware_label(&r.meta.hardware),
+        |r| {
+            r.meta
+                .measured_at
+                .as_deref()
+                .map(format::measured_at)
+                .unwrap_or_default()
+        },
+        |r| r.id.clone(),
+    ];
+    runs.iter()
+        .map(|run| {
+            let same: Vec<&&Run> = runs
+                .iter()
+                .filter(|r| r.meta.model == run.meta.model)
+                .collect();
+            if same.len() < 2 {
+                return run.meta.model.clone();
+            }
+            let tell = traits
+                .iter()
+                .find(|t| {
+                    let values: std::collections::BTreeSet<String> =
+                        same.iter().map(|r| t(r)).collect();
+                    values.len() == same.len() && !t(run).is_empty()
+                })
+                .map_or_else(|| run.id.clone(), |t| t(run));
+            format!("{} ({tell})", run.meta.model)
+        })
+        .collect()
 }
 
 /// "564 GB (4 × 141 GB)".
@@ -274,5 +359,21 @@ mod tests {
         };
         assert_eq!(hardware_label(&cpu), "CPU ×1");
         assert_eq!(vram_label(&cpu), None);
+    }
+
+    #[test]
+    fn gpu_names_drop_vendor_memory_and_sxm() {
+        for (given, shown) in [
+            ("H200 SXM 141GB", "H200"),
+            ("NVIDIA H200 SXM", "H200"),
+            ("H200", "H200"),
+            ("H100 PCIe 80GB", "H100 PCIe"),
+            ("H100 SXM5", "H100"),
+            ("RTX PRO 6000", "RTX PRO 6000"),
+            ("MI300X 192 GB", "MI300X 192 GB"),
+            ("141GB", "141GB"),
+        ] {
+            assert_eq!(gpu_name(given), shown, "{given}");
+        }
     }
 }

@@ -177,6 +177,9 @@ pub(crate) static COLUMNS: [Column; 15] = [
         },
     },
     Column {
+        // The published table has no reason; a run page adds it (as
+        // REASON_HEADER) whenever a cell has one, so no reason hides in a
+        // tooltip.
         header: None,
         optional: false,
         csv_name: "reason",
@@ -441,6 +444,14 @@ fn optional_raw<T>(
 
 impl Kind {
     /// A number column's value in `cell`.
+    /// Whether the cell has something to show in this column.
+    fn has_value(&self, cell: &Cell) -> bool {
+        match self {
+            Kind::Number { .. } => self.number(cell).is_some(),
+            Kind::Other { raw, .. } => !raw(cell).is_empty(),
+        }
+    }
+
     fn number(&self, cell: &Cell) -> Option<f64> {
         let Kind::Number {
             prefill, decode, ..
@@ -532,11 +543,26 @@ pub(crate) fn page_columns() -> impl Iterator<Item = &'static Column> {
 /// The columns a run page of `cells` shows: the published table's, and each
 /// optional one that some cell has a value for.
 pub(crate) fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
+    let has_value = |c: &Column| cells.iter().any(|cell| c.kind.has_value(cell));
     COLUMNS
         .iter()
-        .filter(|c| c.header.is_some())
-        .filter(|c| !c.optional || cells.iter().any(|cell| c.kind.number(cell).is_some()))
+        .filter(|c| {
+            if c.csv_name == "reason" {
+                has_value(c)
+            } else {
+                c.header.is_some() && (!c.optional || has_value(c))
+            }
+        })
         .collect()
+}
+
+/// The run page's header of the reason column, which only pages of cells
+/// with reasons show.
+pub(crate) const REASON_HEADER: &str = "Reason";
+
+/// A column's header on a run page.
+pub(crate) fn run_page_header(c: &Column) -> &'static str {
+    c.header.unwrap_or(REASON_HEADER)
 }
 
 /// The page's headers.

@@ -52,6 +52,13 @@ function tickLabel(v) {
   return grouped(v, 0);
 }
 
+// A ratio cell's shade (src/render/colour.rs `ratio_shade`): its direction
+// as a class and its strength as --shade; static/style.css colours it.
+function ratioShade(d, r) {
+  const step = ratioStep(d, r) - d.ratio_steps;
+  return { class: step > 0 ? "faster" : step < 0 ? "slower" : "even", style: `--shade:${grouped(Math.abs(step) / d.ratio_steps, 2)}` };
+}
+
 function cellOf(run, tokens, n) {
   return run.decode.find((c) => c.tokens === tokens && c.concurrency === n);
 }
@@ -62,24 +69,24 @@ function basisOf(perGpu) {
 
 // b's tok/s over a's at one cell, or why there is none, worded as
 // src/compare.rs `NoRatio::reason` words it.
-function ratioCell(d, a, b, tokens, n, perGpu) {
+function ratioCell(d, a, b, tokensA, tokensB, n, perGpu) {
   const w = d.words;
-  const ca = cellOf(a, tokens, n);
-  const cb = cellOf(b, tokens, n);
+  const ca = tokensA === null ? undefined : cellOf(a, tokensA, n);
+  const cb = tokensB === null ? undefined : cellOf(b, tokensB, n);
   const why = (c) => (c ? c.why_not : w.not_measured);
   const [x, y] = [why(ca), why(cb)];
   if (x === null && y === null) {
-    if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }) };
+    if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }), zeroBase: true };
     const total = cb.comparable.total / ca.comparable.total;
     // As src/compare.rs `Basis::ratio`, operation for operation.
     const r = perGpu ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
-    const [background, colour] = d.ratio_colours[ratioStep(d, r)];
-    return { text: ratioText(r), background, colour };
+    return { text: ratioText(r), ...ratioShade(d, r) };
   }
+  const sides = [x, y];
   if (x !== null && y !== null) {
-    return { why: x === y ? fill(w.no_ratio_both, { x }) : fill(w.no_ratio_each, { a: a.model, x, b: b.model, y }) };
+    return { why: x === y ? fill(w.no_ratio_both, { x }) : fill(w.no_ratio_each, { a: a.model, x, b: b.model, y }), sides };
   }
-  return { why: x !== null ? fill(w.no_ratio_one, { name: a.model, x }) : fill(w.no_ratio_one, { name: b.model, x: y }) };
+  return { why: x !== null ? fill(w.no_ratio_one, { name: a.model, x }) : fill(w.no_ratio_one, { name: b.model, x: y }), sides };
 }
 
 function sorted(values) {
@@ -97,7 +104,11 @@ function setupRows(d, runs) {
   })));
   return keys.map(([card, field]) => {
     const values = runs.map((r) => (r.setup.find((v) => v.card === card && v.field === field) || { value: d.dash }).value);
-    return { card, field, values, differs: values.some((v) => v !== values[0]) };
+    // Three states (src/render/compare_page.rs `SetupState`): a run that does
+    // not state a value is no difference.
+    const stated = values.filter((v) => v !== d.dash);
+    const state = stated.some((v) => v !== stated[0]) ? "differs" : stated.length < values.length ? "not_stated" : "same";
+    return { card, field, values, state };
   });
 }
 
@@ -132,14 +143,74 @@ function prefillRows(d, runs) {
   })]);
 }
 
-// A ratio matrix of b against a: its grid (every context and level either
-// measured, src/compare.rs `union_grid`) and each cell.
+// Pairs two runs' contexts as src/compare.rs `pair_contexts`: equal ones,
+// then each left over of a with the nearest left over of b within
+// d.near_context; the rest alone. In order of the smaller context.
+function pairContexts(d, as, bs) {
+  const pairs = [];
+  let leftB = bs.filter((y) => !as.includes(y));
+  as.forEach((x) => {
+    if (bs.includes(x)) { pairs.push({ a: x, b: x }); return; }
+    const gap = (y) => Math.abs(x - y) / Math.max(x, y);
+    const near = leftB.filter((y) => gap(y) <= d.near_context).sort((p, q) => gap(p) - gap(q))[0];
+    if (near !== undefined) leftB = leftB.filter((z) => z !== near);
+    pairs.push({ a: x, b: near === undefined ? null : near });
+  });
+  leftB.forEach((y) => pairs.push({ a: null, b: y }));
+  const tokens = (p) => (p.a !== null && p.b !== null ? Math.min(p.a, p.b) : p.a !== null ? p.a : p.b);
+  return pairs.sort((p, q) => tokens(p) - tokens(q));
+}
+
+function pairLabel(runs, p) {
+  if (p.a !== null && p.b !== null && p.a !== p.b) return `${contextLabelOf(runs, p.a)} / ${contextLabelOf(runs, p.b)}`;
+  return contextLabelOf(runs, p.a !== null ? p.a : p.b);
+}
+
+// Why a row or column of a matrix has no ratio, per run: "GLM queued or
+// over capacity; Step not measured" (src/render/compare_page.rs).
+function sideReasons(d, a, b, cells) {
+  const sides = [[], []];
+  const add = (i, words) => { if (!sides[i].includes(words)) sides[i].push(words); };
+  cells.forEach((c) => {
+    if (c.zeroBase) add(0, d.words.zero_tok_per_s);
+    // A cell neither run measured says nothing about either.
+    const neither = c.sides && c.sides[0] === d.words.not_measured && c.sides[1] === d.words.not_measured;
+    if (c.sides && !neither) { if (c.sides[0] !== null) add(0, c.sides[0]); if (c.sides[1] !== null) add(1, c.sides[1]); }
+  });
+  return [a.model, b.model].map((name, i) => (sides[i].length ? `${name} ${sides[i].join(d.words.or)}` : null))
+    .filter((x) => x !== null).join("; ");
+}
+
+// A ratio matrix of b against a (src/render/compare_page.rs
+// `ratio_matrix_between`): contexts paired within 2%, every level either
+// measured; rows and columns without a ratio left out and said in a line.
 function ratioMatrix(d, a, b, perGpu) {
-  const contexts = sorted([a, b].flatMap((r) => r.decode.map((c) => c.tokens)));
-  const levels = sorted([a, b].flatMap((r) => r.decode.map((c) => c.concurrency)));
+  const contexts = (r) => sorted(r.decode.map((c) => c.tokens));
+  const pairs = pairContexts(d, contexts(a), contexts(b));
+  const allLevels = sorted([a, b].flatMap((r) => r.decode.map((c) => c.concurrency)));
+  const grid = pairs.map((p) => allLevels.map((n) => ratioCell(d, a, b, p.a, p.b, n, perGpu)));
+  const keep = allLevels.map((_, l) => grid.some((row) => row[l].why === undefined));
+  const leftOut = [];
+  const rows = [];
+  pairs.forEach((p, r) => {
+    const label = pairLabel([a, b], p);
+    if (!grid[r].some((c) => c.why === undefined)) {
+      leftOut.push(fill(d.words.no_ratio_at_row, { context: label, reasons: sideReasons(d, a, b, grid[r]) }));
+      return;
+    }
+    rows.push({ context: label, cells: grid[r].filter((_, l) => keep[l]) });
+  });
+  allLevels.forEach((n, l) => {
+    if (!keep[l]) leftOut.push(fill(d.words.no_ratio_at_level, { n, reasons: sideReasons(d, a, b, grid.map((row) => row[l])) }));
+  });
+  const near = pairs.filter((p) => p.a !== null && p.b !== null && p.a !== p.b).map((p) => pairLabel([a, b], p));
+  // Nothing to compare anywhere: one line, not one per row and level.
+  const none = rows.length === 0;
   return {
-    levels,
-    rows: contexts.map((t) => ({ context: contextLabelOf([a, b], t), cells: levels.map((n) => ratioCell(d, a, b, t, n, perGpu)) })),
+    levels: allLevels.filter((_, l) => keep[l]),
+    rows,
+    left_out: none ? [fill(d.words.no_ratio_anywhere, { a: a.model, b: b.model })] : leftOut,
+    near_note: near.length && !none ? fill(d.words.near_contexts, { rows: near.join(", "), a: a.model, b: b.model }) : null,
   };
 }
 
@@ -181,9 +252,11 @@ function setupSection(runs) {
   const head = el("tr", {}, el("th", { scope: "col", text: w.card }), el("th", { scope: "col", text: w.field }),
     ...runs.map((r) => el("th", { scope: "col", text: r.model })));
   const body = el("tbody");
-  setupRows(defs, runs).forEach(({ card, field, values, differs }) => {
+  setupRows(defs, runs).forEach(({ card, field, values, state }) => {
     const th = el("th", { scope: "row", text: field });
+    const differs = state === "differs";
     if (differs) th.append(" ", el("span", { class: "differs-mark", text: w.differs }));
+    if (state === "not_stated") th.append(" ", el("span", { class: "muted not-stated", text: w.not_stated }));
     body.appendChild(el("tr", differs ? { class: "differs" } : {}, el("td", { text: card }), th,
       ...values.map((v) => el("td", { text: v }))));
   });
@@ -224,27 +297,37 @@ function niceStep(max, count) {
 
 // The pre-rendered pages' overlaid chart, drawn here: one line with markers
 // per run (style = run order), x on a log2 scale labelled at whole powers of
-// two (`xLabel` names a tick), y linear from 0.
-function lineChart(title, [width, height], x, yLabel, series) {
+// two (`xLabel` names a tick), y linear from 0 to `yTop` when charts share
+// their y-axis, else to the series' largest value. Drawn wide and narrow
+// (sizes from Rust), as the pre-rendered pages draw every chart; the page
+// shows the one that fits the screen.
+function lineChart(title, size, x, yLabel, series, yTop) {
+  return [[size.wide, "chart wide", 12], [size.narrow, "chart narrow", 6]]
+    .map(([frame, cls, maxTicks]) => drawLines(title, frame, cls, maxTicks, x, yLabel, series, yTop));
+}
+
+function drawLines(title, [width, height], cls, maxTicks, x, yLabel, series, yTop) {
   const points = series.flatMap((s) => s.points);
   const logs = points.map(([px]) => Math.log2(px));
   let [x0, x1] = [Math.min(...logs), Math.max(...logs)];
   if (x1 - x0 < 1e-9) { x0 -= 1; x1 += 1; }
   const xPad = (x1 - x0) * 0.06;
   [x0, x1] = [x0 - xPad, x1 + xPad];
-  const yMax = Math.max(...points.map(([, py]) => py), 1e-9) * 1.06;
+  const yMax = (yTop || Math.max(...points.map(([, py]) => py), 1e-9)) * 1.06;
   const step = niceStep(yMax, 5);
-  const box = { left: 76, right: width - 12, top: 12, bottom: height - 52 };
+  const box = { left: 64, right: width - 12, top: 12, bottom: height - 52 };
   const sx = (v) => box.left + ((Math.log2(v) - x0) / (x1 - x0)) * (box.right - box.left);
   const sy = (v) => box.bottom - (v / yMax) * (box.bottom - box.top);
   const text = (attrs, words) => svgEl("text", { "font-family": "sans-serif", "font-size": defs.font_size, fill: "#000000", ...attrs }, words);
   const grid = (attrs) => svgEl("line", { stroke: "#000000", opacity: 0.12, "stroke-width": 1, ...attrs });
-  const root = svgEl("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title },
+  const root = svgEl("svg", { class: cls, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": title },
     svgEl("title", {}, title));
-  for (let k = Math.ceil(x0); k <= Math.floor(x1); k += 1) {
+  const [first, last] = [Math.ceil(x0), Math.floor(x1)];
+  const every = Math.ceil((last - first + 1) / maxTicks);
+  for (let k = first; k <= last; k += 1) {
     const px = sx(2 ** k);
     root.appendChild(grid({ x1: px, y1: box.bottom, x2: px, y2: box.top }));
-    root.appendChild(text({ x: px, y: box.bottom + 18, "text-anchor": "middle" }, x.tick(2 ** k)));
+    if ((k - first) % every === 0) root.appendChild(text({ x: px, y: box.bottom + 18, "text-anchor": "middle" }, x.tick(2 ** k)));
   }
   for (let v = 0; v <= yMax; v += step) {
     root.appendChild(grid({ x1: box.left, y1: sy(v), x2: box.right, y2: sy(v) }));
@@ -263,9 +346,15 @@ function lineChart(title, [width, height], x, yLabel, series) {
 }
 
 // A chart with its caption and, folded under it, the table of its numbers.
-function chartBlock(id, heading, svg, caption, columns, rows) {
+function chartKey(runs) {
+  return el("ul", { class: "legend-list chart-key", "aria-label": defs.words.chart_key }, ...runs.map((r, i) => el("li", {},
+    el("span", { class: `swatch marker-${defs.markers[i % defs.markers.length]}`, style: `color:${defs.palette[i % defs.palette.length]}`, "aria-hidden": "true" }),
+    r.model)));
+}
+
+function chartBlock(id, heading, svgs, caption, columns, rows, runs) {
   const w = defs.words;
-  const figure = el("figure", { class: "chart-box", "aria-labelledby": `${id}-caption` }, svg,
+  const figure = el("figure", { class: "chart-box", "aria-labelledby": `${id}-caption` }, chartKey(runs), ...svgs,
     el("figcaption", { id: `${id}-caption`, text: caption }));
   const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": fill(w.numbers_label, { heading }) },
     el("table", { class: "data" },
@@ -286,7 +375,7 @@ function prefillSection(runs) {
   const s = section("prefill", w.prefill);
   const svg = lineChart(w.prefill_title, defs.prefill_size, { label: w.prefill_x, tick: contextTick }, w.prefill_y,
     runs.map((r, style) => ({ style, points: r.prefill.map((p) => [p.tokens, p.tok_per_s]) })));
-  s.append(...chartBlock("prefill-chart", w.prefill, svg, w.prefill_caption, [w.context, ...runs.map((r) => r.model)], rows));
+  s.append(...chartBlock("prefill-chart", w.prefill, svg, w.prefill_caption, [w.context, ...runs.map((r) => r.model)], rows, runs));
   return s;
 }
 
@@ -296,21 +385,22 @@ function decodeView(runs, perGpu) {
   const figure = perGpu ? w.figure_per_gpu : w.figure_total;
   const view = el("div", { "data-gpu-view": perGpu ? "per-gpu" : "total" },
     el("p", { class: "caption", text: perGpu ? w.decode_caption_per_gpu : w.decode_caption_total }));
-  sharedContexts(runs).forEach((tokens) => {
+  const contexts = sharedContexts(runs);
+  // One y-axis for every context, as on the pre-rendered pages.
+  const pointsAt = (r, tokens) => r.decode.filter((c) => c.tokens === tokens && c.comparable !== null).map((c) => [c.concurrency, c.comparable[basis]]);
+  const yTop = Math.max(...contexts.flatMap((t) => runs.flatMap((r) => pointsAt(r, t).map(([, y]) => y))), 1e-9);
+  contexts.forEach((tokens) => {
     const context = contextLabelOf(runs, tokens);
     const id = `decode-${tokens}${perGpu ? "-per-gpu" : ""}`;
     const heading = fill(w.decode_heading, { context });
     const svg = lineChart(fill(w.decode_title, { context, figure }), defs.decode_size,
       { label: w.decode_x, tick: String }, figure,
-      runs.map((r, style) => ({
-        style,
-        points: r.decode.filter((c) => c.tokens === tokens && c.comparable !== null).map((c) => [c.concurrency, c.comparable[basis]]),
-      })));
+      runs.map((r, style) => ({ style, points: pointsAt(r, tokens) })), yTop);
     const sub = el("section", { id, "aria-labelledby": `${id}-h`, class: "small-multiple" },
       el("h3", { id: `${id}-h`, text: heading }));
     sub.append(...chartBlock(`${id}-chart`, heading, svg,
       fill(perGpu ? w.decode_chart_caption_per_gpu : w.decode_chart_caption_total, { context }),
-      [w.requests_at_once, ...runs.map((r) => r.model)], decodeRows(defs, runs, tokens, perGpu)));
+      [w.requests_at_once, ...runs.map((r) => r.model)], decodeRows(defs, runs, tokens, perGpu), runs));
     view.appendChild(sub);
   });
   return view;
@@ -343,10 +433,17 @@ function ratioView(runs, perGpu) {
     const body = el("tbody", {}, ...m.rows.map((row) => el("tr", {}, el("th", { scope: "row", text: row.context }),
       ...row.cells.map((c) => (c.why !== undefined
         ? el("td", { class: "r none" }, el("span", { class: "ratio-value", text: defs.dash }), el("span", { class: "why", text: c.why }))
-        : el("td", { class: "r", style: `background-color:${c.background};color:${c.colour}` }, el("span", { class: "ratio-value", text: c.text })))))));
-    const wrap = scrollRegion(`${id}-h`);
-    wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
-    sub.appendChild(wrap);
+        : el("td", { class: `r ${c.class}`, style: c.style }, el("span", { class: "ratio-value", text: c.text })))))));
+    if (m.rows.length > 0) {
+      const wrap = scrollRegion(`${id}-h`);
+      wrap.classList.add("fit");
+      wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
+      sub.appendChild(wrap);
+      sub.appendChild(el("p", { class: "ratio-key" }, el("span", { text: defs.ratio_key[0] }),
+        el("span", { class: "bar", "aria-hidden": "true" }), el("span", { text: defs.ratio_key[1] }), el("span", { class: "muted", text: defs.ratio_key[2] })));
+    }
+    if (m.near_note) sub.appendChild(el("p", { class: "note", text: m.near_note }));
+    m.left_out.forEach((line) => sub.appendChild(el("p", { class: "note", text: line })));
     view.appendChild(sub);
   });
   return view;
@@ -369,14 +466,16 @@ async function main() {
   if (ids.length < defs.min_runs || ids.length > defs.max_runs) return; // the page already says how
   const runIdPattern = new RegExp(defs.run_id_pattern);
   const bad = ids.filter((id) => !runIdPattern.test(id));
+  // A wrong id: say which, and lead to the runs there are.
+  const fail = (words) => status.replaceChildren(`${words} `, el("a", { href: "../index.html#runs", text: w.pick_from_index }), ".");
   if (bad.length > 0) {
-    status.textContent = fill(w.pick_not_run_id, { ids: bad.join(", ") });
+    fail(fill(w.pick_not_run_id, { ids: bad.join(", ") }));
     return;
   }
   const runs = await Promise.all(ids.map(loadRun));
   const missing = ids.filter((id, i) => runs[i] === null);
   if (missing.length > 0) {
-    status.textContent = fill(w.pick_no_run, { ids: missing.join(", ") });
+    fail(fill(w.pick_no_run, { ids: missing.join(", ") }));
     return;
   }
   const title = runs.map((r) => r.model).join(w.title_join);
@@ -387,11 +486,18 @@ async function main() {
       el("span", { class: `swatch marker-${defs.markers[i % defs.markers.length]}`, style: `color:${defs.palette[i % defs.palette.length]}`, "aria-hidden": "true" }),
       el("a", { href: `../runs/${r.id}/index.html`, text: r.model }), " ",
       el("span", { class: "muted", text: r.hardware })))));
+  // The same runs, baseline first, have a pre-rendered page: say so first.
+  const built = defs.built.find(([set]) => set.length === ids.length && set.every((id, i) => id === ids[i]));
+  if (built) {
+    result.appendChild(el("p", { class: "banner", role: "note" }, `${w.pick_built} `,
+      el("a", { href: built[1], text: title }), "."));
+  }
   // Per GPU changes the comparison only when the runs' GPU counts differ.
   const perGpuView = runs.some((r) => r.gpu_count !== runs[0].gpu_count);
   const toggle = el("button", { type: "button", class: "per-gpu", "data-per-gpu-toggle": "", "data-showing": w.per_gpu_showing_each, "aria-pressed": "false", hidden: "" }, w.per_gpu_button);
   if (perGpuView) result.appendChild(el("p", {}, toggle));
-  [setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView), ratioSection(runs, perGpuView)]
+  // The answer first: the ratios, then the setup and the charts.
+  [ratioSection(runs, perGpuView), setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView)]
     .filter((s) => s !== null)
     .forEach((s) => result.appendChild(s));
   result.querySelectorAll("[data-gpu-view=per-gpu]").forEach((v) => { v.hidden = true; });

@@ -115,7 +115,9 @@ function setUpPick(bar) {
   const chosen = [];
   const update = () => {
     const ok = chosen.length >= min && chosen.length <= max;
-    link.href = ok ? `compare/index.html?runs=${chosen.join(",")}` : "compare/index.html";
+    // Without href the link is inert (not focusable, not styled as a link)
+    // until the selection can be compared.
+    if (ok) link.href = `compare/index.html?runs=${chosen.join(",")}`; else link.removeAttribute("href");
     link.setAttribute("aria-disabled", ok ? "false" : "true");
     count.textContent = fill(ok ? bar.dataset.selected : bar.dataset.selectMore, { n: chosen.length });
   };

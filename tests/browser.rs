@@ -191,13 +191,17 @@ fn site_served_from_a_sub_path_passes_every_browser_check(tools: &Tools) {
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort", "filter", "toggle", "copy"],
+        &[
+            "load", "axe", "phone", "sort", "filter", "toggle", "copy", "reading",
+        ],
         Some(&screenshot_dir()),
     );
     for r in &reports {
         assert_eq!(
             r.checked,
-            ["load", "axe", "sort", "filter", "toggle", "phone", "copy"],
+            [
+                "load", "axe", "sort", "filter", "toggle", "reading", "phone", "copy"
+            ],
             "{}",
             r.url
         );
@@ -296,7 +300,7 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort", "toggle"],
+        &["load", "axe", "phone", "sort", "toggle", "reading"],
         Some(&screenshot_dir()),
     );
     assert_no_problems(&reports);
@@ -348,7 +352,8 @@ fn select_and_compare(tools: &Tools, index: &str, runs: &[&str]) -> Selection {
 fn prerendered_charts(html: &str) -> Vec<String> {
     let doc = scraper::Html::parse_document(html);
     let sel =
-        scraper::Selector::parse("#prefill svg.chart title, #decode svg.chart title").unwrap();
+        scraper::Selector::parse("#prefill svg.chart.wide title, #decode svg.chart.wide title")
+            .unwrap();
     doc.select(&sel).map(|t| t.text().collect()).collect()
 }
 
@@ -405,7 +410,7 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
         std::fs::read_to_string(site.join(format!("compare/{GLM}--{STEP}/index.html"))).unwrap();
     let expected = prerendered_matrices(&html);
     assert_eq!(expected.len(), 1);
-    assert!(expected[0].cells.len() >= 60, "{}", expected[0].cells.len());
+    assert!(expected[0].cells.len() >= 30, "{}", expected[0].cells.len());
     let charts = prerendered_charts(&html);
     assert_eq!(
         charts.len(),
@@ -460,8 +465,7 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
     assert_eq!(got.numbers, prerendered_numbers(&html));
 }
 
-const GOOD_HEAD: &str =
-    "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title></head>";
+const GOOD_HEAD: &str = "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>t</title></head>";
 
 fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
     let tmp = tempfile::tempdir().unwrap();
@@ -504,6 +508,14 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         "<button type=\"button\" data-per-gpu-toggle=\"\">per GPU</button><div data-gpu-view=\"total\">1,000.0</div><div data-gpu-view=\"per-gpu\" hidden><p style=\"color:#777;background:#888\">250.0</p></div><script>document.querySelector(\"button\").onclick = () => { document.querySelector(\"[data-gpu-view=per-gpu]\").hidden = false; };</script>",
     );
 
+    // A comparison whose answer is below the first screen, a wide chart
+    // shrunk onto a phone, a ratio row without a ratio, a queued
+    // cell brighter than the Valid one, and a reason only in a tooltip.
+    let unreadable = write(
+        "unreadable.html",
+        "<section id=\"findings\" style=\"margin-top:1200px\"><strong class=\"finding-figure\">0.81×</strong></section><svg class=\"chart\" viewBox=\"0 0 900 300\" style=\"width:100%\"><text x=\"10\" y=\"20\" font-size=\"12\">8K</text></svg><table class=\"matrix ratio\"><tbody><tr><th>8K</th><td class=\"r none\">—</td></tr></tbody></table><table class=\"matrix\"><tbody><tr><td class=\"m valid\" style=\"background:#440154;color:#fff\">1.0</td><td class=\"m requests-queued\" style=\"background:#fde725\">9.0</td><td class=\"m error\" title=\"8K context, 2 at once: Error (HTTP 500: engine core died)\" data-reason=\"HTTP 500: engine core died\">Error</td></tr></tbody></table>",
+    );
+
     let nu = nu_check(tools, std::slice::from_ref(&unclosed));
     assert!(!nu.is_empty(), "the Nu checker missed an unclosed tag");
 
@@ -519,12 +531,15 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         &broken_js,
         &unfiltered,
         &half_toggle,
+        &unreadable,
     ]
     .map(url);
     let reports = run_browser_checks(
         tools,
         &pages,
-        &["load", "axe", "phone", "sort", "filter", "toggle"],
+        &[
+            "load", "axe", "phone", "sort", "filter", "toggle", "reading",
+        ],
         None,
     );
     let problems = |i: usize| reports[i].problems.join("\n");
@@ -570,6 +585,15 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         "toggle: the total views did not come back",
     ] {
         assert!(problems(6).contains(expected), "{}", problems(6));
+    }
+    for expected in [
+        "reading: 1 chart labels under 11 px at 390 px",
+        "reading: no ratio figure on the first 1440×900 screen",
+        "reading: ratio-matrix row 8K has no ratio",
+        "reading: a Requests-queued cell",
+        "reading: the reason \"HTTP 500: engine core died\" is only in a tooltip",
+    ] {
+        assert!(problems(7).contains(expected), "{}", problems(7));
     }
     // Hidden, the unreadable view is not the page's problem; shown, it is.
     assert!(

@@ -87,6 +87,8 @@ fn decode_cells(run: usize) -> Vec<Decode> {
             (K32, 1, "error", None, err),
             (K32, 2, "over_capacity", None, None),
             (K32, 4, "requests_queued", Some(640.0), None),
+            // 126K, within 2% of Alpha's 128K: one row of their matrix.
+            (129_024, 1, "valid", Some(95.0), None),
         ],
         // Gamma, 4 GPUs: 250/400 = 0.625, per GPU 0.15625.
         _ => vec![
@@ -134,7 +136,9 @@ fn write_data(data: &Path) {
             "model": model,
             "served_model": model.to_lowercase(),
             "hardware": {"gpu": "H100 SXM", "gpu_count": gpus},
-            "engine": {"name": "vllm", "version": if i == 2 { "0.30.0" } else { "0.29.0" }},
+            // Gamma does not state its quantization: "not stated", no difference.
+            "engine": {"name": "vllm", "version": if i == 2 { "0.30.0" } else { "0.29.0" },
+                       "quantization": if i == 2 { None } else { Some("FP8") }},
             "run": {"decode_test": "fixed_duration", "seconds_per_measurement": 30.0},
             "launch_command": launch,
         });
@@ -225,12 +229,13 @@ struct Numbers {
     ids: Vec<bool>,
 }
 
-#[derive(serde::Deserialize, Debug, PartialEq)]
+#[derive(serde::Deserialize, Debug, PartialEq, PartialOrd)]
 struct SetupRow {
     card: String,
     field: String,
     values: Vec<String>,
-    differs: bool,
+    /// "same", "differs" or "not_stated".
+    state: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -244,6 +249,8 @@ struct Matrix {
     b: String,
     levels: Vec<u32>,
     rows: Vec<MatrixRow>,
+    left_out: Vec<String>,
+    near_note: Option<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -255,25 +262,28 @@ struct MatrixRow {
 #[derive(serde::Deserialize)]
 struct MatrixCell {
     text: Option<String>,
-    background: Option<String>,
-    colour: Option<String>,
+    class: Option<String>,
+    style: Option<String>,
     why: Option<String>,
 }
 
 impl MatrixCell {
-    /// As the pre-rendered page writes a cell: its text and style, or a dash and why.
-    fn as_page_shows(&self) -> (String, Option<String>, Option<String>) {
+    /// As the pre-rendered page writes a cell: its text, class and shade,
+    /// or a dash and why.
+    fn as_page_shows(&self) -> (String, String, Option<String>, Option<String>) {
         match (&self.text, &self.why) {
             (Some(t), None) => (
                 t.clone(),
-                Some(format!(
-                    "background-color:{};color:{}",
-                    self.background.as_deref().unwrap_or("?"),
-                    self.colour.as_deref().unwrap_or("?")
-                )),
+                format!("r {}", self.class.as_deref().unwrap_or("?")),
+                self.style.clone(),
                 None,
             ),
-            _ => (sitegen::format::DASH.to_string(), None, self.why.clone()),
+            _ => (
+                sitegen::format::DASH.to_string(),
+                "r none".into(),
+                None,
+                self.why.clone(),
+            ),
         }
     }
 }
@@ -366,21 +376,42 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
     }
 
     // The setup table, derived rows included.
-    let setup: Vec<SetupRow> = page
+    // (The page shows the rows that differ first, the rest folded.)
+    let mut setup: Vec<SetupRow> = page
         .select(&sel("table.setup tbody tr"))
         .map(|tr| {
             let tds: Vec<String> = tr.select(&sel("td")).map(text).collect();
             let th = tr.select(&sel("th")).next().unwrap();
-            let mark: String = th.select(&sel(".differs-mark")).map(text).collect();
+            let mark: String = th
+                .select(&sel(".differs-mark, .not-stated"))
+                .map(text)
+                .collect();
+            let state = if tr.value().classes().any(|c| c == "differs") {
+                "differs"
+            } else if th.select(&sel(".not-stated")).next().is_some() {
+                "not_stated"
+            } else {
+                "same"
+            };
             SetupRow {
                 card: tds[0].clone(),
                 field: text(th).trim_end_matches(&mark).trim().to_string(),
                 values: tds[1..].to_vec(),
-                differs: tr.value().classes().any(|c| c == "differs"),
+                state: state.into(),
             }
         })
         .collect();
-    check("setup rows".into(), &setup, &js.setup);
+    let mut js_setup = js.setup;
+    let by_state = |r: &SetupRow| (r.state != "differs", r.card.clone(), r.field.clone());
+    setup.sort_by_key(by_state);
+    js_setup.sort_by_key(by_state);
+    check("setup rows".into(), &setup, &js_setup);
+    for state in ["differs", "not_stated", "same"] {
+        assert!(
+            setup.iter().any(|r| r.state == state),
+            "no setup row is {state}: the test data must show every state"
+        );
+    }
 
     // Prefill: every context any run measured, Error cells with figures too.
     let prefill = page
@@ -439,6 +470,7 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
                 for (td, cell) in tr.select(&sel("td")).zip(&row.cells) {
                     let shown = (
                         text(td.select(&sel(".ratio-value")).next().unwrap()),
+                        td.value().attr("class").unwrap_or_default().to_string(),
                         td.value().attr("style").map(str::to_string),
                         td.select(&sel(".why")).next().map(text),
                     );
@@ -447,6 +479,12 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
             }
             let rows = table.select(&sel("tbody tr")).count();
             check(format!("{id}: rows"), &rows, &m.rows.len());
+            let notes: Vec<String> = page
+                .select(&sel(&format!("#{id} p.note")))
+                .map(text)
+                .collect();
+            let js_notes: Vec<String> = m.near_note.iter().chain(&m.left_out).cloned().collect();
+            check(format!("{id}: notes"), &notes, &js_notes);
         }
     }
     assert!(
@@ -464,9 +502,10 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         .collect();
     let read: Vec<&str> = script
         .match_indices("w.")
+        .chain(script.match_indices("words."))
         .filter(|(i, _)| !script[..*i].ends_with(|c: char| c.is_alphanumeric() || c == '_'))
-        .map(|(i, _)| {
-            let rest = &script[i + 2..];
+        .map(|(i, found)| {
+            let rest = &script[i + found.len()..];
             &rest[..rest
                 .find(|c: char| !(c.is_ascii_lowercase() || c == '_'))
                 .unwrap_or(rest.len())]
@@ -489,6 +528,9 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         "0.16×", // 0.15625 per GPU
         "0 (no prompt)",
         "measured 0 tok/s",
+        "128K / 126K",     // contexts within 2% paired
+        "No ratio at 32K", // a row without a ratio, said in a line
+        "No ratio at 8 requests at once",
         "9,000.5 (3,641 ms)", // the Error prefill with figures, 3,640.5 rounded up
     ] {
         assert!(html.contains(needle), "the page lacks {needle:?}");

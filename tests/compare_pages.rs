@@ -39,41 +39,70 @@ fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
         .skip(1)
         .map(|th| text(th).parse().unwrap())
         .collect();
-    assert_eq!(levels, [1, 2, 4, 8, 16, 32, 64, 128]);
+    // 64 and 128 have no ratio anywhere: left out, and said in a line.
+    assert_eq!(levels, [1, 2, 4, 8, 16, 32]);
     let (mut ratios, mut gaps) = (0, 0);
     for tr in matrix.select(&sel("tbody tr")) {
-        let ctx =
-            sitegen::format::parse_context_label(&text(tr.select(&sel("th")).next().unwrap()))
-                .unwrap();
+        // "256K / 251K": GLM's context, then Step's within 2% of it.
+        let label = text(tr.select(&sel("th")).next().unwrap());
+        let (ca, cb) = match label.split_once(" / ") {
+            Some((a, b)) => (a.to_string(), b.to_string()),
+            None => (label.clone(), label.clone()),
+        };
+        let ctx_a = sitegen::format::parse_context_label(&ca).unwrap();
+        let ctx_b = sitegen::format::parse_context_label(&cb).unwrap();
+        let mut row_has_ratio = false;
         for (td, &n) in tr.select(&sel("td")).zip(&levels) {
             let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
-            let (a, b) = (glm.decode_cell(ctx, n), step.decode_cell(ctx, n));
+            let (a, b) = (glm.decode_cell(ctx_a, n), step.decode_cell(ctx_b, n));
             let valid = |c: Option<&sitegen::model::DecodeCell>| {
                 c.filter(|c| c.status == Status::Valid)
                     .and_then(|c| c.total_tok_per_s)
             };
             match (valid(a), valid(b)) {
                 (Some(x), Some(y)) => {
-                    assert_eq!(shown, sitegen::format::ratio(y / x), "{ctx} x {n}");
+                    assert_eq!(shown, sitegen::format::ratio(y / x), "{label} x {n}");
                     ratios += 1;
+                    row_has_ratio = true;
                 }
                 _ => {
-                    assert_eq!(shown, "—", "{ctx} x {n}");
+                    assert_eq!(shown, "—", "{label} x {n}");
                     let why = td.select(&sel(".why")).next().map(text).unwrap_or_default();
                     let expected_words = ["over capacity", "queued", "looped", "not measured"];
                     assert!(
                         expected_words.iter().any(|w| why.contains(w)),
-                        "{ctx} x {n}: {why:?}"
+                        "{label} x {n}: {why:?}"
                     );
                     gaps += 1;
                 }
             }
         }
+        assert!(row_has_ratio, "row {label} has no ratio");
     }
-    // The union matrix has 9 contexts x 8 levels. Both valid: 6 each at 8K, 16K
-    // and 32K, 4 at 64K (Step looped at 4; GLM over capacity from 64) and 4 at 128K.
-    assert_eq!(ratios + gaps, 9 * 8);
-    assert_eq!(ratios, 6 + 6 + 6 + 4 + 4);
+    // Rows 8K to 128K and 256K (GLM) with 251K (Step), at 6 levels. Both
+    // valid: 6 each at 8K, 16K and 32K, 4 at 64K (Step looped at 4; GLM over
+    // capacity from 64), 4 at 128K and 3 at 256K / 251K.
+    assert_eq!(ratios + gaps, 6 * 6);
+    assert_eq!(ratios, 6 + 6 + 6 + 4 + 4 + 3);
+    let notes: Vec<String> = html.select(&sel("#ratios p.note")).map(text).collect();
+    for said in [
+        "Rows 256K / 251K pair a context of GLM-5.3-Flash with one of Step-3.5-Flash within 2% of it",
+        "No ratio at 512K: GLM-5.3-Flash over capacity; Step-3.5-Flash not measured.",
+        "No ratio at 1019K: GLM-5.3-Flash queued or over capacity; Step-3.5-Flash not measured.",
+        "No ratio at 64 requests at once:",
+        "No ratio at 128 requests at once:",
+    ] {
+        assert!(
+            notes.iter().any(|n| n.starts_with(said)),
+            "{said:?} not in {notes:?}"
+        );
+    }
+    // The key findings say the same: 29 cells, their median first.
+    let findings = text(html.select(&sel("#findings")).next().unwrap());
+    assert!(
+        findings.contains("median of 29 cells both ran validly (0.70× to 0.92×)"),
+        "{findings}"
+    );
     // The GLM 8K x 1 cell: 156.7 / 175.8.
     let first = text(
         matrix
@@ -92,17 +121,25 @@ fn the_comparison_highlights_what_differs_and_has_every_chart_with_a_table() {
         .select(&sel("table.setup tr.differs th"))
         .map(|th| text(th).trim_end_matches("differs").trim().to_string())
         .collect();
-    for field in [
-        "Quantization",
-        "Version",
-        "Commit",
-        "Served model",
-        "Largest context measured",
-        "Speculative decoding",
-    ] {
+    assert_eq!(
+        differs,
+        [
+            "Quantization",
+            "Served model",
+            "Largest context measured",
+            "Speculative decoding"
+        ]
+    );
+    // One run states a version and a commit, the other does not: not a
+    // difference, and folded with the rows that are alike.
+    let not_stated: Vec<String> = html
+        .select(&sel("details.setup-rest th .not-stated"))
+        .map(|m| text(ElementRef::wrap(m.parent().unwrap()).unwrap()))
+        .collect();
+    for field in ["Version", "Commit"] {
         assert!(
-            differs.iter().any(|d| d == field),
-            "{field} not marked in {differs:?}"
+            not_stated.iter().any(|d| d.starts_with(field)),
+            "{field} is not 'not stated by all' in {not_stated:?}"
         );
     }
     assert!(
@@ -163,10 +200,8 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
     );
     let note: Vec<String> = same.select(&sel("#ratios p.note")).map(text).collect();
     assert_eq!(
-        note,
-        [
-            "Every run here uses 4 GPUs, so per GPU each figure is its total ÷ 4 and every ratio stays as it is."
-        ]
+        note[0],
+        "Every run here uses 4 GPUs, so per GPU each figure is its total ÷ 4 and every ratio stays as it is."
     );
 
     let tmp = tempfile::tempdir().unwrap();
@@ -234,21 +269,38 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
     assert_eq!((total[1].as_str(), per_gpu[1].as_str()), ("0.76×", "1.52×"));
     let glm = sitegen::store::load_run(&data.join(GLM)).unwrap();
     let step = sitegen::store::load_run(&data.join(STEP)).unwrap();
-    let (contexts, levels) = sitegen::compare::union_grid(&glm, &step);
-    let grid = contexts
-        .iter()
-        .flat_map(|&c| levels.iter().map(move |&n| (c, n)));
+    let matrix = html
+        .select(&sel(&format!("[id=\"ratio-{STEP}-per-gpu\"] table")))
+        .next()
+        .unwrap();
+    let levels: Vec<u32> = matrix
+        .select(&sel("thead th"))
+        .skip(1)
+        .map(|th| text(th).parse().unwrap())
+        .collect();
     let mut compared = 0;
-    for ((ctx, n), shown) in grid.zip(&per_gpu) {
-        match sitegen::compare::ratio(glm.decode_cell(ctx, n), step.decode_cell(ctx, n)) {
-            Ok(r) => {
-                assert_eq!(shown, &sitegen::format::ratio(r * 4.0 / 2.0), "{ctx} x {n}");
-                compared += 1;
+    for tr in matrix.select(&sel("tbody tr")) {
+        let label = text(tr.select(&sel("th")).next().unwrap());
+        let (ca, cb) = label.split_once(" / ").unwrap_or((&label, &label));
+        let ctx_a = sitegen::format::parse_context_label(ca).unwrap();
+        let ctx_b = sitegen::format::parse_context_label(cb).unwrap();
+        for (td, &n) in tr.select(&sel("td")).zip(&levels) {
+            let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
+            match sitegen::compare::ratio(glm.decode_cell(ctx_a, n), step.decode_cell(ctx_b, n)) {
+                Ok(r) => {
+                    assert_eq!(
+                        shown,
+                        sitegen::format::ratio(r * 4.0 / 2.0),
+                        "{label} x {n}"
+                    );
+                    compared += 1;
+                }
+                Err(_) => assert_eq!(shown, "—", "{label} x {n}"),
             }
-            Err(_) => assert_eq!(shown, "—", "{ctx} x {n}"),
         }
     }
-    assert_eq!(compared, 26);
+    // 26 cells of equal contexts, 3 of 256K / 251K.
+    assert_eq!(compared, 29);
 }
 
 #[test]
@@ -374,7 +426,7 @@ fn six_runs_and_a_single_context_run_still_make_readable_pages() {
         .collect();
     assert_eq!(compare_dirs.len(), 1);
     let html = page(&site, &format!("compare/{}/index.html", ids.join("--")));
-    assert_eq!(html.select(&sel(".legend-list li")).count(), 6);
+    assert_eq!(html.select(&sel("header .legend-list li")).count(), 6);
     let prefill_svg = html.select(&sel("#prefill svg")).next().unwrap().html();
     for colour in ["0072B2", "D55E00", "009E73", "CC79A7", "E69F00", "56B4E9"] {
         assert!(

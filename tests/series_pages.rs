@@ -144,7 +144,17 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
             sitegen::format::tok_per_s(glm_8k_1),
         ]
     );
-    assert_eq!(doc.select(&sel("#decode-8192 svg title")).count(), 1);
+    // One chart, drawn wide and narrow.
+    assert_eq!(
+        doc.select(&sel("#decode-8192 svg.chart.wide title"))
+            .count(),
+        1
+    );
+    assert_eq!(
+        doc.select(&sel("#decode-8192 svg.chart.narrow title"))
+            .count(),
+        1
+    );
 
     let b_page = page("runs/glm-b/index.html");
     assert!(

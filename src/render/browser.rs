@@ -8,8 +8,8 @@
 use serde::Serialize;
 
 use super::charts::lines::{MARKERS, PALETTE, palette};
-use super::charts::{DECODE_SIZE, FONT_SIZE, PREFILL_SIZE};
-use super::colour::{RATIO_STEPS, ratio_scale, text_colour_on};
+use super::charts::{ChartSize, DECODE_SIZE, FONT_PX, PREFILL_SIZE};
+use super::colour::RATIO_STEPS;
 
 #[derive(Serialize)]
 struct Definitions {
@@ -19,19 +19,29 @@ struct Definitions {
     dash: &'static str,
     palette: Vec<String>,
     markers: [&'static str; 6],
-    /// Steps per doubling of the ratio scale; `ratio_colours` has
-    /// `2 × ratio_steps + 1` entries of [background, text].
+    /// Steps per doubling of the ratio scale (`colour::ratio_shade`).
     ratio_steps: usize,
-    ratio_colours: Vec<[String; 2]>,
-    prefill_size: (u32, u32),
-    decode_size: (u32, u32),
+    /// The key under a ratio matrix: its ends and its middle.
+    ratio_key: [String; 3],
+    /// Contexts this close are one row of a ratio matrix (`compare::NEAR_CONTEXT`).
+    near_context: f64,
+    /// Each chart is drawn wide and narrow, as the pre-rendered pages draw it.
+    prefill_size: ChartSize,
+    decode_size: ChartSize,
+    /// The SVG font-size of chart text (what plotters writes).
     font_size: f64,
     /// Labels of the ticks a context axis can have: each power of two.
     context_ticks: Vec<(u64, String)>,
     words: std::collections::BTreeMap<&'static str, &'static str>,
+    /// The pre-rendered comparisons: (their run ids, baseline first; the
+    /// path under compare/), so a set chosen here links to its full page.
+    built: Vec<(Vec<String>, String)>,
 }
 
-pub(crate) fn definitions_js() -> String {
+pub(crate) fn definitions_js(
+    runs: &[crate::model::Run],
+    comparisons: &[crate::compare::Comparison],
+) -> String {
     let defs = Definitions {
         min_runs: crate::compare::MIN_RUNS_PER_COMPARISON,
         max_runs: crate::compare::MAX_RUNS_PER_COMPARISON,
@@ -40,19 +50,24 @@ pub(crate) fn definitions_js() -> String {
         palette: (0..PALETTE.len()).map(palette).collect(),
         markers: MARKERS,
         ratio_steps: RATIO_STEPS,
-        ratio_colours: (0..=2 * RATIO_STEPS)
-            .map(|i| {
-                let bg = ratio_scale(i);
-                [bg.hex(), text_colour_on(bg).hex()]
-            })
-            .collect(),
+        ratio_key: crate::comparison_words::ratio_key(),
+        near_context: crate::compare::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,
-        font_size: FONT_SIZE,
+        font_size: FONT_PX,
         context_ticks: (0..=21)
             .map(|k| (1u64 << k, crate::format::context_label(1u64 << k)))
             .collect(),
         words: crate::comparison_words::all().into_iter().collect(),
+        built: comparisons
+            .iter()
+            .map(|c| {
+                (
+                    c.runs.iter().map(|&i| runs[i].id.clone()).collect(),
+                    format!("{}/index.html", c.id),
+                )
+            })
+            .collect(),
     };
     // A global the deferred compare.js reads: this script runs before it.
     format!(

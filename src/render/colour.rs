@@ -92,20 +92,23 @@ pub fn ratio_step(r: f64) -> usize {
     ((t + 1.0) * RATIO_STEPS as f64).round() as usize
 }
 
-/// The colour of step `i` of the ratio scale: orange below parity (slower),
-/// blue above, white at parity; full colour at half or double.
-pub(crate) fn ratio_scale(i: usize) -> Rgb {
-    let t = i as f64 / RATIO_STEPS as f64 - 1.0;
-    if t < 0.0 {
-        mix(WHITE, Rgb(0xe6, 0x8a, 0x3c), -t)
-    } else {
-        mix(WHITE, Rgb(0x3a, 0x86, 0xc8), t)
-    }
-}
-
-/// Diverging colour for a ratio, centred on 1.0.
-pub(crate) fn ratio_colour(r: f64) -> Rgb {
-    ratio_scale(ratio_step(r))
+/// How a ratio cell is shaded: its direction as a CSS class ("faster"
+/// above 1, "slower" below, "even" on parity) and its strength, the step's
+/// distance from parity in [0, 1], as `--shade:0.37`. static/style.css
+/// mixes the scheme's faster or slower colour into the page background by
+/// that much, so parity is the page's own background, light or dark.
+pub fn ratio_shade(r: f64) -> (&'static str, String) {
+    let step = ratio_step(r) as i64 - RATIO_STEPS as i64;
+    let class = match step.signum() {
+        1 => "faster",
+        -1 => "slower",
+        _ => "even",
+    };
+    let strength = step.unsigned_abs() as f64 / RATIO_STEPS as f64;
+    (
+        class,
+        format!("--shade:{}", crate::format::grouped(strength, 2)),
+    )
 }
 
 /// The inline style of a table cell filled with `background`, with the text

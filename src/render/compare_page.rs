@@ -7,7 +7,7 @@ use askama::Template;
 
 use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
 use super::charts::{CAPACITY_SIZE, ChartError, DECODE_SIZE, INTERACTIVITY_SIZE, PREFILL_SIZE};
-use super::colour::{fill_style, ratio_colour};
+use super::colour::ratio_shade;
 use super::markdown::render_markdown;
 use crate::compare::{self, Basis, Comparison};
 use crate::format;
@@ -23,6 +23,10 @@ pub(crate) struct ComparePage {
     pub title: String,
     pub runs: Vec<RunRef>,
     pub note_html: Option<String>,
+    /// The answer first: each run against the first, and how far each reaches.
+    pub findings: Findings,
+    /// Said when the runs' figures come from different tools.
+    pub tools_differ: Option<String>,
     pub setup: Vec<SetupRow>,
     pub prefill: Option<ChartBlock>,
     pub decode: Vec<ChartBlock>,
@@ -92,18 +96,65 @@ pub(crate) struct RunRef {
     pub marker: &'static str,
 }
 
-/// One row of the side-by-side cards; `differs` when the runs disagree.
+/// One row of the side-by-side cards.
 pub struct SetupRow {
     pub card: &'static str,
     pub label: String,
     pub values: Vec<String>,
-    pub differs: bool,
+    pub state: SetupState,
+}
+
+/// Whether the runs agree on a setup row. A run that does not state a value
+/// is not a difference: unknown is not "differs".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetupState {
+    Same,
+    Differs,
+    /// Some run does not state it, and those that do agree.
+    NotStated,
+}
+
+impl SetupState {
+    /// Of one row's values, a dash standing for "not stated".
+    pub(crate) fn of(values: &[String]) -> SetupState {
+        let stated: Vec<&String> = values.iter().filter(|v| v.as_str() != DASH).collect();
+        if stated.iter().any(|v| *v != stated[0]) {
+            SetupState::Differs
+        } else if stated.len() < values.len() {
+            SetupState::NotStated
+        } else {
+            SetupState::Same
+        }
+    }
+}
+
+/// The key findings of a comparison.
+pub(crate) struct Findings {
+    /// One group per run after the first, against the first.
+    pub pairs: Vec<FindingGroup>,
+    /// How far each run reaches, one line per run.
+    pub reach: Vec<String>,
+}
+
+pub(crate) struct FindingGroup {
+    /// "Step against GLM", when more than two runs are compared.
+    pub heading: Option<String>,
+    pub items: Vec<Finding>,
+}
+
+/// "Decode: **0.81×** Step's total tok/s over GLM's, median of …".
+pub(crate) struct Finding {
+    pub label: &'static str,
+    pub figure: Option<String>,
+    pub text: String,
 }
 
 /// A chart with the table of its numbers; its caption, by kind, is in
 /// templates/chart_block.html.
 pub(crate) struct ChartBlock {
     pub id: String,
+    /// The runs' colours and markers, shown with the chart: (name, colour, marker).
+    pub key: Vec<(String, String, &'static str)>,
     pub heading: String,
     pub kind: ChartKind,
     /// Throughput divided by each run's GPU count (the caption says so).
@@ -165,6 +216,10 @@ pub(crate) struct RatioMatrix {
     pub heading: String,
     pub levels: Vec<u32>,
     pub rows: Vec<RatioRow>,
+    /// One line per context or level left out for having no ratio.
+    pub left_out: Vec<String>,
+    /// Which rows pair two different contexts, when some do.
+    pub near_note: Option<String>,
 }
 
 pub(crate) struct RatioRow {
@@ -177,12 +232,23 @@ pub(crate) struct RatioCell {
     pub text: String,
     /// Why there is no ratio ("GLM over capacity").
     pub reason: Option<String>,
+    /// "faster", "slower", "even" or "none" (no ratio).
+    pub class: &'static str,
+    /// The shade's strength, `--shade:0.37` (see `colour::ratio_shade`).
     pub style: Option<String>,
 }
 
 const DASH: &str = format::DASH;
 
 impl ComparePage {
+    /// The setup rows that differ, or (`false`) the rest.
+    pub(crate) fn setup_rows(&self, differing: bool) -> Vec<&SetupRow> {
+        self.setup
+            .iter()
+            .filter(|r| (r.state == SetupState::Differs) == differing)
+            .collect()
+    }
+
     /// Adds the cost table when a run of the comparison has a priced GPU.
     pub(crate) fn with_cost(
         mut self,
@@ -230,7 +296,7 @@ impl ComparePage {
                     cost::cost_note(r.meta.hardware.gpu_count, p)
                 ),
                 None => format!(
-                    "{}: no price for {} in data/prices.json.",
+                    "{}: no price is known for {}.",
                     r.meta.model, r.meta.hardware.gpu
                 ),
             })
@@ -266,6 +332,8 @@ impl ComparePage {
                 })
                 .collect(),
             note_html: c.note_markdown.as_deref().map(render_markdown),
+            findings: findings(&runs),
+            tools_differ: tools_differ(&runs),
             setup: setup_rows(&runs),
             prefill: prefill_block(&runs)?,
             decode: decode_blocks(&runs, &names(&runs), Basis::Total)?,
@@ -310,10 +378,172 @@ fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
             SetupRow {
                 card,
                 label: field.to_string(),
-                differs: row.iter().any(|v| v != &row[0]),
+                state: SetupState::of(&row),
                 values: row,
             }
         })
+        .collect()
+}
+
+/// The tools each run's figures come from: the tool of each imported cell,
+/// else the run's benchmark tool, else sitegen itself.
+fn tools_of(run: &Run) -> BTreeSet<String> {
+    let imported: BTreeSet<String> = run
+        .cells
+        .iter()
+        .filter_map(|c| c.measured_by())
+        .map(|by| by.tool.clone())
+        .collect();
+    if !imported.is_empty() {
+        return imported;
+    }
+    let named = run.meta.run.benchmark_tool.as_ref().map(|t| t.name.clone());
+    BTreeSet::from([named.unwrap_or_else(|| "sitegen".into())])
+}
+
+fn tools_differ(runs: &[&Run]) -> Option<String> {
+    let sets: Vec<BTreeSet<String>> = runs.iter().map(|r| tools_of(r)).collect();
+    if sets.iter().all(|s| s == &sets[0]) {
+        return None;
+    }
+    let all: BTreeSet<&String> = sets.iter().flatten().collect();
+    let tools: Vec<&str> = all.into_iter().map(String::as_str).collect();
+    Some(crate::comparison_words::fill(
+        crate::comparison_words::TOOLS_DIFFER,
+        &[("tools", &tools.join(", "))],
+    ))
+}
+
+/// What a reader came for: each run against the first (decode on the fair
+/// basis, by context, prefill, what could not be compared) and each run's
+/// reach. Figures from `compare`, words from `comparison_words`.
+pub(crate) fn findings(runs: &[&Run]) -> Findings {
+    use crate::comparison_words as w;
+    let basis = compare::findings_basis(runs);
+    let a = runs[0];
+    let (an, figure) = (a.meta.model.as_str(), tok_per_s_name(basis));
+    let pairs = runs[1..]
+        .iter()
+        .map(|b| {
+            let f = compare::pair_findings(a, b, basis);
+            let bn = b.meta.model.as_str();
+            let names = [("a", an), ("b", bn)];
+            let mut items = Vec::new();
+            match f.decode {
+                Some(d) => {
+                    items.push(Finding {
+                        label: w::FINDING_DECODE,
+                        figure: Some(format::ratio(d.median)),
+                        text: w::fill(
+                            w::FINDING_DECODE_TEXT,
+                            &[
+                                names[0],
+                                names[1],
+                                ("figure", figure),
+                                ("count", &d.count.to_string()),
+                                ("min", &format::ratio(d.min)),
+                                ("max", &format::ratio(d.max)),
+                                ("above", &d.above.to_string()),
+                                ("below", &d.below.to_string()),
+                            ],
+                        ),
+                    });
+                    items.push(Finding {
+                        label: w::FINDING_BY_CONTEXT,
+                        figure: None,
+                        text: f
+                            .decode_by_context
+                            .iter()
+                            .map(|(context, r)| {
+                                w::fill(
+                                    w::FINDING_BY_CONTEXT_ITEM,
+                                    &[("context", context), ("ratio", &format::ratio(*r))],
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join(" · "),
+                    });
+                }
+                None => items.push(Finding {
+                    label: w::FINDING_DECODE,
+                    figure: None,
+                    text: w::fill(w::FINDING_NO_DECODE, &names),
+                }),
+            }
+            if let Some(p) = f.prefill {
+                let faster = if f.prefill_faster_at.is_empty() {
+                    String::new()
+                } else {
+                    w::fill(
+                        w::FINDING_PREFILL_FASTER,
+                        &[("b", bn), ("contexts", &f.prefill_faster_at.join(", "))],
+                    )
+                };
+                items.push(Finding {
+                    label: w::FINDING_PREFILL,
+                    figure: Some(format::ratio(p.median)),
+                    text: w::fill(
+                        w::FINDING_PREFILL_TEXT,
+                        &[
+                            names[0],
+                            names[1],
+                            ("count", &p.count.to_string()),
+                            ("min", &format::ratio(p.min)),
+                            ("max", &format::ratio(p.max)),
+                            ("faster", &faster),
+                        ],
+                    ),
+                });
+            }
+            let not_compared = f.one_side_only + f.not_valid;
+            if not_compared > 0 {
+                items.push(Finding {
+                    label: w::FINDING_NOT_COMPARED,
+                    figure: None,
+                    text: w::fill(
+                        w::FINDING_NOT_COMPARED_TEXT,
+                        &[
+                            ("n", &not_compared.to_string()),
+                            ("one", &f.one_side_only.to_string()),
+                            ("invalid", &f.not_valid.to_string()),
+                        ],
+                    ),
+                });
+            }
+            FindingGroup {
+                heading: (runs.len() > 2).then(|| w::fill(w::FINDINGS_PAIR, &names)),
+                items,
+            }
+        })
+        .collect();
+    let reach = runs
+        .iter()
+        .map(|r| {
+            let name = r.meta.model.as_str();
+            let reach = compare::reach(r);
+            match (reach.largest_context, reach.most_requests) {
+                (Some(ctx), Some((n, at))) => w::fill(
+                    w::FINDING_REACH_RUN,
+                    &[
+                        ("name", name),
+                        ("context", &format::context_label(ctx)),
+                        ("n", &n.to_string()),
+                        ("at", &format::context_label(at)),
+                    ],
+                ),
+                _ => w::fill(w::FINDING_REACH_NONE, &[("name", name)]),
+            }
+        })
+        .collect();
+    Findings { pairs, reach }
+}
+
+/// The key of a chart with a line per name, in style order.
+pub(crate) fn chart_key(names: &[String]) -> Vec<(String, String, &'static str)> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), palette(i), MARKERS[i % MARKERS.len()]))
         .collect()
 }
 
@@ -326,6 +556,7 @@ fn run_lines(points: impl Iterator<Item = Vec<(f64, f64)>>) -> Vec<Series> {
             points,
             emphasis: true,
             joined: true,
+            label: None,
         })
         .collect()
 }
@@ -335,11 +566,9 @@ fn names(runs: &[&Run]) -> Vec<String> {
 }
 
 fn context_axis() -> Axis {
-    Axis {
-        label: crate::comparison_words::PREFILL_X.into(),
-        scale: Scale::Log2,
-        format: |v| format::context_label(v.round() as u64),
-    }
+    Axis::new(crate::comparison_words::PREFILL_X, Scale::Log2, |v| {
+        format::context_label(v.round() as u64)
+    })
 }
 
 fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
@@ -370,12 +599,13 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         })
         .collect();
     let title = crate::comparison_words::PREFILL_TITLE;
-    let y = Axis {
-        label: crate::comparison_words::PREFILL_Y.into(),
-        scale: Scale::Linear,
-        format: format::tok_per_s_short,
-    };
+    let y = Axis::new(
+        crate::comparison_words::PREFILL_Y,
+        Scale::Linear,
+        format::tok_per_s_short,
+    );
     Ok(Some(ChartBlock {
+        key: chart_key(&names(runs)),
         id: "prefill".into(),
         heading: crate::comparison_words::PREFILL.into(),
         kind: ChartKind::Prefill,
@@ -413,17 +643,24 @@ pub(super) fn decode_blocks(
     basis: Basis,
 ) -> Result<Vec<ChartBlock>, ChartError> {
     let id_suffix = basis_suffix(basis);
-    let x = Axis {
-        label: crate::comparison_words::DECODE_X.into(),
-        scale: Scale::Log2,
-        format: |v| format!("{}", v.round()),
-    };
-    let y = Axis {
-        label: tok_per_s_name(basis).into(),
-        scale: Scale::Linear,
-        format: format::tok_per_s_short,
-    };
-    compare::shared_contexts(runs)
+    let x = Axis::new(crate::comparison_words::DECODE_X, Scale::Log2, |v| {
+        format!("{}", v.round())
+    });
+    let contexts = compare::shared_contexts(runs);
+    // One y-axis for every context, so the charts show what context costs.
+    let y = Axis::new(
+        tok_per_s_name(basis),
+        Scale::Linear,
+        format::tok_per_s_short,
+    )
+    .shared_over(contexts.iter().flat_map(|&ctx| {
+        runs.iter().flat_map(move |r| {
+            compare::valid_totals_at(r, ctx)
+                .into_iter()
+                .map(move |(_, t)| basis.of(r, t))
+        })
+    }));
+    contexts
         .into_iter()
         .map(|ctx| {
             let label = format::context_label(ctx);
@@ -449,6 +686,7 @@ pub(super) fn decode_blocks(
                 &[("context", &label), ("figure", tok_per_s_name(basis))],
             );
             Ok(ChartBlock {
+                key: chart_key(names),
                 // From the token count, never the label ("0 (no prompt)").
                 id: format!("decode-{ctx}{id_suffix}"),
                 heading: crate::comparison_words::fill(
@@ -493,9 +731,10 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
         .collect()
 }
 
-/// `b`'s tok/s over `a`'s on `basis`, cell by cell, coloured with the
-/// diverging ratio scale; `names` say whose figure is missing where there is
-/// none.
+/// `b`'s tok/s over `a`'s on `basis`, cell by cell, shaded on the diverging
+/// ratio scale; `names` say whose figure is missing where there is none.
+/// Contexts within 2% share a row; rows and columns without a single ratio
+/// are not drawn but said in one line each, with why.
 pub(crate) fn ratio_matrix_between(
     a: &Run,
     b: &Run,
@@ -504,37 +743,128 @@ pub(crate) fn ratio_matrix_between(
     names: (&str, &str),
     basis: Basis,
 ) -> RatioMatrix {
-    let (contexts, levels) = compare::union_grid(a, b);
-    let rows = contexts
-        .iter()
-        .map(|&ctx| RatioRow {
-            context: format::context_label(ctx),
-            cells: levels
+    use crate::comparison_words::{NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, fill};
+    let grid = compare::RatioGrid::between(a, b, basis);
+    let keep_level: Vec<bool> = (0..grid.levels.len())
+        .map(|l| grid.level_has_ratio(l))
+        .collect();
+    // Per run, each distinct reason once: "GLM queued or over capacity;
+    // Step not measured".
+    let reasons = |cells: &mut dyn Iterator<Item = &Result<f64, compare::NoRatio>>| {
+        let mut sides: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
+        let mut add = |side: usize, words: &'static str| {
+            if !sides[side].contains(&words) {
+                sides[side].push(words);
+            }
+        };
+        for c in cells {
+            match c {
+                // A cell neither run measured says nothing about either.
+                Err(compare::NoRatio::Unusable {
+                    a: Some(compare::Unusable::NotMeasured),
+                    b: Some(compare::Unusable::NotMeasured),
+                }) => {}
+                Err(compare::NoRatio::Unusable { a, b }) => {
+                    a.iter().for_each(|u| add(0, u.words()));
+                    b.iter().for_each(|u| add(1, u.words()));
+                }
+                Err(compare::NoRatio::ZeroBase) => add(0, crate::comparison_words::ZERO_TOK_PER_S),
+                Ok(_) => {}
+            }
+        }
+        [names.0, names.1]
+            .iter()
+            .zip(&sides)
+            .filter(|(_, words)| !words.is_empty())
+            .map(|(name, words)| format!("{name} {}", words.join(crate::comparison_words::OR)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut left_out = Vec::new();
+    let mut rows = Vec::new();
+    for (r, pair) in grid.rows.iter().enumerate() {
+        if !grid.row_has_ratio(r) {
+            left_out.push(fill(
+                NO_RATIO_AT_ROW,
+                &[
+                    ("context", &pair.label()),
+                    ("reasons", &reasons(&mut grid.cells[r].iter())),
+                ],
+            ));
+            continue;
+        }
+        rows.push(RatioRow {
+            context: pair.label(),
+            cells: grid.cells[r]
                 .iter()
-                .map(|&n| {
-                    match compare::ratio(a.decode_cell(ctx, n), b.decode_cell(ctx, n))
-                        .map(|r| basis.ratio(a, b, r))
-                    {
-                        Ok(r) => RatioCell {
-                            text: format::ratio(r),
+                .zip(&keep_level)
+                .filter(|(_, keep)| **keep)
+                .map(|(c, _)| match c {
+                    Ok(r) => {
+                        let (class, style) = ratio_shade(*r);
+                        RatioCell {
+                            text: format::ratio(*r),
                             reason: None,
-                            style: Some(fill_style(ratio_colour(r))),
-                        },
-                        Err(none) => RatioCell {
-                            text: DASH.into(),
-                            reason: Some(none.reason(names)),
-                            style: None,
-                        },
+                            class,
+                            style: Some(style),
+                        }
                     }
+                    Err(none) => RatioCell {
+                        text: DASH.into(),
+                        reason: Some(none.reason(names)),
+                        class: "none",
+                        style: None,
+                    },
                 })
                 .collect(),
-        })
+        });
+    }
+    for (l, n) in grid.levels.iter().enumerate() {
+        if !keep_level[l] {
+            left_out.push(fill(
+                NO_RATIO_AT_LEVEL,
+                &[
+                    ("n", &n.to_string()),
+                    (
+                        "reasons",
+                        &reasons(&mut grid.cells.iter().map(|row| &row[l])),
+                    ),
+                ],
+            ));
+        }
+    }
+    let left_alone = rows.is_empty();
+    if left_alone {
+        // Nothing to compare anywhere: one line, not one per row and level.
+        left_out = vec![fill(
+            crate::comparison_words::NO_RATIO_ANYWHERE,
+            &[("a", names.0), ("b", names.1)],
+        )];
+    }
+    let near: Vec<String> = grid
+        .rows
+        .iter()
+        .filter(|p| p.near())
+        .map(|p| p.label())
         .collect();
     RatioMatrix {
         id,
         heading,
-        levels,
+        levels: grid
+            .levels
+            .iter()
+            .zip(&keep_level)
+            .filter(|(_, k)| **k)
+            .map(|(n, _)| *n)
+            .collect(),
         rows,
+        left_out,
+        near_note: (!near.is_empty() && !left_alone).then(|| {
+            fill(
+                NEAR_CONTEXTS,
+                &[("rows", &near.join(", ")), ("a", names.0), ("b", names.1)],
+            )
+        }),
     }
 }
 
@@ -558,6 +888,8 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
                 points: line,
                 emphasis: false,
                 joined: true,
+                // Thin lines name their context at their end.
+                label: Some(format::context_label(ctx)),
             });
         }
         let xy: Vec<(f64, f64)> = points
@@ -570,6 +902,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
             points: frontier.iter().map(|&k| xy[k]).collect(),
             emphasis: true,
             joined: true,
+            label: None,
         });
         for (k, p) in points.iter().enumerate() {
             rows.push(vec![
@@ -589,21 +922,22 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
     if rows.is_empty() {
         return Ok(None);
     }
-    let x = Axis {
-        label: "per-request tok/s (interactivity)".into(),
-        scale: Scale::Linear,
-        format: format::tok_per_s_short,
-    };
-    let y = Axis {
-        label: format!("{} (throughput)", tok_per_s_name(basis)),
-        scale: Scale::Linear,
-        format: format::tok_per_s_short,
-    };
+    let x = Axis::new(
+        "per-request tok/s (interactivity)",
+        Scale::Linear,
+        format::tok_per_s_short,
+    );
+    let y = Axis::new(
+        format!("{} (throughput)", tok_per_s_name(basis)),
+        Scale::Linear,
+        format::tok_per_s_short,
+    );
     let id_suffix = basis_suffix(basis);
     // "Total tok/s", "Tok/s per GPU": the axis name at the start of a sentence.
     let name = tok_per_s_name(basis);
     let figure = format!("{}{}", name[..1].to_uppercase(), &name[1..]);
     Ok(Some(ChartBlock {
+        key: chart_key(&names(runs)),
         id: format!("interactivity{id_suffix}"),
         heading: "Throughput against interactivity".into(),
         kind: ChartKind::Interactivity,
@@ -654,12 +988,11 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             row
         })
         .collect();
-    let y = Axis {
-        label: "most requests that ran valid".into(),
-        scale: Scale::Log2,
-        format: |v| format!("{}", v.round()),
-    };
+    let y = Axis::new("most requests that ran valid", Scale::Log2, |v| {
+        format!("{}", v.round())
+    });
     Ok(Some(ChartBlock {
+        key: chart_key(&names(runs)),
         id: "capacity".into(),
         heading: "Capacity frontier".into(),
         kind: ChartKind::Capacity,

@@ -22,6 +22,17 @@ pub(crate) struct IndexPage {
     pub series: Vec<(String, String, usize)>,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
+    /// Tok/s per GPU against per-request tok/s, a line per recent run.
+    pub overview: Option<Overview>,
+}
+
+/// The index's overview chart and its key.
+pub(crate) struct Overview {
+    pub svg: String,
+    /// (name, colour, marker) per charted run.
+    pub key: Vec<(String, String, &'static str)>,
+    /// Runs with valid cells left off the chart (older ones).
+    pub uncharted: usize,
 }
 
 /// The words of the index's pick bar, with the run limit already in them:
@@ -91,6 +102,8 @@ pub(crate) struct RunSummary {
     pub engine_name: String,
     pub quantization: String,
     pub model: String,
+    /// The model, told apart from other runs of it ("GLM (vllm 0.29.0)").
+    pub name: String,
     pub hardware: String,
     pub engine: String,
     /// When the run was measured, sortable by its RFC 3339 text.
@@ -100,6 +113,7 @@ pub(crate) struct RunSummary {
     /// Highest total tok/s of a Valid cell, "2,270.4 (8K × 32)".
     pub peak_total: Figure,
     /// Longest context with a Valid measurement.
+    pub peak_per_gpu: Figure,
     pub largest_context: Figure,
     /// Prompt tok/s at 8K.
     pub prefill_8k: Figure,
@@ -107,10 +121,11 @@ pub(crate) struct RunSummary {
 
 impl RunSummary {
     /// The figure columns, in table order.
-    pub fn figures(&self) -> [&Figure; 4] {
+    pub fn figures(&self) -> [&Figure; 5] {
         [
             &self.single_stream,
             &self.peak_total,
+            &self.peak_per_gpu,
             &self.largest_context,
             &self.prefill_8k,
         ]
@@ -127,7 +142,14 @@ impl IndexPage {
             (None, Some(_)) => std::cmp::Ordering::Greater,
             (None, None) => std::cmp::Ordering::Equal,
         });
-        let summaries: Vec<RunSummary> = order.into_iter().map(summary).collect();
+        let names = labels::distinct_names(&order);
+        let summaries: Vec<RunSummary> = order
+            .iter()
+            .zip(names)
+            .map(|(r, name)| summary(r, name))
+            .collect();
+        let overview = overview(&order);
+        let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
         let options = |f: fn(&RunSummary) -> &String| {
             let set: std::collections::BTreeSet<String> =
                 summaries.iter().map(|r| f(r).clone()).collect();
@@ -171,14 +193,14 @@ impl IndexPage {
                     runs: c
                         .runs
                         .iter()
-                        .map(|&i| runs[i].meta.model.as_str())
+                        .map(|&i| all_names[i].as_str())
                         .collect::<Vec<_>>()
                         .join(" · "),
                     hardware: {
                         let mut hw: Vec<String> = c
                             .runs
                             .iter()
-                            .map(|&i| labels::hardware_label(&runs[i].meta.hardware))
+                            .map(|&i| labels::hardware_short(&runs[i].meta.hardware))
                             .collect();
                         hw.dedup();
                         hw.join(" · ")
@@ -187,11 +209,85 @@ impl IndexPage {
                 .collect(),
             filters,
             pick: PickBar::new(),
+            overview,
         }
     }
 }
 
-fn summary(run: &Run) -> RunSummary {
+/// Most runs the overview draws: one palette colour and marker each.
+const OVERVIEW_RUNS: usize = super::charts::lines::PALETTE.len();
+
+/// The chart people know from InferenceMAX: for each run, its Pareto
+/// frontier of tok/s per GPU against per-request tok/s over its Valid decode
+/// cells. The most recent runs (`order` is newest first) up to the palette.
+fn overview(order: &[&Run]) -> Option<Overview> {
+    use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
+    let basis = crate::compare::Basis::PerGpu;
+    let with_cells: Vec<&Run> = order
+        .iter()
+        .copied()
+        .filter(|r| !crate::compare::interactivity_points(r).is_empty())
+        .collect();
+    if with_cells.is_empty() {
+        return None;
+    }
+    let charted = &with_cells[..with_cells.len().min(OVERVIEW_RUNS)];
+    let series: Vec<Series> = charted
+        .iter()
+        .enumerate()
+        .map(|(style, r)| {
+            let xy: Vec<(f64, f64)> = crate::compare::interactivity_points(r)
+                .iter()
+                .map(|p| (p.per_request_tok_per_s, basis.of(r, p.total_tok_per_s)))
+                .collect();
+            Series {
+                style,
+                points: crate::compare::pareto_frontier(&xy)
+                    .into_iter()
+                    .map(|k| xy[k])
+                    .collect(),
+                emphasis: true,
+                joined: true,
+                label: None,
+            }
+        })
+        .collect();
+    let x = Axis::new(
+        "per-request tok/s (interactivity)",
+        Scale::Linear,
+        format::tok_per_s_short,
+    );
+    let y = Axis::new("tok/s per GPU", Scale::Linear, format::tok_per_s_short);
+    let svg = xy_chart(
+        "Tok/s per GPU against per-request tok/s: each run's best trade-offs",
+        super::charts::INTERACTIVITY_SIZE,
+        &x,
+        &y,
+        &series,
+    )
+    .ok()?;
+    let names = labels::distinct_names(charted);
+    Some(Overview {
+        svg,
+        key: names
+            .into_iter()
+            .enumerate()
+            .map(|(i, n)| {
+                (
+                    format!(
+                        "{n} · {}",
+                        labels::hardware_short(&charted[i].meta.hardware)
+                    ),
+                    palette(i),
+                    MARKERS[i % MARKERS.len()],
+                )
+            })
+            .collect(),
+        uncharted: with_cells.len() - charted.len(),
+    })
+}
+
+fn summary(run: &Run, name: String) -> RunSummary {
     let valid = |s: Status| s == Status::Valid;
     let single_stream = run
         .decode_cells()
@@ -215,6 +311,19 @@ fn summary(run: &Run) -> RunSummary {
                 c.concurrency
             ),
         });
+    let gpus = run.meta.hardware.gpu_count.max(1);
+    let peak_per_gpu = run
+        .decode_cells()
+        .filter(|c| valid(c.status))
+        .filter_map(|c| c.total_tok_per_s)
+        .max_by(f64::total_cmp)
+        .map_or_else(Figure::none, |v| {
+            let v = v / f64::from(gpus);
+            Figure {
+                sort: v.to_string(),
+                text: format::tok_per_s(v),
+            }
+        });
     let largest_context = run
         .cells
         .iter()
@@ -236,7 +345,7 @@ fn summary(run: &Run) -> RunSummary {
     RunSummary {
         id: run.id.clone(),
         href: super::run_href(run),
-        gpu: format!("{} ×{}", run.meta.hardware.gpu, run.meta.hardware.gpu_count),
+        gpu: labels::hardware_short(&run.meta.hardware),
         engine_name: run.meta.engine.name.clone(),
         quantization: run
             .meta
@@ -245,7 +354,8 @@ fn summary(run: &Run) -> RunSummary {
             .clone()
             .unwrap_or_else(|| format::DASH.to_string()),
         model: run.meta.model.clone(),
-        hardware: labels::hardware_label(&run.meta.hardware),
+        name,
+        hardware: labels::hardware_short(&run.meta.hardware),
         engine: labels::engine_badges(&run.meta.engine).join(" · "),
         measured: run
             .meta
@@ -257,6 +367,7 @@ fn summary(run: &Run) -> RunSummary {
             }),
         single_stream,
         peak_total,
+        peak_per_gpu,
         largest_context,
         prefill_8k,
     }

@@ -147,7 +147,7 @@ pub(crate) fn render_site(
     add("compare/index.html".into(), pick.into_bytes());
     add(
         "compare/definitions.js".into(),
-        browser::definitions_js().into_bytes(),
+        browser::definitions_js(runs, comparisons).into_bytes(),
     );
     let index = index_page::IndexPage::new(runs, comparisons, &all_series)
         .render()

@@ -35,7 +35,10 @@ pub struct RunPage {
     pub prefill_caption: &'static str,
     pub matrix: Option<Matrix>,
     pub decode_caption: &'static str,
-    pub legend: Vec<&'static str>,
+    /// (CSS class of its swatch, sentence): one per status present.
+    pub legend: Vec<(&'static str, &'static str)>,
+    /// Why each cell without a clean figure has none: "64K × 128: Error (HTTP 500: engine core died)".
+    pub reasons: Vec<String>,
     /// Said of TTFT unless a tool measured it otherwise (see `definitions`).
     pub ttft_note: Option<&'static str>,
     pub table_note: &'static str,
@@ -50,6 +53,8 @@ pub struct RunPage {
     pub gpus: u32,
     /// Index of the Total tok/s column in `columns`.
     pub total_column: usize,
+    /// Index of the Reason column, when shown (else past the end).
+    pub reason_column: usize,
     /// How the cost column was computed, when data/prices.json prices the GPU.
     pub cost_note: Option<String>,
 }
@@ -143,6 +148,9 @@ pub struct MatrixCell {
     pub pause: Option<String>,
     /// Full description for assistive technology and tooltips.
     pub describe: String,
+    /// Why the cell has its status, when the data says: the page also lists
+    /// it under the matrix, never only in the tooltip.
+    pub reason: Option<String>,
 }
 
 /// A row of the full measurement table: (sort key, text) per column.
@@ -178,13 +186,31 @@ impl RunPage {
             prefill_caption: labels::PREFILL_CAPTION,
             matrix: matrix(run),
             decode_caption: labels::DECODE_CAPTION,
-            legend: labels::legend_sentences(run.decode_cells().map(|c| c.status))
+            legend: labels::legend_entries(run.decode_cells().map(|c| c.status))
                 .into_iter()
+                .map(|(status, text)| (status.css_class(), text))
                 .chain(
                     run.decode_cells()
                         .any(|c| c.long_pause_ms().is_some())
-                        .then_some(labels::PAUSE_LEGEND),
+                        .then_some(("pause", labels::PAUSE_LEGEND)),
                 )
+                .collect(),
+            reasons: run
+                .decode_cells()
+                // The status shows in the cell; its reason, when it has
+                // one, would otherwise only be in a tooltip.
+                .filter_map(|c| {
+                    let at = format!(
+                        "{} × {}",
+                        format::context_label(c.context_tokens),
+                        c.concurrency
+                    );
+                    Some(format!(
+                        "{at}: {} ({})",
+                        c.status.label(),
+                        c.reason.as_deref()?
+                    ))
+                })
                 .collect(),
             ttft_note: run
                 .decode_cells()
@@ -192,7 +218,7 @@ impl RunPage {
                 .all(|by| !by.definitions.contains_key("ttft_ms"))
                 .then_some(labels::TTFT_NOTE),
             table_note: labels::TABLE_NOTE,
-            columns: columns.iter().filter_map(|c| c.header).collect(),
+            columns: columns.iter().map(|c| table::run_page_header(c)).collect(),
             rows: run
                 .cells
                 .iter()
@@ -214,6 +240,10 @@ impl RunPage {
             total_column: columns
                 .iter()
                 .position(|c| c.csv_name == "total_tok_per_s")
+                .unwrap_or(usize::MAX),
+            reason_column: columns
+                .iter()
+                .position(|c| c.csv_name == "reason")
                 .unwrap_or(usize::MAX),
         })
     }
@@ -259,9 +289,11 @@ fn matrix(run: &Run) -> Option<Matrix> {
     if contexts.is_empty() {
         return None;
     }
+    // The scale spans Valid cells only: a queued cell's figure is not a
+    // clean measurement, so it is clamped into the scale, never its top.
     let scale = LogScale::over(
         run.decode_cells()
-            .filter(|c| c.status.has_figures())
+            .filter(|c| c.status == Status::Valid)
             .filter_map(|c| c.total_tok_per_s),
     );
     let rows = contexts
@@ -301,6 +333,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
             ttft: None,
             pause: None,
             describe: format!("{where_}: not measured"),
+            reason: None,
         };
     };
     let tok = cell.total_tok_per_s.filter(|_| cell.status.has_figures());
@@ -340,6 +373,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
         flag,
         ttft,
         describe,
+        reason: cell.reason.clone(),
     }
 }
 

@@ -204,6 +204,73 @@ async function checkPerGpu(page, problems) {
   if (JSON.stringify(await shown()) !== JSON.stringify(viewsBefore)) problems.push("toggle: the total views did not come back");
 }
 
+// What a reader needs, as issue 19 states it. At 1440×900: a comparison
+// shows a ratio on its first screen; no setup row is flagged as differing
+// because a run does not state it; no Requests-queued matrix cell is
+// brighter than the brightest Valid one; every cell's reason is in the
+// visible text (not only a tooltip); every ratio-matrix row has a ratio;
+// the runs and measurement tables do not scroll sideways. At 390 px
+// (checkReadingPhone): chart text at least 11 CSS px.
+async function checkReading(page, problems) {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const r = await page.evaluate(() => {
+    const out = [];
+    const visible = (e) => e.getClientRects().length > 0;
+    // Comparison pages, pre-rendered (#findings) or built here (#pick-result).
+    if (document.querySelector("#findings, #pick-result table.ratio")) {
+      const figures = Array.from(document.querySelectorAll(".finding-figure, td.r:not(.none)")).filter(visible);
+      const first = figures.map((e) => e.getBoundingClientRect().bottom).sort((a, b) => a - b)[0];
+      if (!(first <= 900)) out.push(`no ratio figure on the first 1440×900 screen (the first ends at ${first} px)`);
+    }
+    const dash = "—";
+    for (const tr of document.querySelectorAll("table.setup tr.differs")) {
+      const values = Array.from(tr.querySelectorAll("td")).slice(1).map((td) => td.textContent.trim());
+      const stated = values.filter((v) => v !== dash);
+      if (!stated.some((v) => v !== stated[0])) out.push(`setup row "${tr.querySelector("th").textContent.trim()}" is flagged as differing, but only a missing value differs`);
+    }
+    const luminance = (e) => {
+      const m = getComputedStyle(e).backgroundColor.match(/[\d.]+/g).map(Number);
+      const [r, g, b] = m.slice(0, 3).map((c) => { c /= 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const valid = Array.from(document.querySelectorAll("td.m.valid")).map(luminance);
+    const brightest = Math.max(...valid);
+    for (const td of document.querySelectorAll("td.m.requests-queued")) {
+      if (valid.length && luminance(td) > brightest + 1e-6) out.push(`a Requests-queued cell (${td.title}) is brighter than every Valid cell`);
+    }
+    const text = document.body.innerText;
+    for (const td of document.querySelectorAll("td.m[data-reason]")) {
+      if (!text.includes(td.dataset.reason)) out.push(`the reason "${td.dataset.reason}" is only in a tooltip`);
+    }
+    for (const tr of document.querySelectorAll("table.ratio tbody tr")) {
+      if (!tr.querySelector("td.r:not(.none)")) out.push(`ratio-matrix row ${tr.querySelector("th").textContent} has no ratio`);
+    }
+    for (const t of document.querySelectorAll("table.runs, table.measurements")) {
+      const box = t.closest(".scroll") || t;
+      if (box.scrollWidth > box.clientWidth + 1) out.push(`table.${t.classList[t.classList.length - 1]} scrolls sideways at 1440 px (${box.scrollWidth} > ${box.clientWidth})`);
+    }
+    return out;
+  });
+  r.forEach((p) => problems.push(`reading: ${p}`));
+}
+
+async function checkReadingPhone(page, problems) {
+  const small = await page.evaluate(() => {
+    const out = [];
+    for (const svg of document.querySelectorAll("svg.chart")) {
+      if (svg.getClientRects().length === 0) continue;
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      for (const t of svg.querySelectorAll("text")) {
+        const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+        if (t.textContent.trim() && px < 11) out.push(`"${t.textContent.trim()}" is ${px.toFixed(1)} px in "${svg.getAttribute("aria-label")}"`);
+      }
+    }
+    return out;
+  });
+  if (small.length) problems.push(`reading: ${small.length} chart labels under 11 px at 390 px, e.g. ${small.slice(0, 3).join("; ")}`);
+}
+
 async function checkCopy(url, problems) {
   const context = await browser.newContext();
   const origin = new URL(url).origin;
@@ -254,6 +321,15 @@ async function checkPage({ url, name }) {
       await checkPerGpu(page, problems);
       checked.push("toggle");
     }
+    if (checks.has("reading")) {
+      await checkReading(page, problems);
+      if (config.screenshots) {
+        for (const scheme of ["light", "dark"]) {
+          await page.emulateMedia({ colorScheme: scheme });
+          await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, `1440-${scheme}`)), fullPage: true });
+        }
+      }
+    }
     await context.close();
   }
   if (checks.has("phone")) {
@@ -265,8 +341,14 @@ async function checkPage({ url, name }) {
     if (overflow.scroll > overflow.client) {
       problems.push(`phone: the page scrolls sideways at 390 px (${overflow.scroll} px wide)`);
     }
+    if (checks.has("reading")) {
+      await checkReadingPhone(page, problems);
+      checked.push("reading");
+    }
     if (config.screenshots) {
       await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, "phone")), fullPage: true });
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.screenshot({ path: path.join(config.screenshots, screenshotName(name, "phone-dark")), fullPage: true });
     }
     checked.push("phone");
     await context.close();
@@ -296,7 +378,7 @@ async function selectAndCompare({ index, runs }) {
       return `${td.querySelector(".ratio-value").textContent}|${why ? why.textContent : ""}`;
     }),
   })));
-  const charts = await page.$$eval("#prefill svg.chart title, #decode svg.chart title", (ts) => ts.map((t) => t.textContent));
+  const charts = await page.$$eval("#prefill svg.chart.wide title, #decode svg.chart.wide title", (ts) => ts.map((t) => t.textContent));
   const numbers = await page.$$eval("#prefill details.numbers tbody tr, #decode details.numbers tbody tr",
     (rows) => rows.map((tr) => Array.from(tr.querySelectorAll("td")).map((td) => td.textContent).join("|")));
   await context.close();

@@ -1,4 +1,4 @@
-// The README's pictures: the top of a run page and of the GLM vs Step
+// The README's pictures: the decode matrix of a run page and the top (key findings) of the GLM vs Step
 // comparison at 1440 px, light scheme, from a built site.
 //
 //   node tests/browser/readme-pictures.mjs SITE_DIR OUT_DIR [CHROMIUM]
@@ -11,7 +11,7 @@ import { chromium } from "playwright-core";
 const [site, out, executablePath = "/usr/bin/chromium"] = process.argv.slice(2);
 const pages = [
   ["run-page.png", "runs/glm-5.3-flash-h200x4-vllm/index.html", "#decode"],
-  ["glm-vs-step.png", "compare/glm-5.3-flash-h200x4-vllm--step-3.5-flash-h200x4-vllm-0.29.0/index.html", "#ratios"],
+  ["glm-vs-step.png", "compare/glm-5.3-flash-h200x4-vllm--step-3.5-flash-h200x4-vllm-0.29.0/index.html", ""],
 ];
 const browser = await chromium.launch({ executablePath, args: ["--no-sandbox", "--disable-gpu"] });
 const page = await browser.newPage({ viewport: { width: 1440, height: 960 }, colorScheme: "light" });

@@ -7,7 +7,7 @@
 
 use plotters::prelude::*;
 
-use super::{ChartError, FONT, FONT_SIZE, finish_svg};
+use super::{ChartError, ChartSize, FONT, FONT_SIZE, Frame, wide_and_narrow};
 
 /// Okabe–Ito colours without yellow (too light on white), in series order.
 pub(crate) const PALETTE: [RGBColor; 6] = [
@@ -40,6 +40,29 @@ pub(crate) struct Axis {
     pub scale: Scale,
     /// Tick label of a value (in the axis' own units, not log2).
     pub format: fn(f64) -> String,
+    /// Whether a linear axis starts at 0 (throughput does).
+    pub from_zero: bool,
+    /// The plotted range, when several charts share one axis (the decode
+    /// small multiples do), instead of each fitting its own points.
+    pub fixed: Option<(f64, f64)>,
+}
+
+impl Axis {
+    pub(crate) fn new(label: impl Into<String>, scale: Scale, format: fn(f64) -> String) -> Axis {
+        Axis {
+            label: label.into(),
+            scale,
+            format,
+            from_zero: true,
+            fixed: None,
+        }
+    }
+
+    /// This axis plotted over the range that fits every one of `values`.
+    pub(crate) fn shared_over(mut self, values: impl Iterator<Item = f64>) -> Axis {
+        self.fixed = Some(range(self.scale, values, self.from_zero));
+        self
+    }
 }
 
 pub struct Series {
@@ -50,6 +73,8 @@ pub struct Series {
     pub emphasis: bool,
     /// Draw the points joined by a line.
     pub joined: bool,
+    /// Written at the line's last point, so a thin line says what it is.
+    pub label: Option<String>,
 }
 
 fn to_plot(scale: Scale, v: f64) -> f64 {
@@ -106,32 +131,32 @@ fn range(scale: Scale, values: impl Iterator<Item = f64>, from_zero: bool) -> (f
     )
 }
 
-/// Draws the series into an SVG with a title (also its accessible name).
+/// Draws the series into two SVGs, wide and narrow, with a title (also their
+/// accessible name).
 pub(crate) fn xy_chart(
     title: &str,
-    size: (u32, u32),
+    size: ChartSize,
     x: &Axis,
     y: &Axis,
     series: &[Series],
 ) -> Result<String, ChartError> {
-    let mut svg = String::new();
-    draw_xy(&mut svg, size, x, y, series).map_err(|e| ChartError::new(title, e))?;
-    finish_svg(&svg, size, title, "chart")
+    wide_and_narrow(title, size, |frame, svg| draw_xy(svg, frame, x, y, series))
 }
 
 fn draw_xy(
     svg: &mut String,
-    size: (u32, u32),
+    frame: Frame,
     x: &Axis,
     y: &Axis,
     series: &[Series],
 ) -> Result<(), String> {
     let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     {
-        let root = SVGBackend::with_string(svg, size).into_drawing_area();
+        let root = SVGBackend::with_string(svg, frame.size).into_drawing_area();
         let all = || series.iter().flat_map(|s| s.points.iter().copied());
         let (x0, x1) = range(x.scale, all().map(|p| p.0), false);
-        let (y0, y1) = range(y.scale, all().map(|p| p.1), true);
+        let (y0, y1) = range(y.scale, all().map(|p| p.1), y.from_zero);
+        let (y0, y1) = y.fixed.unwrap_or((y0, y1));
         let mut chart = ChartBuilder::on(&root)
             .margin(12)
             .x_label_area_size(40)
@@ -146,9 +171,9 @@ fn draw_xy(
             Scale::Linear => format(v),
         };
         let x_ticks = if x.scale == Scale::Log2 {
-            ((x1 - x0).ceil() as usize + 1).min(12)
+            ((x1 - x0).ceil() as usize + 1).min(frame.max_ticks())
         } else {
-            7
+            frame.max_ticks().min(7)
         };
         let y_ticks = if y.scale == Scale::Log2 {
             ((y1 - y0).ceil() as usize + 1).min(10)
@@ -169,6 +194,7 @@ fn draw_xy(
             .y_label_formatter(&|v| label(y.scale, y.format, *v))
             .draw()
             .map_err(fail)?;
+        let mut placed: Vec<(i32, i32)> = Vec::new();
         for s in series {
             let colour = PALETTE[s.style % PALETTE.len()];
             let pts: Vec<(f64, f64)> = s
@@ -187,6 +213,29 @@ fn draw_xy(
                     .draw_series(LineSeries::new(
                         pts.clone(),
                         line_colour.stroke_width(width),
+                    ))
+                    .map_err(fail)?;
+            }
+            // A label that would overprint one already written is left out
+            // (the chart's table names every line).
+            let free = |at: (i32, i32), placed: &[(i32, i32)]| {
+                !placed
+                    .iter()
+                    .any(|p| (p.0 - at.0).abs() < 44 && (p.1 - at.1).abs() < 16)
+            };
+            if let (Some(label), Some(&end)) = (&s.label, pts.last())
+                && free(chart.backend_coord(&end), &placed)
+            {
+                placed.push(chart.backend_coord(&end));
+                let style = TextStyle::from((FONT, FONT_SIZE).into_font())
+                    .color(&BLACK)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Center,
+                    ));
+                chart
+                    .draw_series(std::iter::once(
+                        EmptyElement::at(end) + Text::new(label.clone(), (5, 0), style),
                     ))
                     .map_err(fail)?;
             }
@@ -219,11 +268,7 @@ mod tests {
     use crate::render::charts::DECODE_SIZE;
 
     fn axis(scale: Scale) -> Axis {
-        Axis {
-            label: "x".into(),
-            scale,
-            format: |v| format!("{v:.0}"),
-        }
+        Axis::new("x", scale, |v| format!("{v:.0}"))
     }
 
     fn draw(x: Scale, y: Scale, series: &[Series]) -> String {
@@ -238,6 +283,7 @@ mod tests {
                 points: vec![(1.0, 10.0 * (i as f64 + 1.0)), (2.0, 20.0), (4.0, 35.0)],
                 emphasis: true,
                 joined: true,
+                label: None,
             })
             .collect();
         let svg = draw(Scale::Log2, Scale::Linear, &series);
@@ -252,6 +298,7 @@ mod tests {
             points: vec![(8192.0, 150.0)],
             emphasis: true,
             joined: true,
+            label: None,
         }];
         let svg = draw(Scale::Log2, Scale::Log2, &one);
         assert!(svg.contains("<circle"), "{svg}");
@@ -266,12 +313,11 @@ mod tests {
             points: vec![(8192.0, 1.0), (1_048_576.0, 2.0)],
             emphasis: false,
             joined: true,
+            label: None,
         }];
-        let x = Axis {
-            label: "context".into(),
-            scale: Scale::Log2,
-            format: |v| crate::format::context_label(v as u64),
-        };
+        let x = Axis::new("context", Scale::Log2, |v| {
+            crate::format::context_label(v as u64)
+        });
         let svg = xy_chart("t", DECODE_SIZE, &x, &axis(Scale::Linear), &s).unwrap();
         assert!(
             svg.contains(">\n8K\n<") && svg.contains(">\n1024K\n<"),

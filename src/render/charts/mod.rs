@@ -4,12 +4,80 @@
 pub mod lines;
 pub mod prefill;
 
-/// Chart sizes in SVG user units (the SVG scales with its box): a wide
-/// chart per section, smaller ones for the small multiples of decode.
-pub(crate) const PREFILL_SIZE: (u32, u32) = (900, 360);
-pub(crate) const DECODE_SIZE: (u32, u32) = (640, 300);
-pub(crate) const INTERACTIVITY_SIZE: (u32, u32) = (900, 420);
-pub(crate) const CAPACITY_SIZE: (u32, u32) = (900, 340);
+/// A chart's two drawings, in SVG user units (each SVG scales with its box):
+/// one for screens wider than a phone, one for phones, drawn narrow so its
+/// text stays at least 11 CSS px where a wide drawing would shrink to 5 px.
+/// The page shows one of them by a media query (static/style.css).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ChartSize {
+    pub wide: (u32, u32),
+    pub narrow: (u32, u32),
+}
+
+/// The width phones draw charts at: a 390 px screen less the page's margins.
+pub(crate) const NARROW_WIDTH: u32 = 360;
+
+pub(crate) const PREFILL_SIZE: ChartSize = ChartSize {
+    wide: (900, 360),
+    narrow: (NARROW_WIDTH, 300),
+};
+/// Small multiples sit two abreast at ~560 px: drawn at 480 units, their
+/// text is drawn larger than on the page's wide charts.
+pub(crate) const DECODE_SIZE: ChartSize = ChartSize {
+    wide: (480, 300),
+    narrow: (NARROW_WIDTH, 280),
+};
+pub(crate) const INTERACTIVITY_SIZE: ChartSize = ChartSize {
+    wide: (900, 420),
+    narrow: (NARROW_WIDTH, 360),
+};
+pub(crate) const CAPACITY_SIZE: ChartSize = ChartSize {
+    wide: (900, 340),
+    narrow: (NARROW_WIDTH, 300),
+};
+
+/// One drawing of a chart: its size, and whether it is the phone's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Frame {
+    pub size: (u32, u32),
+    pub narrow: bool,
+}
+
+impl Frame {
+    /// At most this many labelled ticks fit along an axis of this drawing.
+    pub(crate) fn max_ticks(self) -> usize {
+        if self.narrow { 6 } else { 12 }
+    }
+}
+
+/// Draws a chart wide and narrow (`draw` writes plotters' SVG for a frame)
+/// and returns both SVGs, each with the chart's title.
+pub(crate) fn wide_and_narrow(
+    title: &str,
+    size: ChartSize,
+    draw: impl Fn(Frame, &mut String) -> Result<(), String>,
+) -> Result<String, ChartError> {
+    let one = |frame: Frame, class: &str| {
+        let mut svg = String::new();
+        draw(frame, &mut svg).map_err(|e| ChartError::new(title, e))?;
+        finish_svg(&svg, frame.size, title, class)
+    };
+    let wide = one(
+        Frame {
+            size: size.wide,
+            narrow: false,
+        },
+        "chart wide",
+    )?;
+    let narrow = one(
+        Frame {
+            size: size.narrow,
+            narrow: true,
+        },
+        "chart narrow",
+    )?;
+    Ok(format!("{wide}{narrow}"))
+}
 
 /// A chart that could not be drawn.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -28,8 +96,11 @@ impl ChartError {
     }
 }
 
-/// Chart text size in SVG user units.
+/// Chart text size as plotters takes it (points; it writes 1/1.24 of it as
+/// the SVG's font-size, [`FONT_PX`]).
 pub(crate) const FONT_SIZE: f64 = 15.0;
+/// The font-size plotters writes for [`FONT_SIZE`], in SVG user units.
+pub(crate) const FONT_PX: f64 = FONT_SIZE / 1.24;
 pub(crate) const FONT: &str = "sans-serif";
 
 /// Makes plotters' SVG scale with its box and gives it an accessible name:

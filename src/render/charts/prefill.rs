@@ -4,7 +4,7 @@
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{ChartError, FONT, FONT_SIZE, PREFILL_SIZE, finish_svg};
+use super::{ChartError, ChartSize, FONT, FONT_SIZE, Frame, NARROW_WIDTH, wide_and_narrow};
 use crate::format;
 
 /// One bar: a context with its prompt throughput and cold-prompt TTFT.
@@ -18,16 +18,30 @@ pub(crate) struct PrefillBar {
 /// Bar colour: Okabe–Ito blue, readable on light and dark backgrounds.
 const BAR: RGBColor = RGBColor(0x00, 0x72, 0xb2);
 
+/// Wide: a column per context, labelled above. Narrow (phones): a row per
+/// context, labelled at its end, so every label keeps its full size.
 pub(crate) fn prefill_chart(bars: &[PrefillBar], title: &str) -> Result<String, ChartError> {
-    let mut svg = String::new();
-    draw_bars(&mut svg, bars).map_err(|e| ChartError::new(title, e))?;
-    finish_svg(&svg, PREFILL_SIZE, title, "chart")
+    let size = ChartSize {
+        wide: super::PREFILL_SIZE.wide,
+        narrow: (NARROW_WIDTH, 56 + 34 * bars.len().max(1) as u32),
+    };
+    wide_and_narrow(title, size, |frame, svg| {
+        if frame.narrow {
+            draw_rows(svg, frame, bars)
+        } else {
+            draw_columns(svg, frame, bars)
+        }
+    })
 }
 
-fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
+fn text_style() -> TextStyle<'static> {
+    TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK)
+}
+
+fn draw_columns(svg: &mut String, frame: Frame, bars: &[PrefillBar]) -> Result<(), String> {
     let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     {
-        let root = SVGBackend::with_string(svg, PREFILL_SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(svg, frame.size).into_drawing_area();
         let top = bars.iter().map(|b| b.tok_per_s).fold(0.0, f64::max);
         // Room above the tallest bar for its two-line label.
         let y_max = if top > 0.0 { top * 1.22 } else { 1.0 };
@@ -47,7 +61,7 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
             .y_label_area_size(64)
             .build_cartesian_2d((0..last).into_segmented(), 0.0..y_max)
             .map_err(fail)?;
-        let label_style = TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK);
+        let label_style = text_style();
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -79,7 +93,7 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
                     BAR.filled(),
                 );
                 // Bars at most ~90 px wide, so a run with few contexts does not show slabs.
-                let slot = (PREFILL_SIZE.0 - 12 * 2 - 64) / segments;
+                let slot = (frame.size.0 - 12 * 2 - 64) / segments;
                 let side = (slot.saturating_sub(90) / 2).max(8);
                 r.set_margin(0, 0, side, side);
                 r
@@ -104,6 +118,76 @@ fn draw_bars(svg: &mut String, bars: &[PrefillBar]) -> Result<(), String> {
                         format!("{} TTFT", format::millis(b.ttft_ms)),
                         (0, -4),
                         ttft_style.clone(),
+                    )
+            }))
+            .map_err(fail)?;
+        root.present().map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn draw_rows(svg: &mut String, frame: Frame, bars: &[PrefillBar]) -> Result<(), String> {
+    let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+    {
+        let root = SVGBackend::with_string(svg, frame.size).into_drawing_area();
+        let top = bars.iter().map(|b| b.tok_per_s).fold(0.0, f64::max);
+        // The bar takes ~55% of the width; its label follows it.
+        let x_max = if top > 0.0 { top * 1.8 } else { 1.0 };
+        let last = bars.len().saturating_sub(1).max(1) as u32;
+        // Rows top to bottom in context order: plotters' y grows upwards.
+        let row = |i: usize| last - i as u32;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0.0..x_max, (0..last).into_segmented())
+            .map_err(fail)?;
+        let label_style = text_style();
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .disable_x_mesh()
+            .disable_x_axis()
+            .x_labels(0)
+            .y_labels(bars.len().max(1))
+            .x_desc("prompt tok/s (TTFT)")
+            .axis_desc_style(label_style.clone())
+            .label_style(label_style.clone())
+            .y_label_formatter(&|seg| match seg {
+                SegmentValue::CenterOf(i) => bars
+                    .get((last - *i) as usize)
+                    .map(|b| format::context_label(b.context_tokens))
+                    .unwrap_or_default(),
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(fail)?;
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                let i = row(i);
+                let mut r = Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (b.tok_per_s, SegmentValue::Exact(i + 1)),
+                    ],
+                    BAR.filled(),
+                );
+                r.set_margin(5, 5, 0, 0);
+                r
+            }))
+            .map_err(fail)?;
+        let value_style = label_style.pos(Pos::new(HPos::Left, VPos::Center));
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, b)| {
+                EmptyElement::at((b.tok_per_s, SegmentValue::CenterOf(row(i))))
+                    + Text::new(
+                        format!(
+                            "{} ({})",
+                            format::tok_per_s_short(b.tok_per_s),
+                            format::millis(b.ttft_ms)
+                        ),
+                        (6, 0),
+                        value_style.clone(),
                     )
             }))
             .map_err(fail)?;
@@ -148,7 +232,8 @@ mod tests {
                 })
                 .collect();
             let svg = prefill_chart(&bars, "Prefill").unwrap();
-            let rects = bar_rects(&svg);
+            let wide = &svg[..svg.find("<svg class=\"chart narrow\"").unwrap()];
+            let rects = bar_rects(wide);
             assert_eq!(rects.len(), n, "{svg}");
             for (x, w) in rects {
                 assert!(
@@ -174,7 +259,14 @@ mod tests {
             },
         ];
         let svg = prefill_chart(&bars, "Prefill <test>").unwrap();
-        assert!(svg.starts_with("<svg class=\"chart\" viewBox=\"0 0 900 360\""));
+        assert!(svg.starts_with("<svg class=\"chart wide\" viewBox=\"0 0 900 360\""));
+        assert!(svg.contains("<svg class=\"chart narrow\" viewBox=\"0 0 360 124\""));
+        for text in ["18.9K (433 ms)", "4,764 (13,540 ms)"] {
+            assert!(
+                svg.contains(&format!(">\n{text}\n<")),
+                "narrow drawing lacks {text}"
+            );
+        }
         assert!(
             svg.contains("<title>Prefill &#60;test&#62;</title>")
                 || svg.contains("<title>Prefill &lt;test&gt;</title>"),
