@@ -5,8 +5,6 @@
 //! and filled by `fill`, in Rust and in the browser alike.
 
 pub(crate) const SETUP: &str = "Setup";
-pub(crate) const SETUP_CAPTION: &str =
-    "The cards of each run side by side; rows where the runs differ are marked.";
 pub(crate) const CARD: &str = "Card";
 pub(crate) const FIELD: &str = "Field";
 pub(crate) const DIFFERS: &str = "differs";
@@ -146,12 +144,13 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("no_ratio_at_level", NO_RATIO_AT_LEVEL),
         ("no_ratio_anywhere", NO_RATIO_ANYWHERE),
         ("chart_key", CHART_KEY),
+        ("setup_differs_caption", SETUP_DIFFERS_CAPTION),
+        ("setup_same", SETUP_SAME),
         ("near_contexts", NEAR_CONTEXTS),
         ("zero_tok_per_s", ZERO_TOK_PER_S),
         ("or", OR),
         ("not_stated", NOT_STATED),
         ("setup", SETUP),
-        ("setup_caption", SETUP_CAPTION),
         ("card", CARD),
         ("field", FIELD),
         ("differs", DIFFERS),

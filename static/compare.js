@@ -246,23 +246,35 @@ function section(id, heading, caption) {
   return s;
 }
 
+// The setup as the pre-rendered page shows it: the rows that differ, then
+// the rest folded away.
 function setupSection(runs) {
   const w = defs.words;
-  const s = section("setup", w.setup, w.setup_caption);
-  const head = el("tr", {}, el("th", { scope: "col", text: w.card }), el("th", { scope: "col", text: w.field }),
-    ...runs.map((r) => el("th", { scope: "col", text: r.model })));
-  const body = el("tbody");
-  setupRows(defs, runs).forEach(({ card, field, values, state }) => {
-    const th = el("th", { scope: "row", text: field });
-    const differs = state === "differs";
-    if (differs) th.append(" ", el("span", { class: "differs-mark", text: w.differs }));
-    if (state === "not_stated") th.append(" ", el("span", { class: "muted not-stated", text: w.not_stated }));
-    body.appendChild(el("tr", differs ? { class: "differs" } : {}, el("td", { text: card }), th,
-      ...values.map((v) => el("td", { text: v }))));
-  });
-  const wrap = scrollRegion("setup-caption");
-  wrap.appendChild(el("table", { class: "data setup" }, el("thead", {}, head), body));
-  s.appendChild(wrap);
+  const s = section("setup", w.setup, w.setup_differs_caption);
+  const table = (rows) => {
+    const head = el("tr", {}, el("th", { scope: "col", text: w.card }), el("th", { scope: "col", text: w.field }),
+      ...runs.map((r) => el("th", { scope: "col", text: r.model })));
+    const body = el("tbody", {}, ...rows.map(({ card, field, values, state }) => {
+      const th = el("th", { scope: "row", text: field });
+      const differs = state === "differs";
+      if (differs) th.append(" ", el("span", { class: "differs-mark", text: w.differs }));
+      if (state === "not_stated") th.append(" ", el("span", { class: "muted not-stated", text: w.not_stated }));
+      return el("tr", differs ? { class: "differs" } : {}, el("td", { text: card }), th, ...values.map((v) => el("td", { text: v })));
+    }));
+    return el("table", { class: "data setup" }, el("thead", {}, head), body);
+  };
+  const rows = setupRows(defs, runs);
+  const differing = rows.filter((r) => r.state === "differs");
+  const rest = rows.filter((r) => r.state !== "differs");
+  if (differing.length > 0) {
+    const wrap = scrollRegion("setup-caption");
+    wrap.appendChild(table(differing));
+    s.appendChild(wrap);
+  }
+  if (rest.length > 0) {
+    const wrap = el("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": w.setup }, table(rest));
+    s.appendChild(el("details", { class: "numbers setup-rest" }, el("summary", { text: fill(w.setup_same, { n: rest.length }) }), wrap));
+  }
   return s;
 }
 
