@@ -39,6 +39,13 @@ struct Args {
     /// another benchmark client's figures can be checked against.
     #[arg(long)]
     token_log: Option<std::path::PathBuf>,
+    /// Step-time noise on purpose: the relative standard deviation of a
+    /// factor drawn every half second and shared by all requests (0.04 = 4%).
+    #[arg(long)]
+    jitter: Option<f64>,
+    /// Seed of the jitter, so a noisy run can be made again.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
 }
 
 #[tokio::main]
@@ -52,6 +59,11 @@ async fn main() {
         kv_capacity: a.kv_capacity,
         max_running: a.max_running,
         loop_after_tokens: a.loop_after,
+        jitter: a.jitter.map(|sd| emulator::Jitter {
+            sd,
+            segment: Duration::from_millis(500),
+            seed: a.seed,
+        }),
         ..Default::default()
     };
     let emu = emulator::start_on(config, &format!("127.0.0.1:{}", a.port)).await;

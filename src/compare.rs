@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
+use crate::model::{ComparisonsFile, DecodeCell, Interval, Run, Status};
 
 /// Runs of one hardware (GPU model and count) get a page per pair while the
 /// hardware has at most this many runs, so pages grow linearly with data.
@@ -304,6 +304,59 @@ pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRa
     }
 }
 
+/// Whether a ratio is beyond the noise of the two figures it divides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its 95% interval lies above 1.
+    Faster,
+    /// Its 95% interval lies below 1.
+    Slower,
+    /// Its 95% interval includes 1.
+    WithinNoise,
+    /// A figure's interval is not known.
+    Unknown,
+}
+
+/// `b / a` with its 95% interval, from each figure's own 95% interval: on a
+/// log scale the two relative errors add in quadrature (independent
+/// windows). `None` when either interval is unknown.
+pub fn ratio_interval(
+    a: (f64, Option<&Interval>),
+    b: (f64, Option<&Interval>),
+) -> Option<(f64, f64)> {
+    let (ta, ia) = a;
+    let (tb, ib) = b;
+    let log_half = |t: f64, i: &Interval| i.relative_half_width(t).map(|h| (1.0 + h).ln());
+    let (ha, hb) = (log_half(ta, ia?)?, log_half(tb, ib?)?);
+    if ta <= 0.0 || tb <= 0.0 {
+        return None;
+    }
+    let r = tb / ta;
+    let h = (ha * ha + hb * hb).sqrt();
+    Some((r * (-h).exp(), r * h.exp()))
+}
+
+/// The verdict on `b / a` from the two cells' intervals.
+pub fn verdict(a: (f64, Option<&Interval>), b: (f64, Option<&Interval>)) -> Verdict {
+    match ratio_interval(a, b) {
+        None => Verdict::Unknown,
+        Some((low, _)) if low > 1.0 => Verdict::Faster,
+        Some((_, high)) if high < 1.0 => Verdict::Slower,
+        Some(_) => Verdict::WithinNoise,
+    }
+}
+
+/// The verdict on the ratio of two cells, both Valid with figures.
+pub(crate) fn cell_verdict(a: &DecodeCell, b: &DecodeCell) -> Verdict {
+    match (a.total_tok_per_s, b.total_tok_per_s) {
+        (Some(x), Some(y)) => verdict(
+            (x, a.total_tok_per_s_ci95.as_ref()),
+            (y, b.total_tok_per_s_ci95.as_ref()),
+        ),
+        _ => Verdict::Unknown,
+    }
+}
+
 /// Throughput as the server gave it, or shared out over the run's GPUs: the
 /// fair figure between runs on different numbers of GPUs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -486,6 +539,9 @@ pub(crate) struct RatioGrid {
     pub levels: Vec<u32>,
     /// `cells[row][level]`.
     pub cells: Vec<Vec<Result<f64, NoRatio>>>,
+    /// Whether each ratio is beyond the two cells' noise (`Unknown` where
+    /// there is no ratio or an interval is missing).
+    pub verdicts: Vec<Vec<Verdict>>,
 }
 
 impl RatioGrid {
@@ -497,15 +553,36 @@ impl RatioGrid {
             .chain(b.concurrency_levels())
             .collect();
         let levels: Vec<u32> = levels.into_iter().collect();
+        let pair = |p: &ContextPair, n: u32| {
+            (
+                p.a.and_then(|ctx| a.decode_cell(ctx, n)),
+                p.b.and_then(|ctx| b.decode_cell(ctx, n)),
+            )
+        };
         let cells = rows
             .iter()
             .map(|p| {
                 levels
                     .iter()
                     .map(|&n| {
-                        let ca = p.a.and_then(|ctx| a.decode_cell(ctx, n));
-                        let cb = p.b.and_then(|ctx| b.decode_cell(ctx, n));
+                        let (ca, cb) = pair(p, n);
                         ratio(ca, cb).map(|r| basis.ratio(a, b, r))
+                    })
+                    .collect()
+            })
+            .collect();
+        // The per-GPU basis scales both figures by constants: the verdict
+        // on the totals holds for it.
+        let verdicts = rows
+            .iter()
+            .map(|p| {
+                levels
+                    .iter()
+                    .map(|&n| match pair(p, n) {
+                        (Some(ca), Some(cb)) if ratio(Some(ca), Some(cb)).is_ok() => {
+                            cell_verdict(ca, cb)
+                        }
+                        _ => Verdict::Unknown,
                     })
                     .collect()
             })
@@ -514,6 +591,7 @@ impl RatioGrid {
             rows,
             levels,
             cells,
+            verdicts,
         }
     }
 
@@ -613,6 +691,10 @@ pub(crate) struct PairFindings {
     pub not_valid: usize,
     /// Paired contexts whose numbers differ (251K with 256K).
     pub near_pairs: Vec<ContextPair>,
+    /// Ratios within the two cells' noise, beyond it, and of unknown noise.
+    pub within_noise: usize,
+    pub beyond_noise: usize,
+    pub noise_unknown: usize,
 }
 
 /// The basis a comparison's findings use: total, unless the runs have
@@ -669,7 +751,21 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
             })
             .collect();
     let parity = crate::format::ratio(1.0);
+    let judged = |v: Verdict| {
+        grid.verdicts
+            .iter()
+            .flatten()
+            .zip(grid.cells.iter().flatten())
+            .filter(|(x, c)| c.is_ok() && **x == v)
+            .count()
+    };
+    let within_noise = judged(Verdict::WithinNoise);
+    let noise_unknown = judged(Verdict::Unknown);
+    let beyond_noise = judged(Verdict::Faster) + judged(Verdict::Slower);
     PairFindings {
+        within_noise,
+        beyond_noise,
+        noise_unknown,
         basis,
         decode: RatioSummary::of(grid.ratios()),
         decode_by_context,

@@ -70,6 +70,10 @@ pub(crate) const FINDING_DECODE: &str = "Decode";
 pub(crate) const FINDING_DECODE_TEXT: &str = "{b}'s {figure} over {a}'s, median of {count} cells both ran validly ({min} to {max}); {b} is faster in {above}, {a} in {below}.";
 pub(crate) const FINDING_NO_DECODE: &str =
     "No decode cell ran validly in both {a} and {b}: no ratio to give.";
+pub(crate) const FINDING_NOISE: &str = "Noise";
+pub(crate) const FINDING_NOISE_UNKNOWN: &str = "Unknown: these figures carry no interval (one window each, or a tool that reports no spread), so a difference of a few percent may be noise.";
+pub(crate) const FINDING_NOISE_TEXT: &str = "{within} of these ratios are within the noise of their two cells (95% intervals), {beyond} beyond it; {unknown} of unknown noise.";
+pub(crate) const WITHIN_NOISE: &str = "within noise";
 pub(crate) const FINDING_BY_CONTEXT: &str = "By context";
 pub(crate) const FINDING_BY_CONTEXT_ITEM: &str = "{context} {ratio}";
 pub(crate) const FINDING_PREFILL: &str = "Prefill";

@@ -398,15 +398,37 @@ pub struct DecodeCell {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_s: Option<f64>,
     /// Longest pause of any request inside the window: the longest gap
-    /// between two of its chunks, not divided by tokens.
+    /// between two of its chunks, or from its last chunk to the window's end
+    /// while it was still decoding, not divided by tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_pause_ms: Option<f64>,
+    /// The 95% interval of `total_tok_per_s`, when its noise is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tok_per_s_ci95: Option<Interval>,
     /// Raw material behind the figures, kept by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<DecodeDetail>>,
     /// The tool that measured the cell when it was not `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<MeasuredBy>,
+}
+
+/// A 95% confidence interval of a figure, and how it was obtained (see
+/// docs/measurement.md, "Noise").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    pub low: f64,
+    pub high: f64,
+    /// "batch means over 6 sub-windows of 5.0 s", "the tool's std_dev", ...
+    pub method: String,
+}
+
+impl Interval {
+    /// Half the interval's width relative to `value`: 0.018 for ± 1.8%.
+    pub fn relative_half_width(&self, value: f64) -> Option<f64> {
+        (value > 0.0).then(|| (self.high - self.low) / 2.0 / value)
+    }
 }
 
 /// A cell imported from another benchmark tool's result file: which tool,
@@ -463,6 +485,7 @@ impl DecodeCell {
             output_tokens: None,
             measured_s: None,
             max_pause_ms: None,
+            total_tok_per_s_ci95: None,
             detail: None,
             measured_by: None,
         }
@@ -491,6 +514,21 @@ pub struct DecodeDetail {
     /// requests: median, 99th percentile and largest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_ms: Option<PauseSummary>,
+    /// Output tokens that arrived in each second of the window (the last
+    /// entry covers what is left of it): the window's own spread.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens_per_second: Vec<u64>,
+    /// The rate of the window's last third over its first third, when it
+    /// differs beyond the interval: the engine had not settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<f64>,
+    /// Spread across requests: 10th, 50th and 90th percentiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request_tok_per_s_spread: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms_spread: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tbt_ms_spread: Option<Spread>,
     /// Most requests streaming tokens at the same moment.
     pub peak_decoding_requests: u32,
     /// Requests that failed (HTTP error, broken stream, timeout).
@@ -508,6 +546,15 @@ pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
+}
+
+/// 10th, 50th and 90th percentiles of a figure across requests.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Spread {
+    pub p10: f64,
+    pub p50: f64,
+    pub p90: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -79,7 +79,7 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
 }
 
 /// Every column, in the CSV's order; the page shows those with a header.
-pub(crate) static COLUMNS: [Column; 15] = [
+pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Phase"),
         optional: false,
@@ -213,6 +213,44 @@ pub(crate) static COLUMNS: [Column; 15] = [
             }),
             show: format::tok_per_s,
             parse: format::parse_tok_per_s,
+        },
+    },
+    Column {
+        // The half width of total tok/s's 95% interval, relative: shown only
+        // on runs whose cells have one (docs/measurement.md, "Noise").
+        header: Some("± 95%"),
+        optional: true,
+        csv_name: "total_tok_per_s_ci95_pct",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| {
+                    let ci = d.total_tok_per_s_ci95.as_ref()?;
+                    Some(ci.relative_half_width(d.total_tok_per_s?)? * 100.0)
+                },
+                set: |d, v| {
+                    if let Some(t) = d.total_tok_per_s {
+                        d.total_tok_per_s_ci95 = Some(crate::model::Interval {
+                            low: t * (1.0 - v / 100.0),
+                            high: t * (1.0 + v / 100.0),
+                            method: "as read from a measurement table".into(),
+                        });
+                    }
+                },
+            }),
+            show: |v| format!("± {}%", format::grouped(v, 1)),
+            parse: |text| {
+                let v = text
+                    .trim()
+                    .trim_start_matches('±')
+                    .trim()
+                    .trim_end_matches('%');
+                v.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| err("a percentage such as ± 1.8%", text))
+            },
         },
     },
     Column {
@@ -681,8 +719,8 @@ mod tests {
         let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
         assert_eq!(raw[3], "requests_queued");
         assert_eq!(raw[4], "q");
-        assert_eq!(raw[9], "", "no pause figure");
-        assert_eq!(raw[14], "");
+        assert_eq!(raw[10], "", "no pause figure");
+        assert_eq!(raw[15], "");
     }
 
     #[test]

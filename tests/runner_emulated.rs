@@ -955,3 +955,99 @@ async fn ctrl_c_discards_only_the_cell_in_flight() {
         [1]
     );
 }
+
+/// Issue 20's case: one stream stalls for 6 s inside a 5 s window. The
+/// silence from its last chunk to the window's end is the cell's pause (it
+/// was 11 ms before), and the window says its rate fell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stall_still_running_when_the_window_closes_is_its_pause() {
+    let _serial = SERIAL.lock().await;
+    let plan = [
+        "--contexts",
+        "512",
+        "--concurrency",
+        "1",
+        "--duration",
+        "5s",
+        "--max-output",
+        "60000",
+        "--metrics-interval",
+        "0s",
+    ];
+    let config = EmulatorConfig {
+        max_model_len: 100_000,
+        stall: Some((50, Duration::from_secs(6))),
+        ..Default::default()
+    };
+    let (_emu, run) = measure(config, &plan).await;
+    let cell = decode(&run, 1);
+    let pause = cell.max_pause_ms.unwrap();
+    // 50 tokens at ~20 ms, then silence to the window's end: about 4 s.
+    assert!(pause > 3_500.0, "longest pause {pause:.0} ms");
+    let detail = cell.detail.as_ref().unwrap();
+    assert!(
+        detail.drift.is_some_and(|d| d < 0.5),
+        "the rate fell: {:?}",
+        detail.drift
+    );
+    assert_eq!(detail.tokens_per_second.len(), 5);
+}
+
+/// Against the emulator with step-time jitter: every Valid cell has a 95%
+/// interval; two runs of the same engine compare as within noise; an engine
+/// 10% slower (22 ms steps against 20) is called slower, at 1, 4 and 16
+/// streams. (tests in src/runner/analysis.rs check the interval's coverage
+/// over hundreds of simulated windows.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_jitter_the_same_engine_is_within_noise_and_a_slower_one_is_called_slower() {
+    use sitegen::compare::{Verdict, verdict};
+    let _serial = SERIAL.lock().await;
+    let plan = [
+        "--contexts",
+        "512",
+        "--concurrency",
+        "1,4,16",
+        "--duration",
+        "6s",
+        "--metrics-interval",
+        "0s",
+    ];
+    let jittered = |step_ms: u64, seed: u64| EmulatorConfig {
+        step: Duration::from_millis(step_ms),
+        jitter: Some(emulator::Jitter {
+            sd: 0.04,
+            segment: Duration::from_millis(500),
+            seed,
+        }),
+        ..Default::default()
+    };
+    let (_a, first) = measure(jittered(20, 1), &plan).await;
+    let (_b, again) = measure(jittered(20, 2), &plan).await;
+    let (_c, slower) = measure(jittered(22, 3), &plan).await;
+    let figure = |run: &Run, n: u32| {
+        let c = decode(run, n);
+        assert_eq!(c.status, Status::Valid, "x{n}: {:?}", c.reason);
+        let ci = c.total_tok_per_s_ci95.clone().expect("an interval");
+        let t = c.total_tok_per_s.unwrap();
+        let h = ci.relative_half_width(t).unwrap();
+        assert!(h > 0.0005 && h < 0.1, "x{n}: ±{:.2}%", h * 100.0);
+        (t, ci)
+    };
+    let (mut same, mut called_slower) = (0, 0);
+    for n in [1, 4, 16] {
+        let (a, b, s) = (figure(&first, n), figure(&again, n), figure(&slower, n));
+        let v_same = verdict((a.0, Some(&a.1)), (b.0, Some(&b.1)));
+        let v_slower = verdict((a.0, Some(&a.1)), (s.0, Some(&s.1)));
+        eprintln!(
+            "x{n}: {:.1} vs {:.1}: {v_same:?}; vs the slower engine {:.1}: {v_slower:?}",
+            a.0, b.0, s.0
+        );
+        same += usize::from(v_same == Verdict::WithinNoise);
+        called_slower += usize::from(v_slower == Verdict::Slower);
+    }
+    assert!(same >= 2, "same engine within noise in {same} of 3 cells");
+    assert_eq!(
+        called_slower, 3,
+        "slower engine called slower in {called_slower} of 3"
+    );
+}

@@ -92,12 +92,17 @@ mod tests {
         assert!(header.contains(",tbt_ms,max_pause_ms,"), "{header}");
         let got = parse_csv(
             Path::new("m.csv"),
-            &format!("{header}\ndecode,8192,4,valid,,1412.4,117.7,126,8.5,3012,3.9,12,42372,30,\n"),
+            &format!(
+                "{header}\ndecode,8192,4,valid,,1412.4,1.8,117.7,126,8.5,3012,3.9,12,42372,30,\n"
+            ),
         )
         .unwrap();
         let Cell::Decode(d) = &got.cells[0] else {
             panic!()
         };
+        // The interval's half width reads back around the total.
+        let ci = d.total_tok_per_s_ci95.as_ref().unwrap();
+        assert!((ci.high - 1412.4 * 1.018).abs() < 1e-9, "{ci:?}");
         assert_eq!(d.max_pause_ms, Some(3012.0));
         assert_eq!(d.avg_active_requests, Some(3.9));
     }

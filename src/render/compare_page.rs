@@ -236,6 +236,8 @@ pub(crate) struct RatioCell {
     pub class: &'static str,
     /// The shade's strength, `--shade:0.37` (see `colour::ratio_shade`).
     pub style: Option<String>,
+    /// "within noise" when the ratio's interval includes 1.
+    pub noise: Option<&'static str>,
 }
 
 const DASH: &str = format::DASH;
@@ -447,6 +449,22 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                                 ("below", &d.below.to_string()),
                             ],
                         ),
+                    });
+                    items.push(Finding {
+                        label: w::FINDING_NOISE,
+                        figure: None,
+                        text: if f.noise_unknown == d.count {
+                            w::FINDING_NOISE_UNKNOWN.into()
+                        } else {
+                            w::fill(
+                                w::FINDING_NOISE_TEXT,
+                                &[
+                                    ("within", &f.within_noise.to_string()),
+                                    ("beyond", &f.beyond_noise.to_string()),
+                                    ("unknown", &f.noise_unknown.to_string()),
+                                ],
+                            )
+                        },
                     });
                     items.push(Finding {
                         label: w::FINDING_BY_CONTEXT,
@@ -799,7 +817,16 @@ pub(crate) fn ratio_matrix_between(
                 .iter()
                 .zip(&keep_level)
                 .filter(|(_, keep)| **keep)
-                .map(|(c, _)| match c {
+                .zip(&grid.verdicts[r])
+                .map(|((c, _), verdict)| match c {
+                    // Within the noise of both cells: no colour, and said.
+                    Ok(r) if *verdict == compare::Verdict::WithinNoise => RatioCell {
+                        text: format::ratio(*r),
+                        reason: None,
+                        class: "even",
+                        style: None,
+                        noise: Some(crate::comparison_words::WITHIN_NOISE),
+                    },
                     Ok(r) => {
                         let (class, style) = ratio_shade(*r);
                         RatioCell {
@@ -807,6 +834,7 @@ pub(crate) fn ratio_matrix_between(
                             reason: None,
                             class,
                             style: Some(style),
+                            noise: None,
                         }
                     }
                     Err(none) => RatioCell {
@@ -814,6 +842,7 @@ pub(crate) fn ratio_matrix_between(
                         reason: Some(none.reason(names)),
                         class: "none",
                         style: None,
+                        noise: None,
                     },
                 })
                 .collect(),

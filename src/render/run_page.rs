@@ -205,10 +205,14 @@ impl RunPage {
                         format::context_label(c.context_tokens),
                         c.concurrency
                     );
+                    if let Some(why) = c.reason.as_deref() {
+                        return Some(format!("{at}: {} ({why})", c.status.label()));
+                    }
+                    // A Valid cell whose rate moved within its window.
+                    let d = c.detail.as_ref()?.drift?;
                     Some(format!(
-                        "{at}: {} ({})",
-                        c.status.label(),
-                        c.reason.as_deref()?
+                        "{at}: the rate drifted within the window (its last third ran at {} of its first): the engine had not settled",
+                        format::ratio(d)
                     ))
                 })
                 .collect(),

@@ -1,7 +1,9 @@
 //! From what a decode window recorded to the figures and status of its cell.
 //! Pure functions: every definition of docs/measurement.md lives here.
 
-use crate::model::{LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples, Status};
+use crate::model::{
+    Interval, LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples, Spread, Status,
+};
 
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +57,90 @@ pub(crate) struct WindowFigures {
     pub prompt_tokens: Option<u64>,
     pub requests: Vec<RequestSample>,
     pub loop_evidence: Option<LoopEvidence>,
+    /// The 95% interval of total tok/s from the window's own spread.
+    pub total_ci95: Option<Interval>,
+    pub tokens_per_second: Vec<u64>,
+    pub drift: Option<f64>,
+    pub per_request_spread: Option<Spread>,
+    pub ttft_spread: Option<Spread>,
+    pub tbt_spread: Option<Spread>,
+}
+
+/// Sub-windows of the batch-means interval. Six keeps each one long (5 s of
+/// a 30 s window, far longer than the correlation of an engine's steps) and
+/// leaves 5 degrees of freedom.
+pub(crate) const BATCHES: usize = 6;
+/// Student's t at 97.5% for `BATCHES - 1` = 5 degrees of freedom.
+const T_975_DF5: f64 = 2.570_582;
+
+/// The 95% interval of the mean rate from the tokens counted in `BATCHES`
+/// equal sub-windows of a `window_s` window (batch means): each sub-window's
+/// rate is close to independent of the others when it is much longer than
+/// the engine's correlation time, so their spread gives the noise of their
+/// mean even though tokens a few steps apart are correlated.
+pub(crate) fn batch_means_ci95(batch_tokens: &[u64], window_s: f64) -> Option<Interval> {
+    let b = batch_tokens.len();
+    if b != BATCHES || window_s <= 0.0 {
+        return None;
+    }
+    let width = window_s / b as f64;
+    let rates: Vec<f64> = batch_tokens.iter().map(|&k| k as f64 / width).collect();
+    let mean = rates.iter().sum::<f64>() / b as f64;
+    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
+    let half = T_975_DF5 * (var / b as f64).sqrt();
+    Some(Interval {
+        low: (mean - half).max(0.0),
+        high: mean + half,
+        method: format!(
+            "batch means over {b} sub-windows of {} s",
+            crate::format::grouped(width, 1)
+        ),
+    })
+}
+
+/// Tokens of `chunks` (time, tokens) in each of `bins` equal parts of [0, window_s].
+pub(crate) fn binned(chunks: &[(f64, u64)], window_s: f64, bins: usize) -> Vec<u64> {
+    let mut out = vec![0u64; bins];
+    for &(t, k) in chunks {
+        if (0.0..=window_s).contains(&t) {
+            let i = ((t / window_s * bins as f64) as usize).min(bins - 1);
+            out[i] += k;
+        }
+    }
+    out
+}
+
+/// Sub-windows of the drift check: four per third of the window.
+pub(crate) const DRIFT_BINS: usize = 12;
+
+/// The last third's rate over the first third's, when the two differ by
+/// more than three standard errors: the rate drifted within the window (the
+/// engine had not settled, or something slowed it). The noise of a
+/// sub-window comes from the differences of neighbouring sub-windows (von
+/// Neumann), which a steady trend barely inflates, unlike their spread.
+pub(crate) fn drift(bins: &[u64]) -> Option<f64> {
+    let m = bins.len() / 3;
+    if m < 2 {
+        return None;
+    }
+    let x: Vec<f64> = bins.iter().map(|&k| k as f64).collect();
+    let first = x[..m].iter().sum::<f64>() / m as f64;
+    let last = x[x.len() - m..].iter().sum::<f64>() / m as f64;
+    if first <= 0.0 {
+        return None;
+    }
+    let sigma2 =
+        x.windows(2).map(|w| (w[1] - w[0]).powi(2)).sum::<f64>() / (2.0 * (x.len() - 1) as f64);
+    let se = (sigma2 * 2.0 / m as f64).sqrt();
+    ((last - first).abs() > 3.0 * se && (last / first - 1.0).abs() > 0.01).then(|| last / first)
+}
+
+fn spread(values: &[(f64, f64)]) -> Option<Spread> {
+    Some(Spread {
+        p10: weighted_percentile(values, 0.10)?,
+        p50: weighted_percentile(values, 0.50)?,
+        p90: weighted_percentile(values, 0.90)?,
+    })
 }
 
 /// Nearest-rank percentile of `(value, weight)` pairs; `q` in [0, 1].
@@ -144,6 +230,7 @@ pub(crate) fn summarize(
     let mut samples = Vec::new();
     let mut loop_evidence = None;
     let mut pauses = Vec::new();
+    let mut all_chunks: Vec<(f64, u64)> = Vec::new();
 
     for r in records {
         let window_chunks: Vec<(f64, u64)> = r
@@ -154,15 +241,24 @@ pub(crate) fn summarize(
             .collect();
         let tokens: u64 = window_chunks.iter().map(|(_, k)| k).sum();
         output_tokens += tokens;
+        all_chunks.extend(window_chunks.iter().copied());
         chunks_inside += window_chunks.len() as u64;
         let first = r.chunks.first().map(|(t, _)| *t);
         let ttft_ms = first.map(|f| (f - r.start) * 1000.0);
         if let Some(ms) = ttft_ms.filter(|_| inside(r.start) && first.is_some_and(inside)) {
             ttfts.push((ms, 1.0));
         }
+        // A request still decoding when the window closed was silent from
+        // its last chunk to the window's end: that silence is a pause too.
+        let still_decoding = matches!(r.finish, Some(Finish::Cancelled) | None) || r.end > window_s;
+        let tail = window_chunks
+            .last()
+            .filter(|_| still_decoding)
+            .map(|(t, _)| (window_s - t) * 1000.0);
         let max_pause_ms = window_chunks
             .windows(2)
             .map(|w| (w[1].0 - w[0].0) * 1000.0)
+            .chain(tail)
             .max_by(f64::total_cmp);
         if let Some(p) = max_pause_ms {
             pauses.push((p, 1.0));
@@ -271,10 +367,25 @@ pub(crate) fn summarize(
         (Status::Valid, None)
     };
 
+    let total_tok_per_s = output_tokens as f64 / window_s;
+    let batches = binned(&all_chunks, window_s, BATCHES);
+    let total_ci95 = batch_means_ci95(&batches, window_s);
+    let seconds = (window_s.ceil() as usize).max(1);
+    // Whole seconds: the last bin is what is left of the window.
+    let mut tokens_per_second = vec![0u64; seconds];
+    for &(t, k) in &all_chunks {
+        tokens_per_second[(t as usize).min(seconds - 1)] += k;
+    }
     WindowFigures {
+        drift: drift(&binned(&all_chunks, window_s, DRIFT_BINS)),
+        total_ci95,
+        tokens_per_second,
+        per_request_spread: spread(&rates),
+        ttft_spread: spread(&ttfts),
+        tbt_spread: spread(&tbts),
         status,
         reason,
-        total_tok_per_s: output_tokens as f64 / window_s,
+        total_tok_per_s,
         per_request_tok_per_s: weighted_percentile(&rates, 0.5),
         ttft_median_ms: weighted_percentile(&ttfts, 0.5),
         tbt_median_ms: weighted_percentile(&tbts, 0.5),
@@ -486,5 +597,156 @@ mod tests {
             Some(5.0)
         );
         assert_eq!(weighted_percentile(&[], 0.5), None);
+    }
+
+    /// A seeded generator (splitmix64) and a standard normal from it.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> f64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            (0..12).map(|_| self.next()).sum::<f64>() - 6.0
+        }
+    }
+
+    /// `n` streams decoding through a `window`-second window of an engine
+    /// whose step (`step` s) is slowed by a factor drawn every half second
+    /// and shared by all streams (sd 4%), times 5% per step: the emulator's
+    /// jitter, simulated.
+    fn jittered_window(n: u32, window: f64, step: f64, rng: &mut Rng) -> Vec<RequestRecord> {
+        let segments: Vec<f64> = (0..=(window * 2.0) as usize + 1)
+            .map(|_| (1.0 + 0.04 * rng.normal()).max(0.2))
+            .collect();
+        (0..n)
+            .map(|i| {
+                let mut t = 0.02 + 0.01 * rng.next();
+                let mut chunks = vec![(t, 1)];
+                while t < window {
+                    let slow = segments[(t * 2.0) as usize];
+                    t += step * slow * (1.0 + 0.05 * rng.normal()).max(0.2);
+                    if t <= window {
+                        chunks.push((t, 1));
+                    }
+                }
+                RequestRecord {
+                    stream: i,
+                    start: 0.0,
+                    end: window,
+                    finish: Some(Finish::Cancelled),
+                    chunks,
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    /// Over many simulated windows with the emulator's jitter: the 95%
+    /// interval covers the true rate in at least 90% of windows; two windows
+    /// of one setup compare as within noise in at least 90%; a setup 10%
+    /// slower is called slower in at least 90%, at 1, 4 and 16 streams.
+    #[test]
+    fn the_interval_covers_the_true_rate_and_tells_noise_from_a_real_difference() {
+        use crate::compare::{Verdict, verdict};
+        const WINDOWS: usize = 200;
+        let window = 30.0;
+        let mut rng = Rng(20_261_201);
+        for n in [1u32, 4, 16] {
+            let run = |step: f64, rng: &mut Rng| -> Vec<(f64, Interval)> {
+                (0..WINDOWS)
+                    .map(|_| {
+                        let f = summarize(&jittered_window(n, window, step, rng), window, n, None);
+                        (f.total_tok_per_s, f.total_ci95.expect("an interval"))
+                    })
+                    .collect()
+            };
+            let base = run(0.02, &mut rng);
+            let slower = run(0.022, &mut rng);
+            // The true rate: the mean over all windows of the setup.
+            let truth = base.iter().map(|(t, _)| t).sum::<f64>() / WINDOWS as f64;
+            let covered = base
+                .iter()
+                .filter(|(_, ci)| ci.low <= truth && truth <= ci.high)
+                .count();
+            let same = base
+                .chunks(2)
+                .filter(|p| {
+                    verdict((p[0].0, Some(&p[0].1)), (p[1].0, Some(&p[1].1)))
+                        == Verdict::WithinNoise
+                })
+                .count();
+            let called_slower = base
+                .iter()
+                .zip(&slower)
+                .filter(|(a, b)| verdict((a.0, Some(&a.1)), (b.0, Some(&b.1))) == Verdict::Slower)
+                .count();
+            let mean_half = base
+                .iter()
+                .map(|(t, ci)| ci.relative_half_width(*t).unwrap())
+                .sum::<f64>()
+                / WINDOWS as f64;
+            // Steady windows: the drift check should hardly ever fire.
+            let false_drift = (0..WINDOWS / 4)
+                .filter(|_| {
+                    summarize(&jittered_window(n, window, 0.02, &mut rng), window, n, None)
+                        .drift
+                        .is_some()
+                })
+                .count();
+            eprintln!(
+                "{n} streams: drift said of {false_drift} of {} steady windows",
+                WINDOWS / 4
+            );
+            assert!(
+                false_drift * 20 <= WINDOWS / 4,
+                "{n} streams: drift {false_drift}"
+            );
+            eprintln!(
+                "{n} streams: interval ±{:.2}% on average; covers the true rate {truth:.1} in {covered} of {WINDOWS} windows; same setup within noise in {same} of {}; 10% slower called slower in {called_slower} of {WINDOWS}",
+                mean_half * 100.0,
+                WINDOWS / 2
+            );
+            assert!(
+                covered * 10 >= WINDOWS * 9,
+                "{n} streams: covered {covered}"
+            );
+            assert!(
+                same * 10 >= WINDOWS / 2 * 9,
+                "{n} streams: within noise {same}"
+            );
+            assert!(
+                called_slower * 10 >= WINDOWS * 9,
+                "{n} streams: slower {called_slower}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_stall_still_running_when_the_window_closes_is_a_pause() {
+        // One stream, 10 ms steps until 2 s, then nothing until the window
+        // ends at 5 s: the request was still decoding, silent for 3 s.
+        let mut r = stream(0, 0.0, 0.05, 0.01, 1, 2.0);
+        r.end = 6.0;
+        let f = summarize(&[r], 5.0, 1, None);
+        let pause = f.max_pause_ms.unwrap();
+        assert!((pause - 3000.0).abs() < 20.0, "{pause}");
+        // The rate fell in the window's last sub-windows: the interval is wide
+        // and the drift is said.
+        assert!(f.drift.is_some_and(|d| d < 0.5), "{:?}", f.drift);
+    }
+
+    #[test]
+    fn batch_means_of_a_steady_window_are_tight_and_of_an_uneven_one_wide() {
+        let steady = batch_means_ci95(&[100, 100, 100, 100, 100, 100], 6.0).unwrap();
+        assert_eq!((steady.low, steady.high), (100.0, 100.0));
+        let uneven = batch_means_ci95(&[90, 110, 95, 105, 100, 100], 6.0).unwrap();
+        // sd of the rates 7.07, standard error 2.89, t(5) 2.571: ±7.42.
+        assert!((uneven.high - 107.42).abs() < 0.01, "{uneven:?}");
+        assert_eq!(uneven.method, "batch means over 6 sub-windows of 1.0 s");
+        assert_eq!(batch_means_ci95(&[1, 2, 3], 6.0), None);
     }
 }

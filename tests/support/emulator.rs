@@ -60,6 +60,44 @@ pub struct EmulatorConfig {
     /// holds its output for the duration (decoding goes on), then sends
     /// everything held as one chunk, as a preempted or swapped request does.
     pub stall: Option<(u64, Duration)>,
+    /// Noise on purpose: each decode step lasts `step` times a factor that
+    /// is 1 + `sd` × z, z a seeded standard normal drawn once per `segment`
+    /// of engine time and shared by all requests (a real engine's whole
+    /// batch slows together), times a small per-step factor.
+    pub jitter: Option<Jitter>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Jitter {
+    pub sd: f64,
+    pub segment: Duration,
+    pub seed: u64,
+}
+
+/// splitmix64: a seeded, reproducible stream of 64-bit values.
+fn mix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// An approximately standard normal value from `key` (Irwin–Hall, 12 uniforms).
+fn normal(key: u64) -> f64 {
+    (0..12u64)
+        .map(|i| (mix(key.wrapping_mul(31).wrapping_add(i)) >> 11) as f64 / (1u64 << 53) as f64)
+        .sum::<f64>()
+        - 6.0
+}
+
+impl Jitter {
+    /// The step-time factor at `t` seconds of engine time, for one step of one request.
+    pub fn factor(&self, t: f64, step_key: u64) -> f64 {
+        let segment = (t / self.segment.as_secs_f64()) as u64;
+        let slow = 1.0 + self.sd * normal(mix(self.seed ^ segment));
+        let fast = 1.0 + 0.05 * normal(mix(self.seed.rotate_left(17) ^ step_key));
+        (slow * fast).max(0.2)
+    }
 }
 
 impl Default for EmulatorConfig {
@@ -80,6 +118,7 @@ impl Default for EmulatorConfig {
             chat_only: false,
             reasoning_tokens: 0,
             stall: None,
+            jitter: None,
         }
     }
 }
@@ -109,6 +148,8 @@ struct Counters {
 
 pub struct Engine {
     pub config: EmulatorConfig,
+    /// When the engine started, Unix seconds: the clock of its jitter.
+    started: f64,
     /// Whether the one stall of `config.stall` has happened.
     stalled: std::sync::atomic::AtomicBool,
     counters: Mutex<Counters>,
@@ -307,6 +348,7 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
     let engine = Arc::new(Engine {
         config,
         stalled: std::sync::atomic::AtomicBool::new(false),
+        started: now(),
         counters: Mutex::new(Counters::default()),
         freed: Notify::new(),
         log: Mutex::new(Vec::new()),
@@ -629,6 +671,20 @@ struct Request {
     usage: Usage,
 }
 
+/// Waits one decode step: the configured step, or with jitter that step
+/// times the jitter's factor now.
+async fn next_step(e: &Engine, ticker: &mut tokio::time::Interval, request: u64, emitted: u64) {
+    match e.config.jitter {
+        Some(j) => {
+            let f = j.factor(now() - e.started, mix(request << 32 ^ emitted));
+            tokio::time::sleep(e.config.step.mul_f64(f)).await;
+        }
+        None => {
+            ticker.tick().await;
+        }
+    }
+}
+
 /// Waits for room, prefills, then emits tokens step by step until done or
 /// the client hangs up.
 async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Infallible>>) {
@@ -689,7 +745,7 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
         }
         if let Some((held_start, until)) = held {
             if tokio::time::Instant::now() < until && emitted < max_tokens {
-                ticker.tick().await;
+                next_step(&e, &mut ticker, index as u64, emitted).await;
                 continue;
             }
             start = held_start;
@@ -735,7 +791,7 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
             break true;
         }
         first = false;
-        ticker.tick().await;
+        next_step(&e, &mut ticker, index as u64, emitted).await;
     };
     let _ = ok;
     e.release(need);
