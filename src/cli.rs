@@ -140,6 +140,11 @@ pub struct RunArgs {
     /// Length of each sustained-decode window, e.g. 30s, 2m.
     #[arg(long, default_value = "30s")]
     pub duration: humantime::Duration,
+    /// Measure each decode cell this many times, in separate windows: the
+    /// cell's figure is their median and its 95% interval comes from the
+    /// windows (the run-to-run noise a comparison needs).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
     /// max_tokens of each decode request.
     #[arg(long, default_value_t = 4096)]
     pub max_output: u32,
@@ -227,8 +232,16 @@ impl RunArgs {
         if window.is_zero() {
             anyhow::bail!("--duration: expected a positive duration like 30s");
         }
+        if !(1..=crate::runner::analysis::MAX_REPEAT).contains(&self.repeat) {
+            anyhow::bail!(
+                "--repeat: expected 1 to {} windows per cell, found {}",
+                crate::runner::analysis::MAX_REPEAT,
+                self.repeat
+            );
+        }
         let metrics_every: std::time::Duration = self.metrics_interval.into();
         Ok(RunOptions {
+            repeat: self.repeat,
             api_key: std::env::var(&self.api_key_env)
                 .ok()
                 .filter(|k| !k.is_empty()),

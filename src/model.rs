@@ -538,6 +538,27 @@ pub struct DecodeDetail {
     pub server: Option<ServerSamples>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_evidence: Option<LoopEvidence>,
+    /// With `--repeat`, every window of the cell in the order measured;
+    /// the rest of this detail is the median window's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatWindow>,
+}
+
+/// One window of a cell measured several times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RepeatWindow {
+    pub window_start_unix_s: f64,
+    pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tok_per_s: Option<f64>,
+    /// The window's own interval (batch means).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tok_per_s_ci95: Option<Interval>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tokens_per_second: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

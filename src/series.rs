@@ -30,9 +30,14 @@ pub struct Step {
     pub shared: usize,
     /// Median of (this run's total tok/s / the previous run's).
     pub median_ratio: Option<f64>,
-    /// Cells more than `NOISE` slower / faster.
+    /// Cells slower / faster: beyond the noise of both runs where both
+    /// cells carry an interval, else by more than `NOISE`.
     pub slower: usize,
     pub faster: usize,
+    /// Cells judged by their intervals, and by the fixed `NOISE` threshold
+    /// (an interval unknown).
+    pub by_interval: usize,
+    pub by_threshold: usize,
 }
 
 /// The setup a run belongs to; runs of unknown hardware belong to none.
@@ -101,27 +106,49 @@ fn slug(text: &str) -> String {
 
 /// `cur` against `prev`, cell by cell.
 pub fn step(prev: &Run, cur: &Run) -> Step {
-    let mut ratios: Vec<f64> = prev
+    use compare::Verdict;
+    // (ratio, verdict from the two cells' intervals)
+    let mut judged: Vec<(f64, Verdict)> = prev
         .decode_cells()
         .filter(|a| a.status == Status::Valid)
         .filter_map(|a| {
             let b = cur.decode_cell(a.context_tokens, a.concurrency)?;
-            (b.status == Status::Valid)
+            let r = (b.status == Status::Valid)
                 .then(|| compare::ratio(Some(a), Some(b)).ok())
-                .flatten()
+                .flatten()?;
+            Some((r, compare::cell_verdict(a, b)))
         })
         .collect();
-    ratios.sort_by(f64::total_cmp);
+    judged.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let ratios: Vec<f64> = judged.iter().map(|(r, _)| *r).collect();
     let median_ratio = match ratios.len() {
         0 => None,
         n if n % 2 == 1 => Some(ratios[n / 2]),
         n => Some((ratios[n / 2 - 1] + ratios[n / 2]) / 2.0),
     };
+    let by_threshold = judged
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Unknown)
+        .count();
+    let is = |slower: bool| {
+        judged
+            .iter()
+            .filter(|(r, v)| match v {
+                Verdict::Unknown if slower => *r < 1.0 - NOISE,
+                Verdict::Unknown => *r > 1.0 + NOISE,
+                Verdict::Slower => slower,
+                Verdict::Faster => !slower,
+                Verdict::WithinNoise => false,
+            })
+            .count()
+    };
     Step {
         shared: ratios.len(),
         median_ratio,
-        slower: ratios.iter().filter(|r| **r < 1.0 - NOISE).count(),
-        faster: ratios.iter().filter(|r| **r > 1.0 + NOISE).count(),
+        slower: is(true),
+        faster: is(false),
+        by_interval: judged.len() - by_threshold,
+        by_threshold,
     }
 }
 
@@ -187,13 +214,26 @@ pub(crate) fn step_sentence(prev_label: &str, step: &Step) -> String {
             "No decode cell was measured validly by both this run and the previous one ({prev_label})."
         ),
         Some(r) => format!(
-            "Against the previous run ({prev_label}): median {} over {} shared valid cells; {} {} slower and {} faster by more than {}%.",
+            "Against the previous run ({prev_label}): median {} over {} shared valid cells; {} {} slower and {} faster {}.",
             format::ratio(r),
             step.shared,
             step.slower,
             if step.slower == 1 { "cell" } else { "cells" },
             step.faster,
-            format::trim_number(NOISE * 100.0)
+            rule(step)
+        ),
+    }
+}
+
+/// Which rule the slower and faster marks used: the runs' intervals, the
+/// fixed threshold where a run's noise is unknown, or both.
+fn rule(step: &Step) -> String {
+    let threshold = format!("by more than {}%", format::trim_number(NOISE * 100.0));
+    match (step.by_interval, step.by_threshold) {
+        (_, 0) => "beyond the noise of both runs (95% intervals)".into(),
+        (0, _) => threshold,
+        (i, t) => format!(
+            "(beyond the noise of both runs in the {i} cells with intervals, {threshold} in the {t} without)"
         ),
     }
 }
@@ -283,5 +323,50 @@ mod tests {
             step_sentence(&labels(&[&prev, &cur])[0], &s),
             "Against the previous run (vllm a · 2026-01-01): median 0.96× over 3 shared valid cells; 1 cell slower and 1 faster by more than 5%."
         );
+    }
+
+    #[test]
+    fn with_intervals_a_step_judges_by_the_noise_of_both_runs() {
+        let cells = [(8192, 1, 100.0), (8192, 4, 300.0)];
+        let prev = run("a", "2026-01-01T00:00:00Z", &cells);
+        let mut cur = run(
+            "b",
+            "2026-02-01T00:00:00Z",
+            &[(8192, 1, 97.0), (8192, 4, 290.0)],
+        );
+        let mut prev = prev;
+        // ±0.5% on every cell: 3% slower is beyond the noise, though under 5%.
+        for r in [&mut prev, &mut cur] {
+            for c in &mut r.cells {
+                if let Cell::Decode(d) = c {
+                    let t = d.total_tok_per_s.unwrap();
+                    d.total_tok_per_s_ci95 = Some(crate::model::Interval {
+                        low: t * 0.995,
+                        high: t * 1.005,
+                        method: "test".into(),
+                    });
+                }
+            }
+        }
+        let s = step(&prev, &cur);
+        assert_eq!(
+            (s.slower, s.faster, s.by_interval, s.by_threshold),
+            (2, 0, 2, 0)
+        );
+        assert!(step_sentence("a", &s).ends_with(
+            "2 cells slower and 0 faster beyond the noise of both runs (95% intervals)."
+        ));
+        // ±10%: the same 3% is within noise.
+        for c in &mut cur.cells {
+            if let Cell::Decode(d) = c {
+                let t = d.total_tok_per_s.unwrap();
+                d.total_tok_per_s_ci95 = Some(crate::model::Interval {
+                    low: t * 0.9,
+                    high: t * 1.1,
+                    method: "test".into(),
+                });
+            }
+        }
+        assert_eq!(step(&prev, &cur).slower, 0);
     }
 }

@@ -1051,3 +1051,32 @@ async fn with_jitter_the_same_engine_is_within_noise_and_a_slower_one_is_called_
         "slower engine called slower in {called_slower} of 3"
     );
 }
+
+/// `--repeat 3`: three windows per cell, all kept; the cell's figure is
+/// their median and its interval comes from the windows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_windows_are_kept_and_give_the_cell_its_interval() {
+    let _serial = SERIAL.lock().await;
+    let plan = [
+        "--contexts",
+        "512",
+        "--concurrency",
+        "2",
+        "--duration",
+        "2s",
+        "--repeat",
+        "3",
+        "--metrics-interval",
+        "0s",
+    ];
+    let (_emu, run) = measure(EmulatorConfig::default(), &plan).await;
+    let cell = decode(&run, 2);
+    let repeats = &cell.detail.as_ref().unwrap().repeats;
+    assert_eq!(repeats.len(), 3);
+    let mut totals: Vec<f64> = repeats.iter().map(|w| w.total_tok_per_s.unwrap()).collect();
+    totals.sort_by(f64::total_cmp);
+    assert_eq!(cell.total_tok_per_s, Some(totals[1]));
+    let ci = cell.total_tok_per_s_ci95.as_ref().unwrap();
+    assert_eq!(ci.method, "3 repeated windows");
+    assert!(ci.low <= totals[1] && totals[1] <= ci.high);
+}

@@ -40,6 +40,8 @@ pub struct RunOptions {
     pub contexts: Option<Vec<u64>>,
     pub concurrency: Vec<u32>,
     pub window: Duration,
+    /// Windows per decode cell (`--repeat`).
+    pub repeat: u32,
     pub max_output: u32,
     pub kv_capacity: Option<u64>,
     pub max_model_len: Option<u64>,
@@ -111,7 +113,8 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         opts.window.as_secs_f64(),
         opts.max_output,
         kv_capacity,
-    );
+    )
+    .repeated(opts.repeat);
     let (endpoint, why) =
         probe::choose_endpoint(&client, &info.served_model, opts.endpoint).await?;
     eprintln!("endpoint: {why}");
@@ -216,7 +219,7 @@ fn print_plan(plan: &Plan) {
     eprintln!(
         "plan: {} prefill cells, {} decode windows of {}, {} skipped as over capacity; about {} in all (prefill at ~10K tok/s)",
         plan.prefill.len(),
-        runnable,
+        runnable * plan.repeat.max(1) as usize,
         format::seconds_setting(plan.window_s),
         plan.decode.len() - runnable,
         humantime::format_duration(Duration::from_secs(secs.round() as u64))
@@ -522,7 +525,25 @@ impl Measure {
         }
     }
 
+    /// A decode cell: one window, or `plan.repeat` windows combined.
     async fn decode(&self, ctx: u64, n: u32, prompts: &[String], bar: &ProgressBar) -> Cell {
+        if self.plan.repeat <= 1 {
+            return Cell::Decode(self.decode_window(ctx, n, prompts, bar).await);
+        }
+        let mut windows = Vec::new();
+        for _ in 0..self.plan.repeat {
+            windows.push(self.decode_window(ctx, n, prompts, bar).await);
+        }
+        Cell::Decode(analysis::combine_repeats(windows))
+    }
+
+    async fn decode_window(
+        &self,
+        ctx: u64,
+        n: u32,
+        prompts: &[String],
+        bar: &ProgressBar,
+    ) -> DecodeCell {
         self.settle().await;
         let live = Arc::new(AtomicU64::new(0));
         let label = format!("{} × {}", format::context_label(ctx), n);
@@ -559,7 +580,7 @@ impl Measure {
         }
         let figures = f.status.has_figures();
         let keep = |v: Option<f64>| v.filter(|_| figures);
-        Cell::Decode(DecodeCell {
+        DecodeCell {
             context_tokens: ctx,
             concurrency: n,
             status: f.status,
@@ -591,9 +612,10 @@ impl Measure {
                 requests: f.requests,
                 server,
                 loop_evidence: f.loop_evidence,
+                repeats: Vec::new(),
             })),
             measured_by: None,
-        })
+        }
     }
 }
 

@@ -108,9 +108,17 @@ pub(crate) struct Plan {
     pub decode: Vec<PlannedDecode>,
     pub window_s: f64,
     pub max_output: u32,
+    /// Windows per decode cell.
+    pub repeat: u32,
 }
 
 impl Plan {
+    /// This plan with `n` windows per decode cell.
+    pub fn repeated(mut self, n: u32) -> Plan {
+        self.repeat = n.max(1);
+        self
+    }
+
     pub fn new(
         decode_contexts: &[u64],
         prefill: Vec<u64>,
@@ -134,6 +142,7 @@ impl Plan {
             decode,
             window_s,
             max_output,
+            repeat: 1,
         }
     }
 
@@ -219,7 +228,8 @@ impl Plan {
             .iter()
             .filter(|d| d.over_capacity.is_none())
             .count() as f64
-            * self.window_s;
+            * self.window_s
+            * f64::from(self.repeat.max(1));
         let contexts: std::collections::BTreeSet<u64> = self
             .prefill
             .iter()
