@@ -148,6 +148,7 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("no_ratio_at_level", NO_RATIO_AT_LEVEL),
         ("no_ratio_anywhere", NO_RATIO_ANYWHERE),
         ("chart_key", CHART_KEY),
+        ("within_noise", WITHIN_NOISE),
         ("setup_differs_caption", SETUP_DIFFERS_CAPTION),
         ("setup_same", SETUP_SAME),
         ("near_contexts", NEAR_CONTEXTS),

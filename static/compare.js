@@ -80,6 +80,12 @@ function ratioCell(d, a, b, tokensA, tokensB, n, perGpu) {
     const total = cb.comparable.total / ca.comparable.total;
     // As src/compare.rs `Basis::ratio`, operation for operation.
     const r = perGpu ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
+    // Within the noise of both cells (src/compare.rs `verdict`): its 95%
+    // interval, from each cell's (data.js `noise`), includes 1.
+    if (ca.noise !== undefined && cb.noise !== undefined
+      && Math.abs(Math.log(total)) <= Math.sqrt(ca.noise ** 2 + cb.noise ** 2)) {
+      return { text: ratioText(r), class: "even", style: null, noise: w.within_noise };
+    }
     return { text: ratioText(r), ...ratioShade(d, r) };
   }
   const sides = [x, y];
@@ -445,7 +451,8 @@ function ratioView(runs, perGpu) {
     const body = el("tbody", {}, ...m.rows.map((row) => el("tr", {}, el("th", { scope: "row", text: row.context }),
       ...row.cells.map((c) => (c.why !== undefined
         ? el("td", { class: "r none" }, el("span", { class: "ratio-value", text: defs.dash }), el("span", { class: "why", text: c.why }))
-        : el("td", { class: `r ${c.class}`, style: c.style }, el("span", { class: "ratio-value", text: c.text })))))));
+        : el("td", c.style ? { class: `r ${c.class}`, style: c.style } : { class: `r ${c.class}` }, el("span", { class: "ratio-value", text: c.text }),
+          ...(c.noise ? [el("span", { class: "noise-note", text: c.noise })] : [])))))));
     if (m.rows.length > 0) {
       const wrap = scrollRegion(`${id}-h`);
       wrap.classList.add("fit");

@@ -44,6 +44,11 @@ struct BrowserDecode {
     comparable: Option<Basis2>,
     /// Why it cannot be compared, in the words ratios use ("over capacity").
     why_not: Option<&'static str>,
+    /// ln(1 + the relative half width of its 95% interval), when it has one:
+    /// a ratio of two cells is within noise when |ln ratio| is at most the
+    /// root of the sum of their squares (`compare::ratio_interval`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    noise: Option<f64>,
     /// Its table text in total and per GPU ("1,234.5 (Requests queued)").
     shown: Basis2<String>,
 }
@@ -102,6 +107,12 @@ pub(crate) fn run_js(run: &Run) -> String {
                         per_gpu: Basis::PerGpu.of(run, t),
                     }),
                     why_not: total.err().map(|u| u.words()),
+                    noise: c
+                        .total_tok_per_s_ci95
+                        .as_ref()
+                        .zip(c.total_tok_per_s)
+                        .and_then(|(ci, t)| ci.relative_half_width(t))
+                        .map(f64::ln_1p),
                     shown: Basis2 {
                         total: decode_figure(run, Some(c), Basis::Total),
                         per_gpu: decode_figure(run, Some(c), Basis::PerGpu),
