@@ -336,12 +336,15 @@ fn downloads_carry_raw_numbers() {
         .unwrap();
     let mut reader = csv::Reader::from_reader(cmp.as_bytes());
     let header = reader.headers().unwrap().clone();
-    assert_eq!(&header[6], &format!("{STEP} / {GLM}"));
+    assert_eq!(&header[10], &format!("{STEP} / {GLM}"));
+    assert_eq!(&header[13], &format!("{STEP} / {GLM} noise"));
     let first = reader.records().next().unwrap().unwrap();
     assert_eq!(
-        (&first[0], &first[1], &first[3], &first[5]),
+        (&first[0], &first[1], &first[3], &first[7]),
         ("8192", "1", "175.8", "156.7")
     );
+    // The reference pages carry no interval: the noise is unknown, said so.
+    assert_eq!((&first[4], &first[11], &first[13]), ("", "", "unknown"));
 }
 
 fn import(data: &Path, page: usize, id: &str) {

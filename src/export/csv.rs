@@ -51,9 +51,14 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     for r in &members {
         header.push(format!("{} status", r.id));
         header.push(format!("{} total_tok_per_s", r.id));
+        header.push(format!("{} total_tok_per_s ci95_low", r.id));
+        header.push(format!("{} total_tok_per_s ci95_high", r.id));
     }
     for r in &members[1..] {
         header.push(format!("{} / {}", r.id, base.id));
+        header.push(format!("{} / {} ci95_low", r.id, base.id));
+        header.push(format!("{} / {} ci95_high", r.id, base.id));
+        header.push(format!("{} / {} noise", r.id, base.id));
         header.push(format!("{} / {} reason", r.id, base.id));
     }
     let mut keys: Vec<(u64, u32)> = members
@@ -74,15 +79,41 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                     .unwrap_or_else(|| "not_measured".into()),
             );
             row.push(num(c.and_then(|c| c.total_tok_per_s)));
+            let ci = c.and_then(|c| c.total_tok_per_s_ci95.as_ref());
+            row.push(num(ci.map(|i| i.low)));
+            row.push(num(ci.map(|i| i.high)));
         }
         for r in &members[1..] {
-            match compare::ratio(base.decode_cell(ctx, n), r.decode_cell(ctx, n)) {
+            let (a, b) = (base.decode_cell(ctx, n), r.decode_cell(ctx, n));
+            match compare::ratio(a, b) {
                 Ok(x) => {
+                    let (a, b) = (a.expect("a ratio has both cells"), b.expect("both"));
+                    let interval = compare::ratio_interval(
+                        (
+                            a.total_tok_per_s.unwrap_or(0.0),
+                            a.total_tok_per_s_ci95.as_ref(),
+                        ),
+                        (
+                            b.total_tok_per_s.unwrap_or(0.0),
+                            b.total_tok_per_s_ci95.as_ref(),
+                        ),
+                    );
                     row.push(x.to_string());
+                    row.push(num(interval.map(|i| i.0)));
+                    row.push(num(interval.map(|i| i.1)));
+                    row.push(
+                        match compare::cell_verdict(a, b) {
+                            compare::Verdict::Faster => "faster",
+                            compare::Verdict::Slower => "slower",
+                            compare::Verdict::WithinNoise => "within_noise",
+                            compare::Verdict::Unknown => "unknown",
+                        }
+                        .into(),
+                    );
                     row.push(String::new());
                 }
                 Err(none) => {
-                    row.push(String::new());
+                    row.extend([String::new(), String::new(), String::new(), String::new()]);
                     row.push(none.reason((&base.meta.model, &r.meta.model)));
                 }
             }

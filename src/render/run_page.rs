@@ -39,6 +39,8 @@ pub struct RunPage {
     pub legend: Vec<(&'static str, &'static str)>,
     /// Why each cell without a clean figure has none: "64K × 128: Error (HTTP 500: engine core died)".
     pub reasons: Vec<String>,
+    /// Tokens per second across each decode window that recorded them.
+    pub stability: Vec<Sparkline>,
     /// Said of TTFT unless a tool measured it otherwise (see `definitions`).
     pub ttft_note: Option<&'static str>,
     pub table_note: &'static str,
@@ -153,6 +155,46 @@ pub struct MatrixCell {
     pub reason: Option<String>,
 }
 
+/// One decode window's tokens per second, drawn small.
+pub struct Sparkline {
+    /// "8K × 4".
+    pub cell: String,
+    /// An inline SVG polyline, numbers only.
+    pub svg: String,
+    /// "1,380 to 1,433 tok/s per second, ± 1.4%".
+    pub range: String,
+}
+
+/// The seconds of a window as a polyline 120 × 24 px: its shape, from 0
+/// up to the busiest second (the last, partial second left out).
+pub(crate) fn sparkline(per_second: &[u64]) -> Option<String> {
+    let full = &per_second[..per_second.len().saturating_sub(1)];
+    if full.len() < 2 {
+        return None;
+    }
+    let top = *full.iter().max()? as f64;
+    let (w, h) = (120.0, 24.0);
+    let points: Vec<String> = full
+        .iter()
+        .enumerate()
+        .map(|(i, &k)| {
+            let x = i as f64 * w / (full.len() - 1) as f64;
+            let y = h
+                - 1.0
+                - if top > 0.0 {
+                    k as f64 / top * (h - 2.0)
+                } else {
+                    0.0
+                };
+            format!("{x:.1},{y:.1}")
+        })
+        .collect();
+    Some(format!(
+        r#"<svg class="spark" viewBox="0 0 120 24" width="120" height="24" aria-hidden="true"><polyline points="{}" fill="none" stroke="currentColor" stroke-width="1.5"/></svg>"#,
+        points.join(" ")
+    ))
+}
+
 /// A row of the full measurement table: (sort key, text) per column.
 pub struct TableRow {
     pub class: &'static str,
@@ -214,6 +256,31 @@ impl RunPage {
                         "{at}: the rate drifted within the window (its last third ran at {} of its first): the engine had not settled",
                         format::ratio(d)
                     ))
+                })
+                .collect(),
+            stability: run
+                .decode_cells()
+                .filter(|c| c.status.has_figures())
+                .filter_map(|c| {
+                    let seconds = &c.detail.as_ref()?.tokens_per_second;
+                    let full = &seconds[..seconds.len().saturating_sub(1)];
+                    let (lo, hi) = (full.iter().min()?, full.iter().max()?);
+                    let noise = c
+                        .total_tok_per_s_ci95
+                        .as_ref()
+                        .zip(c.total_tok_per_s)
+                        .and_then(|(ci, t)| ci.relative_half_width(t))
+                        .map(|h| format!(", ± {}%", format::grouped(h * 100.0, 1)))
+                        .unwrap_or_default();
+                    Some(Sparkline {
+                        cell: format!("{} × {}", format::context_label(c.context_tokens), c.concurrency),
+                        svg: sparkline(seconds)?,
+                        range: format!(
+                            "{} to {} tokens a second{noise}",
+                            format::count(*lo),
+                            format::count(*hi)
+                        ),
+                    })
                 })
                 .collect(),
             ttft_note: run
