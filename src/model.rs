@@ -405,6 +405,10 @@ pub struct DecodeCell {
     /// The 95% interval of `total_tok_per_s`, when its noise is known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tok_per_s_ci95: Option<Interval>,
+    /// How the per-request figures spread across requests, as measured by
+    /// `sitegen run` or as the importing tool reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Box<CellSpread>>,
     /// Raw material behind the figures, kept by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<DecodeDetail>>,
@@ -486,6 +490,7 @@ impl DecodeCell {
             measured_s: None,
             max_pause_ms: None,
             total_tok_per_s_ci95: None,
+            spread: None,
             detail: None,
             measured_by: None,
         }
@@ -522,13 +527,6 @@ pub struct DecodeDetail {
     /// differs beyond the interval: the engine had not settled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<f64>,
-    /// Spread across requests: 10th, 50th and 90th percentiles.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_request_tok_per_s_spread: Option<Spread>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ttft_ms_spread: Option<Spread>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tbt_ms_spread: Option<Spread>,
     /// Most requests streaming tokens at the same moment.
     pub peak_decoding_requests: u32,
     /// Requests that failed (HTTP error, broken stream, timeout).
@@ -567,6 +565,26 @@ pub struct Percentiles {
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
+}
+
+/// 10th, 50th and 90th percentiles across requests, per figure.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CellSpread {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_request_tok_per_s: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttft_ms: Option<Spread>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tbt_ms: Option<Spread>,
+}
+
+impl CellSpread {
+    /// `None` when no figure has a spread.
+    pub fn known(self) -> Option<CellSpread> {
+        (self.per_request_tok_per_s.is_some() || self.ttft_ms.is_some() || self.tbt_ms.is_some())
+            .then_some(self)
+    }
 }
 
 /// 10th, 50th and 90th percentiles of a figure across requests.

@@ -430,6 +430,34 @@ fn check_guidellm(rel: &str, v: &Value, run: &Run) {
             c.tbt_median_ms,
             num(m, "inter_token_latency_ms.successful.median"),
         );
+        // The tool's own p10/p50/p90 across requests are kept as the cell's spread.
+        let p90 = num(m, "time_to_first_token_ms.successful.percentiles.p90");
+        if c.status == Status::Valid && p90.is_none() {
+            // A version without percentiles: the spread is unknown, not made up.
+            assert_eq!(
+                c.spread.as_deref().and_then(|s| s.ttft_ms),
+                None,
+                "{}",
+                what("spread")
+            );
+        } else if c.status == Status::Valid {
+            let spread = c
+                .spread
+                .as_deref()
+                .unwrap_or_else(|| panic!("{}: guidellm reports percentiles", what("spread")));
+            let ttft = spread.ttft_ms.unwrap();
+            assert_figure(
+                &what("TTFT p90"),
+                Some(ttft.p90),
+                num(m, "time_to_first_token_ms.successful.percentiles.p90"),
+            );
+            let rate = spread.per_request_tok_per_s.unwrap();
+            assert!(
+                rate.p10 <= rate.p50 && rate.p50 <= rate.p90,
+                "{}",
+                what("rate spread")
+            );
+        }
         let (start, end) = (num(b, "start_time").unwrap(), num(b, "end_time").unwrap());
         let totals = m
             .get("request_totals")
@@ -602,6 +630,18 @@ fn check_aiperf(rel: &str, v: &Value, run: &Run) {
         &what("per-request tok/s"),
         c.per_request_tok_per_s,
         metric(&["output_token_throughput_per_user"], "p50"),
+    );
+    // The tool's p10/p90 across requests are kept as the cell's spread.
+    let spread = c.spread.as_deref().expect("AIPerf reports percentiles");
+    assert_figure(
+        &what("TTFT p10"),
+        spread.ttft_ms.map(|s| s.p10),
+        metric(&["time_to_first_token", "ttft"], "p10"),
+    );
+    assert_figure(
+        &what("per-request tok/s p90"),
+        spread.per_request_tok_per_s.map(|s| s.p90),
+        metric(&["output_token_throughput_per_user"], "p90"),
     );
 }
 

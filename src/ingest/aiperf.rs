@@ -215,6 +215,29 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             if let Some(m) = metric(&root, &["output_token_throughput_per_user"]) {
                 cell.per_request_tok_per_s = m.opt_f64("p50")?;
             }
+            // AIPerf's own percentiles across requests (its std stays in the raw record).
+            let in_ms = |m: &At| -> anyhow::Result<Option<crate::model::Spread>> {
+                let scale = ms(m, "p50")?
+                    .zip(m.opt_f64("p50")?)
+                    .map_or(1.0, |(a, b)| if b != 0.0 { a / b } else { 1.0 });
+                m.spread(scale)
+            };
+            cell.spread = crate::model::CellSpread {
+                ttft_ms: metric(&root, &["time_to_first_token", "ttft"])
+                    .map(|m| in_ms(&m))
+                    .transpose()?
+                    .flatten(),
+                tbt_ms: metric(&root, &["inter_token_latency"])
+                    .map(|m| in_ms(&m))
+                    .transpose()?
+                    .flatten(),
+                per_request_tok_per_s: metric(&root, &["output_token_throughput_per_user"])
+                    .map(|m| m.spread(1.0))
+                    .transpose()?
+                    .flatten(),
+            }
+            .known()
+            .map(Box::new);
             cell.avg_active_requests = single(&root, &["effective_concurrency"])?;
             if single(&root, &["usage_discrepancy_count"])?.is_some_and(|n| n > 0.0) {
                 let note = "; AIPerf counted the tokens with its own tokenizer, which disagreed \

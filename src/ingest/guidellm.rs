@@ -373,6 +373,39 @@ fn benchmark_cell(at: &At, layout: &str) -> anyhow::Result<DecodeCell> {
         cell.tbt_median_ms = itl_median;
         cell.per_request_tok_per_s = itl_median.filter(|t| *t > 0.0).map(|t| 1000.0 / t);
         cell.ttft_median_ms = ttft.opt_f64("median")?;
+        // guidellm's own percentiles across requests (its std_dev and the
+        // rest stay in the raw record).
+        // (Its p50 is the median, which some files keep only as "median".)
+        let percentiles = |d: &At| -> anyhow::Result<Option<crate::model::Spread>> {
+            let Some(p) = d.child("percentiles") else {
+                return Ok(None);
+            };
+            Ok(
+                match (
+                    p.opt_f64("p10")?,
+                    p.opt_f64("p50")?.or(d.opt_f64("median")?),
+                    p.opt_f64("p90")?,
+                ) {
+                    (Some(p10), Some(p50), Some(p90)) => {
+                        Some(crate::model::Spread { p10, p50, p90 })
+                    }
+                    _ => None,
+                },
+            )
+        };
+        let tbt = percentiles(&itl)?;
+        cell.spread = crate::model::CellSpread {
+            ttft_ms: percentiles(&ttft)?,
+            tbt_ms: tbt,
+            // A rate is 1000 / the latency: its p10 is the latency's p90.
+            per_request_tok_per_s: tbt.filter(|s| s.p10 > 0.0).map(|s| crate::model::Spread {
+                p10: 1000.0 / s.p90,
+                p50: 1000.0 / s.p50,
+                p90: 1000.0 / s.p10,
+            }),
+        }
+        .known()
+        .map(Box::new);
         cell.avg_active_requests = match in_flight {
             Some(c) => c.opt_f64("mean")?,
             None => None,

@@ -218,6 +218,25 @@ impl<'a> At<'a> {
         }
     }
 
+    /// p10, p50 and p90 under this object's `p10`, `p50` and `p90` keys
+    /// (scaled by `scale`), when the tool reports all three.
+    pub(crate) fn spread(&self, scale: f64) -> anyhow::Result<Option<crate::model::Spread>> {
+        Ok(
+            match (
+                self.opt_f64("p10")?,
+                self.opt_f64("p50")?,
+                self.opt_f64("p90")?,
+            ) {
+                (Some(p10), Some(p50), Some(p90)) => Some(crate::model::Spread {
+                    p10: p10 * scale,
+                    p50: p50 * scale,
+                    p90: p90 * scale,
+                }),
+                _ => None,
+            },
+        )
+    }
+
     pub fn f64(&self, key: &str) -> anyhow::Result<f64> {
         self.opt_f64(key)?
             .ok_or_else(|| self.field_error(key, "a finite number", self.value.get(key)))
