@@ -420,6 +420,13 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     let mut describe = format!("{where_}: {}", cell.status.label());
     if let Some(v) = tok {
         describe.push_str(&format!(", {} tok/s total", format::tok_per_s(v)));
+        if let Some(h) = cell
+            .total_tok_per_s_ci95
+            .as_ref()
+            .and_then(|ci| ci.relative_half_width(v))
+        {
+            describe.push_str(&format!(" ± {}%", format::grouped(h * 100.0, 1)));
+        }
     }
     if let Some(t) = &ttft {
         describe.push_str(&format!(", {t}"));
