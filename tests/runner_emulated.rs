@@ -982,6 +982,11 @@ async fn a_stall_still_running_when_the_window_closes_is_its_pause() {
     let (_emu, run) = measure(config, &plan).await;
     let cell = decode(&run, 1);
     let pause = cell.max_pause_ms.unwrap();
+    eprintln!(
+        "stall across the window's end: longest pause {pause:.0} ms, {} tok/s, drift {:?}",
+        cell.total_tok_per_s.unwrap_or(0.0),
+        cell.detail.as_ref().and_then(|d| d.drift)
+    );
     // 50 tokens at ~20 ms, then silence to the window's end: about 4 s.
     assert!(pause > 3_500.0, "longest pause {pause:.0} ms");
     let detail = cell.detail.as_ref().unwrap();
