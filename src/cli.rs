@@ -16,7 +16,8 @@ use crate::runner::meta::MetaFlags;
 #[derive(Debug, Parser)]
 #[command(
     name = "sitegen",
-    version,
+    // "0.1.0 (commit 2eb4c89a1b2c)": which build made a site, when a page looks wrong.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SITEGEN_COMMIT"), ")"),
     about = "Measure LLM inference servers and publish the results as a static site"
 )]
 pub struct Cli {

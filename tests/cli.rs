@@ -434,3 +434,19 @@ fn help_names_every_format_and_every_schema_file() {
         assert!(help.contains(stem), "{stem} in {help}");
     }
 }
+
+#[test]
+fn version_names_the_version_and_the_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = sitegen(&["--version"], tmp.path());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let rest = text
+        .strip_prefix(&format!("sitegen {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{text:?}"));
+    assert!(
+        rest == "unknown" || (rest.len() == 12 && rest.chars().all(|c| c.is_ascii_hexdigit())),
+        "{text:?}"
+    );
+}
