@@ -538,10 +538,14 @@ pub(crate) struct RatioGrid {
     pub rows: Vec<ContextPair>,
     pub levels: Vec<u32>,
     /// `cells[row][level]`.
-    pub cells: Vec<Vec<Result<f64, NoRatio>>>,
-    /// Whether each ratio is beyond the two cells' noise (`Unknown` where
-    /// there is no ratio or an interval is missing).
-    pub verdicts: Vec<Vec<Verdict>>,
+    pub cells: Vec<Vec<Result<Judged, NoRatio>>>,
+}
+
+/// A ratio of two cells and whether it is beyond their noise.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Judged {
+    pub value: f64,
+    pub verdict: Verdict,
 }
 
 impl RatioGrid {
@@ -553,36 +557,22 @@ impl RatioGrid {
             .chain(b.concurrency_levels())
             .collect();
         let levels: Vec<u32> = levels.into_iter().collect();
-        let pair = |p: &ContextPair, n: u32| {
-            (
-                p.a.and_then(|ctx| a.decode_cell(ctx, n)),
-                p.b.and_then(|ctx| b.decode_cell(ctx, n)),
-            )
-        };
         let cells = rows
             .iter()
             .map(|p| {
                 levels
                     .iter()
                     .map(|&n| {
-                        let (ca, cb) = pair(p, n);
-                        ratio(ca, cb).map(|r| basis.ratio(a, b, r))
-                    })
-                    .collect()
-            })
-            .collect();
-        // The per-GPU basis scales both figures by constants: the verdict
-        // on the totals holds for it.
-        let verdicts = rows
-            .iter()
-            .map(|p| {
-                levels
-                    .iter()
-                    .map(|&n| match pair(p, n) {
-                        (Some(ca), Some(cb)) if ratio(Some(ca), Some(cb)).is_ok() => {
-                            cell_verdict(ca, cb)
-                        }
-                        _ => Verdict::Unknown,
+                        let ca = p.a.and_then(|ctx| a.decode_cell(ctx, n));
+                        let cb = p.b.and_then(|ctx| b.decode_cell(ctx, n));
+                        ratio(ca, cb).map(|r| Judged {
+                            value: basis.ratio(a, b, r),
+                            // The per-GPU basis scales both figures by
+                            // constants: the verdict on the totals holds.
+                            verdict: ca
+                                .zip(cb)
+                                .map_or(Verdict::Unknown, |(x, y)| cell_verdict(x, y)),
+                        })
                     })
                     .collect()
             })
@@ -591,7 +581,6 @@ impl RatioGrid {
             rows,
             levels,
             cells,
-            verdicts,
         }
     }
 
@@ -600,7 +589,7 @@ impl RatioGrid {
         self.cells
             .iter()
             .flatten()
-            .filter_map(|c| c.as_ref().ok().copied())
+            .filter_map(|c| c.as_ref().ok().map(|j| j.value))
     }
 
     /// Rows with at least one ratio.
@@ -677,8 +666,6 @@ pub(crate) fn reach(run: &Run) -> Reach {
 /// What a comparison finds between the baseline `a` and another run `b`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PairFindings {
-    /// Decode ratios on the grid's basis (per GPU when GPU counts differ).
-    pub basis: Basis,
     pub decode: Option<RatioSummary>,
     /// The median ratio per paired context with any ratio: (label, median).
     pub decode_by_context: Vec<(String, f64)>,
@@ -689,8 +676,6 @@ pub(crate) struct PairFindings {
     /// Grid cells without a ratio: one run only measured them / a side is not Valid.
     pub one_side_only: usize,
     pub not_valid: usize,
-    /// Paired contexts whose numbers differ (251K with 256K).
-    pub near_pairs: Vec<ContextPair>,
     /// Ratios within the two cells' noise, beyond it, and of unknown noise.
     pub within_noise: usize,
     pub beyond_noise: usize,
@@ -718,8 +703,12 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         .iter()
         .zip(&grid.cells)
         .filter_map(|(p, cells)| {
-            RatioSummary::of(cells.iter().filter_map(|c| c.as_ref().ok().copied()))
-                .map(|s| (p.label(), s.median))
+            RatioSummary::of(
+                cells
+                    .iter()
+                    .filter_map(|c| c.as_ref().ok().map(|j| j.value)),
+            )
+            .map(|s| (p.label(), s.median))
         })
         .collect();
     let (mut one_side_only, mut not_valid) = (0, 0);
@@ -752,11 +741,10 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
             .collect();
     let parity = crate::format::ratio(1.0);
     let judged = |v: Verdict| {
-        grid.verdicts
+        grid.cells
             .iter()
             .flatten()
-            .zip(grid.cells.iter().flatten())
-            .filter(|(x, c)| c.is_ok() && **x == v)
+            .filter(|c| c.as_ref().is_ok_and(|j| j.verdict == v))
             .count()
     };
     let within_noise = judged(Verdict::WithinNoise);
@@ -766,7 +754,6 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         within_noise,
         beyond_noise,
         noise_unknown,
-        basis,
         decode: RatioSummary::of(grid.ratios()),
         decode_by_context,
         prefill: RatioSummary::of(prefill_ratios.iter().map(|(_, r)| *r)),
@@ -777,7 +764,6 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
             .collect(),
         one_side_only,
         not_valid,
-        near_pairs: grid.rows.iter().copied().filter(|p| p.near()).collect(),
     }
 }
 
@@ -910,7 +896,7 @@ pub(crate) fn setup_values(run: &Run) -> Vec<SetupValue> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn cell(status: Status, total: Option<f64>) -> DecodeCell {
@@ -964,7 +950,7 @@ mod tests {
         }
     }
 
-    fn with_cells(id: &str, cells: &[(u64, u32, Status, f64)]) -> Run {
+    pub(crate) fn with_cells(id: &str, cells: &[(u64, u32, Status, f64)]) -> Run {
         let mut r = run(id, "H200");
         r.cells = cells
             .iter()

@@ -266,6 +266,11 @@ pub(crate) fn parse_optional<T>(
     }
 }
 
+/// "± 1.8%": a relative half width (0.018) as pages write an interval.
+pub fn plus_minus(relative: f64) -> String {
+    format!("± {}%", grouped(relative * 100.0, 1))
+}
+
 /// "1.13×": a ratio to two decimals, by the rounding rule of `grouped`
 /// (450/400 reads 1.13×, 0.625 reads 0.63×).
 pub fn ratio(r: f64) -> String {

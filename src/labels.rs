@@ -141,26 +141,26 @@ pub(crate) fn distinct_names(runs: &[&Run]) -> Vec<String> {
         },
         |r| r.id.clone(),
     ];
-    runs.iter()
-        .map(|run| {
-            let same: Vec<&&Run> = runs
-                .iter()
-                .filter(|r| r.meta.model == run.meta.model)
-                .collect();
-            if same.len() < 2 {
-                return run.meta.model.clone();
-            }
-            let tell = traits
-                .iter()
-                .find(|t| {
-                    let values: std::collections::BTreeSet<String> =
-                        same.iter().map(|r| t(r)).collect();
-                    values.len() == same.len() && !t(run).is_empty()
-                })
-                .map_or_else(|| run.id.clone(), |t| t(run));
-            format!("{} ({tell})", run.meta.model)
-        })
-        .collect()
+    // Runs by model, once: the trait that tells a model's runs apart is
+    // chosen per model, not per run.
+    let mut by_model: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for (i, r) in runs.iter().enumerate() {
+        by_model.entry(r.meta.model.as_str()).or_default().push(i);
+    }
+    let mut names: Vec<String> = runs.iter().map(|r| r.meta.model.clone()).collect();
+    for same in by_model.values().filter(|same| same.len() >= 2) {
+        let tell = traits.iter().find(|t| {
+            let values: std::collections::BTreeSet<String> =
+                same.iter().map(|&i| t(runs[i])).collect();
+            values.len() == same.len()
+        });
+        for &i in same {
+            let value = tell.map(|t| t(runs[i])).filter(|v| !v.is_empty());
+            let value = value.unwrap_or_else(|| runs[i].id.clone());
+            names[i] = format!("{} ({value})", runs[i].meta.model);
+        }
+    }
+    names
 }
 
 /// "564 GB (4 × 141 GB)".
@@ -376,4 +376,39 @@ mod tests {
             assert_eq!(gpu_name(given), shown, "{given}");
         }
     }
+
+    #[test]
+    fn runs_of_one_model_are_told_apart_by_what_differs_first() {
+        let run = |id: &str, model: &str, version: &str| -> Run {
+            let meta: RunMeta = serde_json::from_value(serde_json::json!({
+                "schema_version": 1, "model": model, "served_model": "m",
+                "hardware": {"gpu": "H200", "gpu_count": 4},
+                "engine": {"name": "vllm", "version": version},
+                "run": {"decode_test": "fixed_duration"}
+            }))
+            .unwrap();
+            Run {
+                id: id.into(),
+                meta,
+                cells: vec![],
+                notes_markdown: None,
+            }
+        };
+        let (a, b, c, d) = (
+            run("a", "GLM", "0.28.0"),
+            run("b", "Step", "0.29.0"),
+            run("c", "GLM", "0.29.0"),
+            run("d", "GLM", "0.29.0"),
+        );
+        // Versions tell a from c only; with d the same as c, the ids do.
+        assert_eq!(
+            distinct_names(&[&a, &b, &c]),
+            ["GLM (vllm 0.28.0)", "Step", "GLM (vllm 0.29.0)"]
+        );
+        assert_eq!(
+            distinct_names(&[&a, &b, &c, &d]),
+            ["GLM (a)", "Step", "GLM (c)", "GLM (d)"]
+        );
+    }
+
 }

@@ -429,6 +429,15 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// `value` ± `relative` of it (0.018 for ± 1.8%).
+    pub fn around(value: f64, relative: f64, method: impl Into<String>) -> Interval {
+        Interval {
+            low: value * (1.0 - relative),
+            high: value * (1.0 + relative),
+            method: method.into(),
+        }
+    }
+
     /// Half the interval's width relative to `value`: 0.018 for ± 1.8%.
     pub fn relative_half_width(&self, value: f64) -> Option<f64> {
         (value > 0.0).then(|| (self.high - self.low) / 2.0 / value)
@@ -458,7 +467,29 @@ pub(crate) const LONG_PAUSE_FACTOR: f64 = 10.0;
 /// ...and at least this long: shorter waits are ordinary scheduling.
 pub(crate) const LONG_PAUSE_MIN_MS: f64 = 250.0;
 
+impl Run {
+    /// Gives every decode cell with a total a ± `relative` interval (tests).
+    #[cfg(test)]
+    pub(crate) fn set_noise(&mut self, relative: f64) {
+        for c in &mut self.cells {
+            if let Cell::Decode(d) = c
+                && let Some(t) = d.total_tok_per_s
+            {
+                d.total_tok_per_s_ci95 = Some(Interval::around(t, relative, "test"));
+            }
+        }
+    }
+}
+
 impl DecodeCell {
+    /// The relative half width of total tok/s's 95% interval (0.018 for
+    /// ± 1.8%), when the cell has one.
+    pub fn total_noise(&self) -> Option<f64> {
+        self.total_tok_per_s_ci95
+            .as_ref()?
+            .relative_half_width(self.total_tok_per_s?)
+    }
+
     /// The cell's longest pause when it is long enough to mark: some
     /// request received nothing for that long, which per-token figures
     /// average away.

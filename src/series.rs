@@ -108,7 +108,7 @@ fn slug(text: &str) -> String {
 pub fn step(prev: &Run, cur: &Run) -> Step {
     use compare::Verdict;
     // (ratio, verdict from the two cells' intervals)
-    let mut judged: Vec<(f64, Verdict)> = prev
+    let judged: Vec<(f64, Verdict)> = prev
         .decode_cells()
         .filter(|a| a.status == Status::Valid)
         .filter_map(|a| {
@@ -119,13 +119,7 @@ pub fn step(prev: &Run, cur: &Run) -> Step {
             Some((r, compare::cell_verdict(a, b)))
         })
         .collect();
-    judged.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let ratios: Vec<f64> = judged.iter().map(|(r, _)| *r).collect();
-    let median_ratio = match ratios.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(ratios[n / 2]),
-        n => Some((ratios[n / 2 - 1] + ratios[n / 2]) / 2.0),
-    };
+    let median_ratio = compare::RatioSummary::of(judged.iter().map(|(r, _)| *r)).map(|s| s.median);
     let by_threshold = judged
         .iter()
         .filter(|(_, v)| *v == Verdict::Unknown)
@@ -143,7 +137,7 @@ pub fn step(prev: &Run, cur: &Run) -> Step {
             .count()
     };
     Step {
-        shared: ratios.len(),
+        shared: judged.len(),
         median_ratio,
         slower: is(true),
         faster: is(false),
@@ -336,18 +330,8 @@ mod tests {
         );
         let mut prev = prev;
         // ±0.5% on every cell: 3% slower is beyond the noise, though under 5%.
-        for r in [&mut prev, &mut cur] {
-            for c in &mut r.cells {
-                if let Cell::Decode(d) = c {
-                    let t = d.total_tok_per_s.unwrap();
-                    d.total_tok_per_s_ci95 = Some(crate::model::Interval {
-                        low: t * 0.995,
-                        high: t * 1.005,
-                        method: "test".into(),
-                    });
-                }
-            }
-        }
+        prev.set_noise(0.005);
+        cur.set_noise(0.005);
         let s = step(&prev, &cur);
         assert_eq!(
             (s.slower, s.faster, s.by_interval, s.by_threshold),
@@ -357,16 +341,7 @@ mod tests {
             "2 cells slower and 0 faster beyond the noise of both runs (95% intervals)."
         ));
         // ±10%: the same 3% is within noise.
-        for c in &mut cur.cells {
-            if let Cell::Decode(d) = c {
-                let t = d.total_tok_per_s.unwrap();
-                d.total_tok_per_s_ci95 = Some(crate::model::Interval {
-                    low: t * 0.9,
-                    high: t * 1.1,
-                    method: "test".into(),
-                });
-            }
-        }
+        cur.set_noise(0.1);
         assert_eq!(step(&prev, &cur).slower, 0);
     }
 }

@@ -18,6 +18,10 @@ pub(crate) struct Column {
     /// Shown on a run page only when some cell has a value: a figure the
     /// published pages do not have (their table stays as it was).
     pub optional: bool,
+    /// In the published pages' table (the reference pages, and what the page
+    /// importer reads). A column that is not is shown on a run page only
+    /// when some cell has a value.
+    pub published: bool,
     kind: Kind,
 }
 
@@ -83,6 +87,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Phase"),
         optional: false,
+        published: true,
         csv_name: "phase",
         kind: Kind::Other {
             show: |c| match c {
@@ -124,6 +129,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Context"),
         optional: false,
+        published: true,
         csv_name: "context_tokens",
         kind: Kind::Other {
             show: |c| format::context_label(c.context_tokens()),
@@ -136,6 +142,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Requests at once"),
         optional: false,
+        published: true,
         csv_name: "concurrency",
         kind: Kind::Other {
             show: |c| concurrency(c).to_string(),
@@ -148,6 +155,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Status"),
         optional: false,
+        published: true,
         csv_name: "status",
         kind: Kind::Other {
             show: |c| c.status().label().into(),
@@ -177,11 +185,11 @@ pub(crate) static COLUMNS: [Column; 16] = [
         },
     },
     Column {
-        // The published table has no reason; a run page adds it (as
-        // REASON_HEADER) whenever a cell has one, so no reason hides in a
-        // tooltip.
-        header: None,
+        // The published table has no reason; a run page shows it whenever a
+        // cell has one, so no reason hides in a tooltip.
+        header: Some("Reason"),
         optional: false,
+        published: false,
         csv_name: "reason",
         kind: Kind::Other {
             show: |c| reason(c).unwrap_or_default().to_string(),
@@ -201,6 +209,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Total tok/s"),
         optional: false,
+        published: true,
         csv_name: "total_tok_per_s",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -220,25 +229,23 @@ pub(crate) static COLUMNS: [Column; 16] = [
         // on runs whose cells have one (docs/measurement.md, "Noise").
         header: Some("± 95%"),
         optional: true,
+        published: false,
         csv_name: "total_tok_per_s_ci95_pct",
         kind: Kind::Number {
             prefill: None,
             decode: Some(Field {
-                get: |d| {
-                    let ci = d.total_tok_per_s_ci95.as_ref()?;
-                    Some(ci.relative_half_width(d.total_tok_per_s?)? * 100.0)
-                },
+                get: |d| Some(d.total_noise()? * 100.0),
                 set: |d, v| {
                     if let Some(t) = d.total_tok_per_s {
-                        d.total_tok_per_s_ci95 = Some(crate::model::Interval {
-                            low: t * (1.0 - v / 100.0),
-                            high: t * (1.0 + v / 100.0),
-                            method: "as read from a measurement table".into(),
-                        });
+                        d.total_tok_per_s_ci95 = Some(crate::model::Interval::around(
+                            t,
+                            v / 100.0,
+                            "as read from a measurement table",
+                        ));
                     }
                 },
             }),
-            show: |v| format!("± {}%", format::grouped(v, 1)),
+            show: |v| format::plus_minus(v / 100.0),
             parse: |text| {
                 let v = text
                     .trim()
@@ -256,6 +263,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Per request tok/s"),
         optional: false,
+        published: true,
         csv_name: "per_request_tok_per_s",
         kind: Kind::Number {
             prefill: None,
@@ -270,6 +278,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("TTFT"),
         optional: false,
+        published: true,
         csv_name: "ttft_ms",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -287,6 +296,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Time between tokens"),
         optional: false,
+        published: true,
         csv_name: "tbt_ms",
         kind: Kind::Number {
             prefill: None,
@@ -301,6 +311,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Longest pause"),
         optional: true,
+        published: false,
         csv_name: "max_pause_ms",
         kind: Kind::Number {
             prefill: None,
@@ -315,6 +326,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Average active requests"),
         optional: false,
+        published: true,
         csv_name: "avg_active_requests",
         kind: Kind::Number {
             prefill: None,
@@ -329,6 +341,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Completed requests"),
         optional: false,
+        published: true,
         csv_name: "completed_requests",
         kind: Kind::Other {
             // One cold prompt per context: a prefill completed if it is Valid.
@@ -361,6 +374,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Output tokens"),
         optional: false,
+        published: true,
         csv_name: "output_tokens",
         kind: Kind::Number {
             prefill: None,
@@ -375,6 +389,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: Some("Measured for"),
         optional: false,
+        published: true,
         csv_name: "measured_s",
         kind: Kind::Number {
             prefill: None,
@@ -389,6 +404,7 @@ pub(crate) static COLUMNS: [Column; 16] = [
     Column {
         header: None,
         optional: false,
+        published: true,
         csv_name: "prompt_tokens",
         kind: Kind::Number {
             prefill: Some(Field {
@@ -575,32 +591,17 @@ impl Column {
 
 /// The columns of the published pages' table, in order.
 pub(crate) fn page_columns() -> impl Iterator<Item = &'static Column> {
-    COLUMNS.iter().filter(|c| c.header.is_some() && !c.optional)
+    COLUMNS.iter().filter(|c| c.header.is_some() && c.published)
 }
 
 /// The columns a run page of `cells` shows: the published table's, and each
-/// optional one that some cell has a value for.
+/// other one that some cell has a value for.
 pub(crate) fn run_page_columns(cells: &[Cell]) -> Vec<&'static Column> {
-    let has_value = |c: &Column| cells.iter().any(|cell| c.kind.has_value(cell));
     COLUMNS
         .iter()
-        .filter(|c| {
-            if c.csv_name == "reason" {
-                has_value(c)
-            } else {
-                c.header.is_some() && (!c.optional || has_value(c))
-            }
-        })
+        .filter(|c| c.header.is_some())
+        .filter(|c| c.published || cells.iter().any(|cell| c.kind.has_value(cell)))
         .collect()
-}
-
-/// The run page's header of the reason column, which only pages of cells
-/// with reasons show.
-pub(crate) const REASON_HEADER: &str = "Reason";
-
-/// A column's header on a run page.
-pub(crate) fn run_page_header(c: &Column) -> &'static str {
-    c.header.unwrap_or(REASON_HEADER)
 }
 
 /// The page's headers.

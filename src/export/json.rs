@@ -107,12 +107,7 @@ pub(crate) fn run_js(run: &Run) -> String {
                         per_gpu: Basis::PerGpu.of(run, t),
                     }),
                     why_not: total.err().map(|u| u.words()),
-                    noise: c
-                        .total_tok_per_s_ci95
-                        .as_ref()
-                        .zip(c.total_tok_per_s)
-                        .and_then(|(ci, t)| ci.relative_half_width(t))
-                        .map(f64::ln_1p),
+                    noise: c.total_noise().map(f64::ln_1p),
                     shown: Basis2 {
                         total: decode_figure(run, Some(c), Basis::Total),
                         per_gpu: decode_figure(run, Some(c), Basis::PerGpu),

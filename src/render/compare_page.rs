@@ -768,7 +768,7 @@ pub(crate) fn ratio_matrix_between(
         .collect();
     // Per run, each distinct reason once: "GLM queued or over capacity;
     // Step not measured".
-    let reasons = |cells: &mut dyn Iterator<Item = &Result<f64, compare::NoRatio>>| {
+    let reasons = |cells: &mut dyn Iterator<Item = &Result<compare::Judged, compare::NoRatio>>| {
         let mut sides: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
         let mut add = |side: usize, words: &'static str| {
             if !sides[side].contains(&words) {
@@ -817,20 +817,19 @@ pub(crate) fn ratio_matrix_between(
                 .iter()
                 .zip(&keep_level)
                 .filter(|(_, keep)| **keep)
-                .zip(&grid.verdicts[r])
-                .map(|((c, _), verdict)| match c {
+                .map(|(c, _)| match c {
                     // Within the noise of both cells: no colour, and said.
-                    Ok(r) if *verdict == compare::Verdict::WithinNoise => RatioCell {
-                        text: format::ratio(*r),
+                    Ok(j) if j.verdict == compare::Verdict::WithinNoise => RatioCell {
+                        text: format::ratio(j.value),
                         reason: None,
                         class: "even",
                         style: None,
                         noise: Some(crate::comparison_words::WITHIN_NOISE),
                     },
-                    Ok(r) => {
-                        let (class, style) = ratio_shade(*r);
+                    Ok(j) => {
+                        let (class, style) = ratio_shade(j.value);
                         RatioCell {
-                            text: format::ratio(*r),
+                            text: format::ratio(j.value),
                             reason: None,
                             class,
                             style: Some(style),
@@ -1038,4 +1037,45 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             .collect(),
         rows,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::with_cells;
+    use crate::model::Status;
+
+    #[test]
+    fn a_verdict_stays_with_its_cell_when_a_column_is_left_out() {
+        use Status::*;
+        // Level 2 has no ratio and is left out; level 4 is 2% apart at ±5%
+        // each: within noise, and said in that cell, not its neighbour.
+        let mut a = with_cells(
+            "a",
+            &[
+                (8192, 1, Valid, 100.0),
+                (8192, 2, OverCapacity, 0.0),
+                (8192, 4, Valid, 300.0),
+            ],
+        );
+        let mut b = with_cells(
+            "b",
+            &[
+                (8192, 1, Valid, 150.0),
+                (8192, 2, OverCapacity, 0.0),
+                (8192, 4, Valid, 306.0),
+            ],
+        );
+        a.set_noise(0.05);
+        b.set_noise(0.05);
+        b.meta.model = "B".into();
+        let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), Basis::Total);
+        assert_eq!(m.levels, [1, 4]);
+        let cells = &m.rows[0].cells;
+        assert_eq!((cells[0].class, cells[0].noise), ("faster", None));
+        assert_eq!(
+            (cells[1].class, cells[1].noise),
+            ("even", Some(crate::comparison_words::WITHIN_NOISE))
+        );
+    }
 }

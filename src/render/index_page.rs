@@ -133,23 +133,28 @@ impl RunSummary {
 }
 
 impl IndexPage {
-    pub fn new(runs: &[Run], comparisons: &[Comparison], series: &[crate::series::Series]) -> Self {
-        let mut order: Vec<&Run> = runs.iter().collect();
+    pub fn new(
+        runs: &[Run],
+        comparisons: &[Comparison],
+        series: &[crate::series::Series],
+    ) -> Result<Self, super::charts::ChartError> {
+        // Runs of one model told apart the same way in every list and key.
+        let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
+        let mut order: Vec<usize> = (0..runs.len()).collect();
         // Newest first; undated runs keep their (id) order after the dated.
-        order.sort_by(|a, b| match (&a.meta.measured_at, &b.meta.measured_at) {
-            (Some(x), Some(y)) => y.cmp(x),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        });
-        let names = labels::distinct_names(&order);
+        order.sort_by(
+            |&a, &b| match (&runs[a].meta.measured_at, &runs[b].meta.measured_at) {
+                (Some(x), Some(y)) => y.cmp(x),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => std::cmp::Ordering::Equal,
+            },
+        );
         let summaries: Vec<RunSummary> = order
             .iter()
-            .zip(names)
-            .map(|(r, name)| summary(r, name))
+            .map(|&i| summary(&runs[i], all_names[i].clone()))
             .collect();
-        let overview = overview(&order);
-        let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
+        let overview = overview(runs, &order, &all_names)?;
         let options = |f: fn(&RunSummary) -> &String| {
             let set: std::collections::BTreeSet<String> =
                 summaries.iter().map(|r| f(r).clone()).collect();
@@ -169,7 +174,7 @@ impl IndexPage {
                 options: options(value),
             })
             .collect();
-        IndexPage {
+        Ok(IndexPage {
             root: "",
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,
@@ -210,7 +215,7 @@ impl IndexPage {
             filters,
             pick: PickBar::new(),
             overview,
-        }
+        })
     }
 }
 
@@ -220,36 +225,38 @@ const OVERVIEW_RUNS: usize = super::charts::lines::PALETTE.len();
 /// The chart people know from InferenceMAX: for each run, its Pareto
 /// frontier of tok/s per GPU against per-request tok/s over its Valid decode
 /// cells. The most recent runs (`order` is newest first) up to the palette.
-fn overview(order: &[&Run]) -> Option<Overview> {
+fn overview(
+    runs: &[Run],
+    order: &[usize],
+    names: &[String],
+) -> Result<Option<Overview>, super::charts::ChartError> {
     use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
     let basis = crate::compare::Basis::PerGpu;
-    let with_cells: Vec<&Run> = order
-        .iter()
-        .copied()
-        .filter(|r| !crate::compare::interactivity_points(r).is_empty())
-        .collect();
-    if with_cells.is_empty() {
-        return None;
+    // (run, its points as (per-request, per GPU)), newest first.
+    let mut with_cells = order.iter().filter_map(|&i| {
+        let r = &runs[i];
+        let xy: Vec<(f64, f64)> = crate::compare::interactivity_points(r)
+            .iter()
+            .map(|p| (p.per_request_tok_per_s, basis.of(r, p.total_tok_per_s)))
+            .collect();
+        (!xy.is_empty()).then_some((i, xy))
+    });
+    let charted: Vec<(usize, Vec<(f64, f64)>)> = with_cells.by_ref().take(OVERVIEW_RUNS).collect();
+    if charted.is_empty() {
+        return Ok(None);
     }
-    let charted = &with_cells[..with_cells.len().min(OVERVIEW_RUNS)];
     let series: Vec<Series> = charted
         .iter()
         .enumerate()
-        .map(|(style, r)| {
-            let xy: Vec<(f64, f64)> = crate::compare::interactivity_points(r)
-                .iter()
-                .map(|p| (p.per_request_tok_per_s, basis.of(r, p.total_tok_per_s)))
-                .collect();
-            Series {
-                style,
-                points: crate::compare::pareto_frontier(&xy)
-                    .into_iter()
-                    .map(|k| xy[k])
-                    .collect(),
-                emphasis: true,
-                joined: true,
-                label: None,
-            }
+        .map(|(style, (_, xy))| Series {
+            style,
+            points: crate::compare::pareto_frontier(xy)
+                .into_iter()
+                .map(|k| xy[k])
+                .collect(),
+            emphasis: true,
+            joined: true,
+            label: None,
         })
         .collect();
     let x = Axis::new(
@@ -264,27 +271,26 @@ fn overview(order: &[&Run]) -> Option<Overview> {
         &x,
         &y,
         &series,
-    )
-    .ok()?;
-    let names = labels::distinct_names(charted);
-    Some(Overview {
+    )?;
+    Ok(Some(Overview {
         svg,
-        key: names
-            .into_iter()
+        key: charted
+            .iter()
             .enumerate()
-            .map(|(i, n)| {
+            .map(|(style, &(i, _))| {
                 (
                     format!(
-                        "{n} · {}",
-                        labels::hardware_short(&charted[i].meta.hardware)
+                        "{} · {}",
+                        names[i],
+                        labels::hardware_short(&runs[i].meta.hardware)
                     ),
-                    palette(i),
-                    MARKERS[i % MARKERS.len()],
+                    palette(style),
+                    MARKERS[style % MARKERS.len()],
                 )
             })
             .collect(),
-        uncharted: with_cells.len() - charted.len(),
-    })
+        uncharted: with_cells.count(),
+    }))
 }
 
 fn summary(run: &Run, name: String) -> RunSummary {

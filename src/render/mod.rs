@@ -149,7 +149,7 @@ pub(crate) fn render_site(
         "compare/definitions.js".into(),
         browser::definitions_js(runs, comparisons).into_bytes(),
     );
-    let index = index_page::IndexPage::new(runs, comparisons, &all_series)
+    let index = index_page::IndexPage::new(runs, comparisons, &all_series)?
         .render()
         .context("rendering index.html")?;
     add("index.html".into(), index.into_bytes());

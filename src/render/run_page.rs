@@ -266,11 +266,8 @@ impl RunPage {
                     let full = &seconds[..seconds.len().saturating_sub(1)];
                     let (lo, hi) = (full.iter().min()?, full.iter().max()?);
                     let noise = c
-                        .total_tok_per_s_ci95
-                        .as_ref()
-                        .zip(c.total_tok_per_s)
-                        .and_then(|(ci, t)| ci.relative_half_width(t))
-                        .map(|h| format!(", ± {}%", format::grouped(h * 100.0, 1)))
+                        .total_noise()
+                        .map(|h| format!(", {}", format::plus_minus(h)))
                         .unwrap_or_default();
                     Some(Sparkline {
                         cell: format!("{} × {}", format::context_label(c.context_tokens), c.concurrency),
@@ -289,7 +286,7 @@ impl RunPage {
                 .all(|by| !by.definitions.contains_key("ttft_ms"))
                 .then_some(labels::TTFT_NOTE),
             table_note: labels::TABLE_NOTE,
-            columns: columns.iter().map(|c| table::run_page_header(c)).collect(),
+            columns: columns.iter().filter_map(|c| c.header).collect(),
             rows: run
                 .cells
                 .iter()
@@ -420,12 +417,8 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     let mut describe = format!("{where_}: {}", cell.status.label());
     if let Some(v) = tok {
         describe.push_str(&format!(", {} tok/s total", format::tok_per_s(v)));
-        if let Some(h) = cell
-            .total_tok_per_s_ci95
-            .as_ref()
-            .and_then(|ci| ci.relative_half_width(v))
-        {
-            describe.push_str(&format!(" ± {}%", format::grouped(h * 100.0, 1)));
+        if let Some(h) = cell.total_noise() {
+            describe.push_str(&format!(" {}", format::plus_minus(h)));
         }
     }
     if let Some(t) = &ttft {

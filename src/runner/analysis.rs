@@ -2,7 +2,8 @@
 //! Pure functions: every definition of docs/measurement.md lives here.
 
 use crate::model::{
-    Interval, LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples, Spread, Status,
+    CellSpread, Interval, LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples,
+    Spread, Status,
 };
 
 /// How a request ended.
@@ -61,9 +62,8 @@ pub(crate) struct WindowFigures {
     pub total_ci95: Option<Interval>,
     pub tokens_per_second: Vec<u64>,
     pub drift: Option<f64>,
-    pub per_request_spread: Option<Spread>,
-    pub ttft_spread: Option<Spread>,
-    pub tbt_spread: Option<Spread>,
+    /// p10/p50/p90 across requests, when any figure has them.
+    pub spread: Option<CellSpread>,
 }
 
 /// Sub-windows of the batch-means interval. Six keeps each one long (5 s of
@@ -451,9 +451,12 @@ pub(crate) fn summarize(
         drift: drift(&binned(&all_chunks, window_s, DRIFT_BINS)),
         total_ci95,
         tokens_per_second,
-        per_request_spread: spread(&rates),
-        ttft_spread: spread(&ttfts),
-        tbt_spread: spread(&tbts),
+        spread: CellSpread {
+            per_request_tok_per_s: spread(&rates),
+            ttft_ms: spread(&ttfts),
+            tbt_ms: spread(&tbts),
+        }
+        .known(),
         status,
         reason,
         total_tok_per_s,

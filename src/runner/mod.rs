@@ -595,14 +595,7 @@ impl Measure {
             measured_s: Some(f.measured_s),
             max_pause_ms: keep(f.max_pause_ms),
             total_tok_per_s_ci95: f.total_ci95.filter(|_| figures),
-            spread: crate::model::CellSpread {
-                per_request_tok_per_s: f.per_request_spread,
-                ttft_ms: f.ttft_spread,
-                tbt_ms: f.tbt_spread,
-            }
-            .known()
-            .filter(|_| figures)
-            .map(Box::new),
+            spread: f.spread.filter(|_| figures).map(Box::new),
             detail: Some(Box::new(DecodeDetail {
                 tokens_per_second: f.tokens_per_second,
                 drift: f.drift,
