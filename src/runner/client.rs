@@ -52,6 +52,12 @@ pub enum StreamEvent {
     Done,
 }
 
+/// Makes ring the process's TLS provider (reqwest is built without one, see
+/// Cargo.toml); a provider installed before, ring or another, is kept.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
 impl Client {
     pub fn new(
         url: &str,
@@ -61,6 +67,7 @@ impl Client {
         let trimmed = url.trim_end_matches('/');
         let base = trimmed.strip_suffix("/v1").unwrap_or(trimmed).to_string();
         reqwest::Url::parse(&base).with_context(|| format!("--url {url:?} is not a URL"))?;
+        install_tls_provider();
         let builder = || {
             reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(10))
