@@ -18,6 +18,18 @@ pub(crate) fn write_file(path: &Path, contents: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
+/// Creates `path` with `contents` through a temporary file, failing with
+/// `AlreadyExists` when `path` is there: never replaces a file.
+pub(crate) fn create_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tmp.write_all(contents)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist_noclobber(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
 /// Moves the folder `new` to `target`, replacing any existing `target` with
 /// as short a gap as two renames allow. On failure the old folder is put back.
 pub(crate) fn replace_dir(new: &Path, target: &Path) -> io::Result<()> {

@@ -36,6 +36,9 @@ pub enum Command {
     Run(Box<RunArgs>),
     /// Build the site in memory and serve it on 127.0.0.1, rebuilding when the data changes.
     Serve(ServeArgs),
+    /// Set up a results repository: data/ with an example run, a GitHub Pages
+    /// workflow that builds with a released sitegen, .gitignore and README.
+    Init(InitArgs),
     /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, prices.json).
     Schema(SchemaArgs),
 }
@@ -74,6 +77,20 @@ fn format_help() -> String {
          recognised from its content",
         format_names()
     )
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The folder to set up: new or empty.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Leave data/ empty (no example run); the workflow then builds with --allow-empty.
+    #[arg(long)]
+    pub allow_empty: bool,
+    /// Set up a folder that already holds files: only missing files are
+    /// added, every file there is kept as it is.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

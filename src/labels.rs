@@ -410,5 +410,4 @@ mod tests {
             ["GLM (a)", "Step", "GLM (c)", "GLM (d)"]
         );
     }
-
 }

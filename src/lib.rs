@@ -9,8 +9,8 @@
 //! for pages, CSV and importers; [`validate`] says what valid data is and
 //! [`launch`] reads launch commands; [`atomic`] makes every write all-or-nothing;
 //! [`comparison_words`] holds every word of a comparison for the pages and
-//! the browser alike; [`pipeline`] runs a build, [`serve`] a preview; [`cli`]
-//! parses arguments.
+//! the browser alike; [`pipeline`] runs a build, [`serve`] a preview; [`init`]
+//! sets up a new results repository; [`cli`] parses arguments.
 
 pub mod atomic;
 pub mod cli;
@@ -20,6 +20,7 @@ pub mod cost;
 pub mod export;
 pub mod format;
 pub mod ingest;
+pub mod init;
 pub mod labels;
 pub mod launch;
 pub mod model;

@@ -67,6 +67,20 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             base_path: args.base_path,
             allow_empty: args.allow_empty,
         })?,
+        Command::Init(args) => {
+            let report = sitegen::init::init(&sitegen::init::InitOptions {
+                dir: args.dir.clone(),
+                allow_empty: args.allow_empty,
+                force: args.force,
+            })?;
+            for line in report.lines(&args.dir) {
+                eprintln!("{line}");
+            }
+            for warning in &report.warnings {
+                eprintln!("warning: {warning}");
+            }
+            eprintln!("{}", report.next);
+        }
         Command::Schema(args) => {
             for (name, text) in sitegen::schema::data_schemas() {
                 let path = args.out.join(name);
