@@ -227,27 +227,8 @@ fn dist_plan_lists_every_release_artifact(tools: &Tools) {
 /// installs it by tag and as "latest", and refuses a corrupted archive.
 fn the_install_script_installs_a_release_and_refuses_a_corrupted_one(_: &Tools) {
     let tmp = tempfile::tempdir().unwrap();
-    let archive = this_machines_archive();
-    let target = archive
-        .trim_start_matches("sitegen-")
-        .trim_end_matches(".tar.xz");
-    // sitegen-<target>/sitegen inside, as dist packs a tar archive.
-    let stage = tmp.path().join("stage").join(format!("sitegen-{target}"));
-    std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_sitegen"), stage.join("sitegen")).unwrap();
-    let packed = tmp.path().join(&archive);
-    // The test binary is large: the fastest xz level keeps packing it short.
-    let out = run(Command::new("tar")
-        .env("XZ_OPT", "-0 -T0")
-        .arg("-cJf")
-        .arg(&packed)
-        .arg("-C")
-        .arg(tmp.path().join("stage"))
-        .arg(format!("sitegen-{target}")));
-    assert!(out.status.success(), "{}", text(&out));
-    let bytes = std::fs::read(&packed).unwrap();
+    let (archive, bytes) = packed_release(tmp.path());
     let good = sha256_line(&bytes, &archive);
-
     let server = ReleaseServer::start(vec![
         (
             format!("/releases/download/v9.9.9/{archive}"),
@@ -265,10 +246,7 @@ fn the_install_script_installs_a_release_and_refuses_a_corrupted_one(_: &Tools) 
             format!("/releases/latest/download/{archive}.sha256"),
             good.into_bytes(),
         ),
-        (
-            format!("/releases/download/v6.6.6/{archive}"),
-            bytes.clone(),
-        ),
+        (format!("/releases/download/v6.6.6/{archive}"), bytes),
         (
             format!("/releases/download/v6.6.6/{archive}.sha256"),
             sha256_line(b"something else", &archive).into_bytes(),
@@ -311,6 +289,143 @@ fn the_install_script_installs_a_release_and_refuses_a_corrupted_one(_: &Tools) 
         "{}",
         text(&out)
     );
+}
+
+/// This machine's release archive as dist packs it (sitegen-<target>/sitegen
+/// inside a .tar.xz), holding the sitegen under test: (name, bytes).
+fn packed_release(tmp: &Path) -> (String, Vec<u8>) {
+    let archive = this_machines_archive();
+    let folder = archive.trim_end_matches(".tar.xz");
+    let stage = tmp.join("stage").join(folder);
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_sitegen"), stage.join("sitegen")).unwrap();
+    let packed = tmp.join(&archive);
+    // The test binary is large: the fastest xz level keeps packing it short.
+    let out = run(Command::new("tar")
+        .env("XZ_OPT", "-0 -T0")
+        .arg("-cJf")
+        .arg(&packed)
+        .arg("-C")
+        .arg(tmp.join("stage"))
+        .arg(folder));
+    assert!(out.status.success(), "{}", text(&out));
+    (archive.clone(), std::fs::read(&packed).unwrap())
+}
+
+/// The `run:` script of the action's step `id`.
+fn action_step(id: &str) -> String {
+    let action: yaml_serde::Value =
+        yaml_serde::from_str(&std::fs::read_to_string(repo().join("action.yml")).unwrap()).unwrap();
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let step = steps.iter().find(|s| s["id"].as_str() == Some(id)).unwrap();
+    step["run"].as_str().unwrap().to_string()
+}
+
+/// Runs a step's script as GitHub's runner does (`bash -e -o pipefail`).
+fn run_step(script: &str, env: &[(&str, &Path)], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("bash");
+    cmd.args([
+        "--noprofile",
+        "--norc",
+        "-e",
+        "-o",
+        "pipefail",
+        "-c",
+        script,
+    ]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    run(&mut cmd)
+}
+
+/// action.yml's own steps, as a workflow runs `uses: acme/sitegen@v9.9.9`
+/// with the runner leaving github.action_ref and action_repository empty (as
+/// it does in composite actions): the action finds its tag and repository in
+/// its folder, installs that release and builds the site; at a branch it
+/// installs the latest release and says so.
+fn the_actions_steps_install_their_own_release_and_build(_: &Tools) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (archive, bytes) = packed_release(tmp.path());
+    let sum = sha256_line(&bytes, &archive).into_bytes();
+    let server = ReleaseServer::start(vec![
+        (
+            format!("/acme/sitegen/releases/download/v9.9.9/{archive}"),
+            bytes.clone(),
+        ),
+        (
+            format!("/acme/sitegen/releases/download/v9.9.9/{archive}.sha256"),
+            sum.clone(),
+        ),
+        (
+            format!("/acme/sitegen/releases/latest/download/{archive}"),
+            bytes,
+        ),
+        (
+            format!("/acme/sitegen/releases/latest/download/{archive}.sha256"),
+            sum,
+        ),
+    ]);
+    for (tag, expect_notice) in [("v9.9.9", false), ("main", true)] {
+        let case = tmp.path().join(tag);
+        // The runner checks an action out into _actions/OWNER/NAME/REF.
+        let action_path = case.join("_actions/acme/sitegen").join(tag);
+        std::fs::create_dir_all(action_path.join("scripts")).unwrap();
+        std::fs::copy(
+            repo().join("scripts/install-release.sh"),
+            action_path.join("scripts/install-release.sh"),
+        )
+        .unwrap();
+        let runner_temp = case.join("runner-temp");
+        std::fs::create_dir_all(&runner_temp).unwrap();
+        let outputs = case.join("install-outputs");
+        let out = run_step(
+            &action_step("install"),
+            &[
+                ("GITHUB_ACTION_PATH", &action_path),
+                ("RUNNER_TEMP", &runner_temp),
+                ("GITHUB_OUTPUT", &outputs),
+            ],
+            &[
+                ("VERSION", ""),
+                ("ACTION_REPOSITORY", ""),
+                ("ACTION_REF", ""),
+                ("SERVER_URL", &server.url),
+                ("REPOSITORY", "someone/results"),
+            ],
+        );
+        assert!(out.status.success(), "install at {tag}:\n{}", text(&out));
+        assert_eq!(
+            text(&out).contains("installing the latest release of acme/sitegen"),
+            expect_notice,
+            "{}",
+            text(&out)
+        );
+        let said = std::fs::read_to_string(&outputs).unwrap();
+        let binary = said.strip_prefix("binary=").unwrap().trim();
+        assert!(Path::new(binary).starts_with(&runner_temp), "{binary}");
+
+        let site = case.join("site");
+        let outputs = case.join("build-outputs");
+        let out = run_step(
+            &action_step("build"),
+            &[
+                ("SITEGEN", Path::new(binary)),
+                ("DATA", &repo().join("data")),
+                ("OUT", &site),
+                ("GITHUB_OUTPUT", &outputs),
+            ],
+            &[("ALLOW_EMPTY", "false")],
+        );
+        assert!(out.status.success(), "build at {tag}:\n{}", text(&out));
+        assert!(site.join("index.html").is_file());
+        let said = std::fs::read_to_string(&outputs).unwrap();
+        assert!(said.contains("version=sitegen "), "{said}");
+        assert!(said.contains(&format!("out={}", site.display())), "{said}");
+    }
 }
 
 fn this_machines_archive() -> String {
@@ -406,6 +521,10 @@ fn main() -> std::process::ExitCode {
         (
             "the_install_script_installs_a_release_and_refuses_a_corrupted_one",
             the_install_script_installs_a_release_and_refuses_a_corrupted_one,
+        ),
+        (
+            "the_actions_steps_install_their_own_release_and_build",
+            the_actions_steps_install_their_own_release_and_build,
         ),
     ];
     tier::run("release", find, tests)
