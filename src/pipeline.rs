@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::render::Site;
+use crate::render::{Site, SiteSink};
 use crate::store::StoreError;
 use crate::{compare, output, render, store};
 
@@ -25,12 +25,16 @@ pub struct BuildOptions {
     pub allow_empty: bool,
 }
 
-/// Reads and checks every run under `data_dir` and renders the site in
-/// memory. Every problem of the data is reported together.
-pub(crate) fn render_data(
-    data_dir: &Path,
-    opts: BuildOptions,
-) -> anyhow::Result<(Site, BuildSummary)> {
+/// The data of a build, read and checked.
+struct Loaded {
+    runs: Vec<crate::model::Run>,
+    comparisons: Vec<compare::Comparison>,
+    prices: crate::model::PricesFile,
+}
+
+/// Reads and checks every run under `data_dir`. Every problem of the data is
+/// reported together.
+fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
@@ -53,17 +57,39 @@ pub(crate) fn render_data(
     let comparisons = compare::plan(&runs, &file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
-    let site = render::render_site(&runs, &comparisons, &prices)?;
-    let summary = BuildSummary {
-        runs: runs.len(),
-        files: site.files.len(),
-        warnings: compare::unpaired_warnings(&runs),
-    };
+    Ok(Loaded {
+        runs,
+        comparisons,
+        prices,
+    })
+}
+
+/// Renders loaded data into `sink`.
+fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSummary> {
+    let files = render::render_site(&data.runs, &data.comparisons, &data.prices, sink)?;
+    Ok(BuildSummary {
+        runs: data.runs.len(),
+        files,
+        warnings: compare::unpaired_warnings(&data.runs),
+    })
+}
+
+/// Reads, checks and renders `data_dir` into a site held in memory
+/// (`sitegen serve`).
+pub(crate) fn render_data(
+    data_dir: &Path,
+    opts: BuildOptions,
+) -> anyhow::Result<(Site, BuildSummary)> {
+    let data = load(data_dir, opts)?;
+    let mut site = Site::default();
+    let summary = render_into(&data, &mut site)?;
     Ok((site, summary))
 }
 
-/// Builds the site from `data_dir` into `out`. Everything is read, checked and
-/// rendered before the first byte is written.
+/// Builds the site from `data_dir` into `out`. Everything is read and checked
+/// before the first byte is written; pages are written to a staging folder as
+/// they are rendered (memory stays flat as the site grows) and the folder
+/// replaces `out` only when the whole site is there.
 pub fn build_site(data_dir: &Path, out: &Path) -> anyhow::Result<BuildSummary> {
     build_site_with(data_dir, out, BuildOptions::default())
 }
@@ -74,7 +100,9 @@ pub fn build_site_with(
     out: &Path,
     opts: BuildOptions,
 ) -> anyhow::Result<BuildSummary> {
-    let (site, summary) = render_data(data_dir, opts)?;
-    output::write_site(&site, out)?;
+    let data = load(data_dir, opts)?;
+    let mut writer = output::SiteWriter::new(out)?;
+    let summary = render_into(&data, &mut writer)?;
+    writer.finish()?;
     Ok(summary)
 }

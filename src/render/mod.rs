@@ -1,5 +1,7 @@
-//! Turns runs into the files of the static site, in memory. Writing them to
-//! disk is [`crate::output`]'s job, so rendering stays pure and testable.
+//! Turns runs into the files of the static site, handing each file to a
+//! [`SiteSink`] as soon as it is made: [`crate::output`] writes it to disk
+//! (so a build never holds the whole site), [`Site`] keeps it in memory (for
+//! `sitegen serve` and tests). Rendering itself writes nothing.
 
 pub mod browser;
 pub mod charts;
@@ -55,16 +57,34 @@ pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
 }
 
-/// Renders every page of the site and the downloads beside them.
+/// Where rendered files go, one at a time.
+pub(crate) trait SiteSink {
+    /// Takes the file at `path` (relative, '/'-separated).
+    fn put(&mut self, path: String, bytes: Vec<u8>) -> anyhow::Result<()>;
+}
+
+impl SiteSink for Site {
+    fn put(&mut self, path: String, bytes: Vec<u8>) -> anyhow::Result<()> {
+        self.files.insert(path, bytes);
+        Ok(())
+    }
+}
+
+/// Renders every page of the site and the downloads beside them into `sink`,
+/// each file as soon as it is made; returns how many files it made.
 pub(crate) fn render_site(
     runs: &[Run],
     comparisons: &[Comparison],
     prices: &crate::model::PricesFile,
-) -> anyhow::Result<Site> {
-    let mut site = Site::default();
-    let mut add = |path: String, bytes: Vec<u8>| site.files.insert(path, bytes);
+    sink: &mut dyn SiteSink,
+) -> anyhow::Result<usize> {
+    let mut files = 0;
+    let mut add = |path: String, bytes: Vec<u8>| -> anyhow::Result<()> {
+        files += 1;
+        sink.put(path, bytes)
+    };
     for (path, text) in STATIC_FILES {
-        add(path.to_string(), text.as_bytes().to_vec());
+        add(path.to_string(), text.as_bytes().to_vec())?;
     }
     let all_series = crate::series::series(runs);
     for (i, run) in runs.iter().enumerate() {
@@ -95,19 +115,19 @@ pub(crate) fn render_site(
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
         let dir = run_path(run);
-        add(format!("{dir}index.html"), html.into_bytes());
+        add(format!("{dir}index.html"), html.into_bytes())?;
         add(
             format!("{dir}data.json"),
             export::json::run_json(run).into_bytes(),
-        );
+        )?;
         add(
             format!("{dir}data.js"),
             export::json::run_js(run).into_bytes(),
-        );
+        )?;
         add(
             format!("{dir}measurements.csv"),
             export::csv::measurements_csv(run, price).into_bytes(),
-        );
+        )?;
     }
     for c in comparisons {
         let html = compare_page::ComparePage::new(runs, c)?
@@ -115,11 +135,11 @@ pub(crate) fn render_site(
             .render()
             .with_context(|| format!("rendering the comparison {}", c.id))?;
         let dir = compare_path(c);
-        add(format!("{dir}index.html"), html.into_bytes());
+        add(format!("{dir}index.html"), html.into_bytes())?;
         add(
             format!("{dir}comparison.csv"),
             export::csv::comparison_csv(runs, c).into_bytes(),
-        );
+        )?;
     }
     for s in &all_series {
         let html = series_page::SeriesPage::new(runs, s)?
@@ -128,7 +148,7 @@ pub(crate) fn render_site(
         add(
             format!("{}index.html", series_page::series_path(s)),
             html.into_bytes(),
-        );
+        )?;
     }
     let pick = PickPage {
         root: "../",
@@ -144,16 +164,16 @@ pub(crate) fn render_site(
     }
     .render()
     .context("rendering compare/index.html")?;
-    add("compare/index.html".into(), pick.into_bytes());
+    add("compare/index.html".into(), pick.into_bytes())?;
     add(
         "compare/definitions.js".into(),
         browser::definitions_js(runs, comparisons).into_bytes(),
-    );
+    )?;
     let index = index_page::IndexPage::new(runs, comparisons, &all_series)?
         .render()
         .context("rendering index.html")?;
-    add("index.html".into(), index.into_bytes());
-    Ok(site)
+    add("index.html".into(), index.into_bytes())?;
+    Ok(files)
 }
 
 /// `compare/index.html`: a comparison of the runs named in its URL
