@@ -4,7 +4,7 @@
 
 use crate::compare::{self, unknown_hardware};
 use crate::format;
-use crate::model::{Run, Status};
+use crate::model::{DecodeCell, Run, Status};
 
 /// A change of total tok/s smaller than this (5%) is noise: run-to-run
 /// variation of the same setup, not a regression or an improvement.
@@ -104,45 +104,55 @@ fn slug(text: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
+/// How one cell changed from a run to the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CellChange {
+    /// The later cell's total tok/s over the earlier's.
+    pub ratio: f64,
+    pub slower: bool,
+    pub faster: bool,
+    /// Judged by the cells' intervals (else by the fixed `NOISE`).
+    pub by_interval: bool,
+}
+
+/// `b` against `a`, both Valid with a total: slower or faster beyond the
+/// noise of both where both carry an interval, else by more than `NOISE`.
+pub fn cell_change(a: &DecodeCell, b: &DecodeCell) -> Option<CellChange> {
+    use compare::Verdict;
+    if a.status != Status::Valid || b.status != Status::Valid {
+        return None;
+    }
+    let ratio = compare::ratio(Some(a), Some(b)).ok()?;
+    let verdict = compare::cell_verdict(a, b);
+    let (slower, faster) = match verdict {
+        Verdict::Unknown => (ratio < 1.0 - NOISE, ratio > 1.0 + NOISE),
+        Verdict::Slower => (true, false),
+        Verdict::Faster => (false, true),
+        Verdict::WithinNoise => (false, false),
+    };
+    Some(CellChange {
+        ratio,
+        slower,
+        faster,
+        by_interval: verdict != Verdict::Unknown,
+    })
+}
+
 /// `cur` against `prev`, cell by cell.
 pub fn step(prev: &Run, cur: &Run) -> Step {
-    use compare::Verdict;
-    // (ratio, verdict from the two cells' intervals)
-    let judged: Vec<(f64, Verdict)> = prev
+    let judged: Vec<CellChange> = prev
         .decode_cells()
-        .filter(|a| a.status == Status::Valid)
-        .filter_map(|a| {
-            let b = cur.decode_cell(a.context_tokens, a.concurrency)?;
-            let r = (b.status == Status::Valid)
-                .then(|| compare::ratio(Some(a), Some(b)).ok())
-                .flatten()?;
-            Some((r, compare::cell_verdict(a, b)))
-        })
+        .filter_map(|a| cell_change(a, cur.decode_cell(a.context_tokens, a.concurrency)?))
         .collect();
-    let median_ratio = compare::RatioSummary::of(judged.iter().map(|(r, _)| *r)).map(|s| s.median);
-    let by_threshold = judged
-        .iter()
-        .filter(|(_, v)| *v == Verdict::Unknown)
-        .count();
-    let is = |slower: bool| {
-        judged
-            .iter()
-            .filter(|(r, v)| match v {
-                Verdict::Unknown if slower => *r < 1.0 - NOISE,
-                Verdict::Unknown => *r > 1.0 + NOISE,
-                Verdict::Slower => slower,
-                Verdict::Faster => !slower,
-                Verdict::WithinNoise => false,
-            })
-            .count()
-    };
+    let median_ratio = compare::RatioSummary::of(judged.iter().map(|c| c.ratio)).map(|s| s.median);
+    let by_interval = judged.iter().filter(|c| c.by_interval).count();
     Step {
         shared: judged.len(),
         median_ratio,
-        slower: is(true),
-        faster: is(false),
-        by_interval: judged.len() - by_threshold,
-        by_threshold,
+        slower: judged.iter().filter(|c| c.slower).count(),
+        faster: judged.iter().filter(|c| c.faster).count(),
+        by_interval,
+        by_threshold: judged.len() - by_interval,
     }
 }
 

@@ -179,3 +179,109 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
     );
     assert!(c < b && b < a, "newest first");
 }
+
+/// A long series (a month of nightly runs, one slower night): the series page
+/// shows the newest runs in full and the whole series as charts, pages of
+/// runs reach every run by plain links, and series.csv holds every figure.
+#[test]
+fn a_long_series_summarises_and_loses_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let nights = 31;
+    let slow_night = 20;
+    for night in 0..nights {
+        let factor = if night == slow_night { 0.8 } else { 1.0 };
+        glm_run(
+            &data,
+            &format!("glm-{night:02}"),
+            &format!("2026-10-{:02}T02:00:00Z", night + 1),
+            "0.11.0",
+            factor,
+        );
+    }
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    let dir = site.join("series/glm-5.3-flash-h200-sxm-x4-fp8");
+    let page = html(&std::fs::read_to_string(dir.join("index.html")).unwrap());
+    let text = |s: &str| {
+        page.select(&sel(s))
+            .map(|e| e.text().collect::<String>())
+            .collect::<Vec<_>>()
+    };
+
+    // The newest ten runs in full: the list, the table's columns, the changes.
+    assert_eq!(text("#runs li").len(), 10);
+    assert_eq!(
+        page.select(&sel("ol.series-runs"))
+            .next()
+            .unwrap()
+            .attr("start"),
+        Some("22")
+    );
+    assert_eq!(text(".series-values thead th").len(), 2 + 10);
+    assert_eq!(text("#changes p.step").len(), 10);
+    // The answer first: the newest change, and how many changes were slower
+    // (night 20 against 19, and night 21 against the slow night is faster).
+    let head = text("header.page-head").join(" ");
+    assert!(head.contains("31 runs of one setup"), "{head}");
+    assert!(
+        head.contains("1 of the 30 changes from one run to the next had slower cells"),
+        "{head}"
+    );
+    // The whole series: a chart per context, the slow night marked at 8K.
+    let history = text("#history h3");
+    assert!(history.contains(&"8K context".to_string()), "{history:?}");
+    let rows_8k: Vec<String> = text("#history-8192 details.numbers tbody tr");
+    assert_eq!(rows_8k.len(), nights);
+    assert!(
+        rows_8k[slow_night].contains("(slower)"),
+        "{}",
+        rows_8k[slow_night]
+    );
+    assert!(
+        !rows_8k[slow_night + 1].contains("(slower)"),
+        "{}",
+        rows_8k[slow_night + 1]
+    );
+
+    // Every run is reachable from the series page by plain links.
+    let mut reached = std::collections::BTreeSet::new();
+    for link in page.select(&sel("#runs p a[href^='runs-']")) {
+        let runs_page = dir.join(link.attr("href").unwrap());
+        let runs_html = html(&std::fs::read_to_string(&runs_page).unwrap());
+        for a in runs_html.select(&sel("table.series-history a")) {
+            let target = runs_page.parent().unwrap().join(a.attr("href").unwrap());
+            assert!(
+                target.is_file(),
+                "{} links to a missing {}",
+                runs_page.display(),
+                target.display()
+            );
+            reached.insert(target.parent().unwrap().file_name().unwrap().to_owned());
+        }
+        let slower: Vec<String> = runs_html
+            .select(&sel("tr.regression td:first-child"))
+            .map(|e| e.text().collect())
+            .collect();
+        assert_eq!(slower, [(slow_night + 1).to_string()]);
+    }
+    assert_eq!(reached.len(), nights);
+
+    // series.csv: every decode cell of every run.
+    let csv = std::fs::read_to_string(dir.join("series.csv")).unwrap();
+    let run = sitegen::store::load_run(&data.join("glm-00")).unwrap();
+    let decode_cells = run
+        .cells
+        .iter()
+        .filter(|c| matches!(c, Cell::Decode(_)))
+        .count();
+    assert_eq!(csv.lines().count(), 1 + nights * decode_cells);
+    let slow_rows = csv
+        .lines()
+        .filter(|l| l.starts_with(&format!("glm-{slow_night:02},")) && l.ends_with(",slower"))
+        .count();
+    assert!(
+        slow_rows > 0,
+        "no slower cell of the slow night in series.csv"
+    );
+}

@@ -122,3 +122,55 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     }
     finish(w)
 }
+
+/// Every decode cell of every run of a series, oldest run first: its total
+/// tok/s with its 95% interval, and how it changed from the run before
+/// (ratio, and slower / faster / same by the series rule; empty where either
+/// run has no valid figure).
+pub(crate) fn series_csv(runs: &[&Run], labels: &[String]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "run_id",
+        "run_label",
+        "measured_at",
+        "context_tokens",
+        "concurrency",
+        "status",
+        "total_tok_per_s",
+        "total_tok_per_s_ci95_pct",
+        "ratio_to_previous_run",
+        "change",
+    ])
+    .expect("writing to memory cannot fail");
+    for (i, (run, label)) in runs.iter().zip(labels).enumerate() {
+        for cell in run.decode_cells() {
+            let change = i
+                .checked_sub(1)
+                .and_then(|p| runs[p].decode_cell(cell.context_tokens, cell.concurrency))
+                .and_then(|prev| crate::series::cell_change(prev, cell));
+            let word = change.map_or("", |c| {
+                if c.slower {
+                    "slower"
+                } else if c.faster {
+                    "faster"
+                } else {
+                    "same"
+                }
+            });
+            w.write_record([
+                run.id.clone(),
+                label.clone(),
+                run.meta.measured_at.clone().unwrap_or_default(),
+                cell.context_tokens.to_string(),
+                cell.concurrency.to_string(),
+                cell.status.code().to_string(),
+                num(cell.total_tok_per_s),
+                num(cell.total_noise().map(|n| n * 100.0)),
+                num(change.map(|c| c.ratio)),
+                word.to_string(),
+            ])
+            .expect("writing to memory cannot fail");
+        }
+    }
+    finish(w)
+}

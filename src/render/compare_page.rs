@@ -171,6 +171,8 @@ pub(crate) enum ChartKind {
     Decode(String),
     Interactivity,
     Capacity,
+    /// A series' history at one context: the caption says what is drawn.
+    History(String),
 }
 
 impl ChartBlock {
@@ -207,6 +209,7 @@ impl ChartBlock {
                 )],
             ),
             ChartKind::Capacity => w::CAPACITY_CAPTION.into(),
+            ChartKind::History(caption) => caption.clone(),
         }
     }
 }
@@ -574,6 +577,7 @@ fn run_lines(points: impl Iterator<Item = Vec<(f64, f64)>>) -> Vec<Series> {
             points,
             emphasis: true,
             joined: true,
+            solid: false,
             label: None,
         })
         .collect()
@@ -916,6 +920,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
                 points: line,
                 emphasis: false,
                 joined: true,
+                solid: false,
                 // Thin lines name their context at their end.
                 label: Some(format::context_label(ctx)),
             });
@@ -930,6 +935,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
             points: frontier.iter().map(|&k| xy[k]).collect(),
             emphasis: true,
             joined: true,
+            solid: false,
             label: None,
         });
         for (k, p) in points.iter().enumerate() {

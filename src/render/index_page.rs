@@ -256,6 +256,7 @@ fn overview(
                 .collect(),
             emphasis: true,
             joined: true,
+            solid: false,
             label: None,
         })
         .collect();

@@ -149,6 +149,17 @@ pub(crate) fn render_site(
             format!("{}index.html", series_page::series_path(s)),
             html.into_bytes(),
         )?;
+        for (path, page) in series_page::history_pages(runs, s) {
+            let html = page
+                .render()
+                .with_context(|| format!("rendering the runs of the series {}", s.slug))?;
+            add(path, html.into_bytes())?;
+        }
+        let members: Vec<&Run> = s.runs.iter().map(|&i| &runs[i]).collect();
+        add(
+            format!("{}series.csv", series_page::series_path(s)),
+            export::csv::series_csv(&members, &s.labels).into_bytes(),
+        )?;
     }
     let pick = PickPage {
         root: "../",

@@ -16,8 +16,18 @@ pub(crate) struct SeriesPage {
     pub page_title: String,
     pub generator: &'static str,
     pub title: String,
+    /// Runs in the series.
+    pub total_runs: usize,
+    /// Changes (run against the previous run) that had slower cells, over
+    /// the whole series.
+    pub regressions: usize,
+    /// The newest runs, shown in full (at most [`LATEST_RUNS`]), oldest first.
     pub runs: Vec<SeriesRun>,
-    /// Run labels, oldest first: the value table's columns.
+    /// Pages listing every run of the series with its change, oldest first.
+    pub history_pages: Vec<HistoryLink>,
+    /// The whole series as one chart per context.
+    pub history: Vec<ChartBlock>,
+    /// Labels of the newest runs, oldest first: the value table's columns.
     pub labels: Vec<String>,
     /// Decode against concurrency per context, a line per run: the latest
     /// runs, as many as the palette has colours.
@@ -55,6 +65,41 @@ pub(crate) struct SeriesRun {
     pub swatch: Option<(String, &'static str)>,
 }
 
+/// A link to one page of the series' runs.
+pub(crate) struct HistoryLink {
+    pub href: String,
+    /// "Runs 1–250".
+    pub text: String,
+}
+
+/// The newest runs a series page shows in full (value table, charts, each
+/// change's matrix); older runs are on the history pages and in the charts
+/// of the whole series. A page of a year of nightly runs stays light.
+pub(crate) const LATEST_RUNS: usize = 10;
+
+/// Runs per history page.
+pub(crate) const RUNS_PER_HISTORY_PAGE: usize = 250;
+
+/// At most this many points per line on a history chart: longer series are
+/// drawn as the median of consecutive runs.
+const HISTORY_POINTS: usize = 120;
+
+/// At most this many concurrency levels get a line on a history chart (the
+/// palette's colours); the table and the CSV hold them all.
+const HISTORY_LINES: usize = 6;
+
+/// The URL of a series' history page `page` (from 0), relative to the site root.
+pub(crate) fn history_path(s: &Series, page: usize) -> String {
+    format!("{}runs-{}/", series_path(s), page + 1)
+}
+
+/// "Runs 1–250" for the runs of history page `page` in a series of `total`.
+fn history_range(page: usize, total: usize) -> String {
+    let first = page * RUNS_PER_HISTORY_PAGE + 1;
+    let last = ((page + 1) * RUNS_PER_HISTORY_PAGE).min(total);
+    format!("Runs {first}–{last}")
+}
+
 /// One run against the previous one: the summary line and the matrix.
 pub(crate) struct StepBlock {
     pub summary: String,
@@ -70,10 +115,20 @@ pub(crate) fn series_path(s: &Series) -> String {
 
 impl SeriesPage {
     pub fn new(all: &[Run], s: &Series) -> Result<SeriesPage, ChartError> {
-        let runs: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
+        let every: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
+        let history = history_blocks(&every)?;
+        let regressions = every
+            .windows(2)
+            .filter(|pair| series::step(pair[0], pair[1]).slower > 0)
+            .count();
+        // The newest runs in full; the previous run of the first of them
+        // too, for its change.
+        let first = every.len().saturating_sub(LATEST_RUNS);
+        let runs = &every[first..];
+        let labels = &s.labels[first..];
         let uncharted = runs.len().saturating_sub(PALETTE.len());
-        let decode = decode_blocks(&runs[uncharted..], &s.labels[uncharted..], Basis::Total)?;
-        let values = crate::compare::valid_cells(&runs)
+        let decode = decode_blocks(&runs[uncharted..], &labels[uncharted..], Basis::Total)?;
+        let values = crate::compare::valid_cells(runs)
             .into_iter()
             .map(|(ctx, n)| {
                 let per_run = runs
@@ -104,20 +159,21 @@ impl SeriesPage {
                 }
             })
             .collect();
-        let steps = runs
+        let steps = every[first.saturating_sub(1)..]
             .windows(2)
             .enumerate()
             .map(|(i, pair)| {
                 let (prev, cur) = (pair[0], pair[1]);
                 let step = series::step(prev, cur);
-                let (a, b) = (&s.labels[i], &s.labels[i + 1]);
+                let at = first.saturating_sub(1) + i;
+                let (a, b) = (&s.labels[at], &s.labels[at + 1]);
                 StepBlock {
                     summary: series::step_sentence(a, &step),
                     regression: step.slower > 0,
                     matrix: ratio_matrix_between(
                         prev,
                         cur,
-                        format!("change-{}", i + 1),
+                        format!("change-{}", at + 1),
                         format!("{b} / {a}"),
                         (a, b),
                         // A series shares its GPUs: per GPU changes no ratio.
@@ -131,10 +187,23 @@ impl SeriesPage {
             page_title: format!("{} · Series", s.title),
             generator: super::GENERATOR,
             title: s.title.clone(),
-            labels: s.labels.clone(),
+            total_runs: every.len(),
+            regressions,
+            history_pages: if every.len() > LATEST_RUNS {
+                (0..every.len().div_ceil(RUNS_PER_HISTORY_PAGE))
+                    .map(|page| HistoryLink {
+                        href: format!("runs-{}/index.html", page + 1),
+                        text: history_range(page, every.len()),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            history,
+            labels: labels.to_vec(),
             runs: runs
                 .iter()
-                .zip(&s.labels)
+                .zip(labels)
                 .enumerate()
                 .map(|(i, (r, label))| SeriesRun {
                     swatch: i
@@ -157,4 +226,273 @@ impl SeriesPage {
             gpus: runs[0].meta.hardware.gpu_count,
         })
     }
+}
+
+/// Concurrency levels to draw, at most [`HISTORY_LINES`]: all of them, or the
+/// lowest, the highest and levels spread evenly between.
+fn drawn_levels(levels: &[u32]) -> Vec<u32> {
+    if levels.len() <= HISTORY_LINES {
+        return levels.to_vec();
+    }
+    let last = levels.len() - 1;
+    let mut picked: Vec<u32> = (0..HISTORY_LINES)
+        .map(|i| levels[(i * last + (HISTORY_LINES - 1) / 2) / (HISTORY_LINES - 1)])
+        .collect();
+    picked.dedup();
+    picked
+}
+
+/// Runs grouped into at most [`HISTORY_POINTS`] consecutive spans, as
+/// (first, end) indexes into the series.
+fn history_spans(runs: usize) -> Vec<(usize, usize)> {
+    let per = runs.div_ceil(HISTORY_POINTS).max(1);
+    (0..runs)
+        .step_by(per)
+        .map(|start| (start, (start + per).min(runs)))
+        .collect()
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    (n > 0).then(|| {
+        if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        }
+    })
+}
+
+/// The whole series at each context: total tok/s against run number, a line
+/// per concurrency level, a marker where a run had that cell slower than the
+/// run before it. Long series are drawn as medians of consecutive runs.
+fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
+    use super::charts::lines::{Axis, Scale, Series as Line, xy_chart};
+    let cells = crate::compare::valid_cells(runs);
+    let contexts: std::collections::BTreeSet<u64> = cells.iter().map(|&(c, _)| c).collect();
+    let levels: Vec<u32> = {
+        let all: std::collections::BTreeSet<u32> = cells.iter().map(|&(_, n)| n).collect();
+        all.into_iter().collect()
+    };
+    let spans = history_spans(runs.len());
+    let grouped = spans.iter().any(|(a, b)| b - a > 1);
+    let x = Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
+        format!("{}", v.round())
+    });
+    let y = Axis::new(
+        crate::comparison_words::FIGURE_TOTAL,
+        Scale::Linear,
+        format::tok_per_s_short,
+    )
+    .shared_over(runs.iter().flat_map(|r| {
+        r.decode_cells()
+            .filter(|c| c.status == Status::Valid)
+            .filter_map(|c| c.total_tok_per_s)
+    }));
+    // What each span shows at (ctx, n): its median total and whether a run
+    // in it was slower there than the run before it.
+    let at = |ctx: u64, n: u32, (a, b): (usize, usize)| {
+        let totals: Vec<f64> = runs[a..b]
+            .iter()
+            .filter_map(|r| r.decode_cell(ctx, n))
+            .filter(|c| c.status == Status::Valid)
+            .filter_map(|c| c.total_tok_per_s)
+            .collect();
+        let slower = (a.max(1)..b).any(|k| {
+            let cell = |r: &Run| r.decode_cell(ctx, n).cloned();
+            match (cell(runs[k - 1]), cell(runs[k])) {
+                (Some(p), Some(c)) => series::cell_change(&p, &c).is_some_and(|ch| ch.slower),
+                _ => false,
+            }
+        });
+        (median(totals), slower)
+    };
+    contexts
+        .into_iter()
+        .map(|ctx| {
+            let label = format::context_label(ctx);
+            let here: Vec<u32> = levels
+                .iter()
+                .copied()
+                .filter(|&n| cells.contains(&(ctx, n)))
+                .collect();
+            let drawn = drawn_levels(&here);
+            let figures: Vec<Vec<(Option<f64>, bool)>> = here
+                .iter()
+                .map(|&n| spans.iter().map(|&span| at(ctx, n, span)).collect())
+                .collect();
+            let centre = |(a, b): (usize, usize)| (a + b + 1) as f64 / 2.0;
+            let mut lines = Vec::new();
+            for (style, &n) in drawn.iter().enumerate() {
+                let row = &figures[here.iter().position(|&m| m == n).unwrap()];
+                let points = |only_slower: bool| -> Vec<(f64, f64)> {
+                    spans
+                        .iter()
+                        .zip(row)
+                        .filter(|(_, (v, slower))| v.is_some() && (!only_slower || *slower))
+                        .map(|(&span, (v, _))| (centre(span), v.unwrap()))
+                        .collect()
+                };
+                lines.push(Line {
+                    style,
+                    points: points(false),
+                    emphasis: false,
+                    joined: true,
+                    solid: true,
+                    label: None,
+                });
+                lines.push(Line {
+                    style,
+                    points: points(true),
+                    emphasis: false,
+                    joined: false,
+                    solid: false,
+                    label: None,
+                });
+            }
+            let title = format!("{label} context: total tok/s over the series");
+            let svg = xy_chart(&title, super::charts::DECODE_SIZE, &x, &y, &lines)?;
+            let rows = spans
+                .iter()
+                .enumerate()
+                .map(|(i, &(a, b))| {
+                    let mut row = vec![if b - a > 1 {
+                        format!("{}–{}", a + 1, b)
+                    } else {
+                        (a + 1).to_string()
+                    }];
+                    row.extend(figures.iter().map(|f| match f[i] {
+                        (Some(v), true) => format!("{} (slower)", format::tok_per_s(v)),
+                        (Some(v), false) => format::tok_per_s(v),
+                        (None, _) => format::DASH.to_string(),
+                    }));
+                    row
+                })
+                .collect();
+            let shown = if drawn.len() < here.len() {
+                format!(
+                    "lines for {} of the {} levels (the table has them all)",
+                    drawn.iter().map(u32::to_string).collect::<Vec<_>>().join(", "),
+                    here.len()
+                )
+            } else {
+                "a line per number of simultaneous requests".to_string()
+            };
+            let caption = format!(
+                "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run was slower than the run before it at that cell (beyond noise).{}",
+                if grouped {
+                    " Each point is the median of consecutive runs; the runs' own figures are on their pages and in the series CSV."
+                } else {
+                    ""
+                }
+            );
+            Ok(ChartBlock {
+                id: format!("history-{ctx}"),
+                key: drawn
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        (
+                            format::counted(*n as usize, "request") + " at once",
+                            palette(i),
+                            MARKERS[i % MARKERS.len()],
+                        )
+                    })
+                    .collect(),
+                heading: format!("{label} context"),
+                kind: super::compare_page::ChartKind::History(caption),
+                per_gpu: false,
+                svg,
+                columns: std::iter::once(if grouped { "Runs" } else { "Run" }.to_string())
+                    .chain(here.iter().map(|n| format::counted(*n as usize, "request") + " at once"))
+                    .collect(),
+                rows,
+            })
+        })
+        .collect()
+}
+
+/// A page of a series' runs: each with its change against the run before.
+#[derive(askama::Template)]
+#[template(path = "series_runs.html")]
+pub(crate) struct SeriesRunsPage {
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub title: String,
+    /// "Runs 251–500".
+    pub range: String,
+    pub total_runs: usize,
+    /// Every page of runs; the current one with an empty href.
+    pub pages: Vec<HistoryLink>,
+    pub rows: Vec<HistoryRow>,
+}
+
+pub(crate) struct HistoryRow {
+    pub number: usize,
+    pub label: String,
+    pub href: String,
+    pub measured: String,
+    pub change: String,
+    pub regression: bool,
+}
+
+/// The pages of every run of a series, [`RUNS_PER_HISTORY_PAGE`] to a page,
+/// as (path relative to the site root, page); none for a series the series
+/// page shows whole.
+pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsPage)> {
+    let runs: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
+    if runs.len() <= LATEST_RUNS {
+        return Vec::new();
+    }
+    let count = runs.len().div_ceil(RUNS_PER_HISTORY_PAGE);
+    (0..count)
+        .map(|page| {
+            let start = page * RUNS_PER_HISTORY_PAGE;
+            let end = (start + RUNS_PER_HISTORY_PAGE).min(runs.len());
+            let rows = (start..end)
+                .map(|k| {
+                    let r = runs[k];
+                    let step = (k > 0).then(|| series::step(runs[k - 1], r));
+                    HistoryRow {
+                        number: k + 1,
+                        label: s.labels[k].clone(),
+                        href: format!("../../../{}", super::run_href(r)),
+                        measured: r
+                            .meta
+                            .measured_at
+                            .as_deref()
+                            .map_or(format::DASH.into(), format::measured_at),
+                        change: step.as_ref().map_or_else(
+                            || "The first run of the series.".to_string(),
+                            |st| series::step_sentence(&s.labels[k - 1], st),
+                        ),
+                        regression: step.is_some_and(|st| st.slower > 0),
+                    }
+                })
+                .collect();
+            let range = history_range(page, runs.len());
+            let page_view = SeriesRunsPage {
+                root: "../../../",
+                page_title: format!("{} · {range}", s.title),
+                generator: super::GENERATOR,
+                title: s.title.clone(),
+                range,
+                total_runs: runs.len(),
+                pages: (0..count)
+                    .map(|other| HistoryLink {
+                        href: if other == page {
+                            String::new()
+                        } else {
+                            format!("../runs-{}/index.html", other + 1)
+                        },
+                        text: history_range(other, runs.len()),
+                    })
+                    .collect(),
+                rows,
+            };
+            (format!("{}index.html", history_path(s, page)), page_view)
+        })
+        .collect()
 }

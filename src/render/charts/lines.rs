@@ -73,6 +73,9 @@ pub struct Series {
     pub emphasis: bool,
     /// Draw the points joined by a line.
     pub joined: bool,
+    /// A full-colour line without markers: a long history, whose points
+    /// would bury the line.
+    pub solid: bool,
     /// Written at the line's last point, so a thin line says what it is.
     pub label: Option<String>,
 }
@@ -203,8 +206,14 @@ fn draw_xy(
                 .map(|&(a, b)| (to_plot(x.scale, a), to_plot(y.scale, b)))
                 .collect();
             if s.joined && pts.len() > 1 {
-                let width = if s.emphasis { 3 } else { 1 };
-                let line_colour = if s.emphasis {
+                let width = if s.emphasis {
+                    3
+                } else if s.solid {
+                    2
+                } else {
+                    1
+                };
+                let line_colour = if s.emphasis || s.solid {
                     colour.to_rgba()
                 } else {
                     colour.mix(0.55)
@@ -239,7 +248,7 @@ fn draw_xy(
                     ))
                     .map_err(fail)?;
             }
-            if s.emphasis || !s.joined {
+            if (s.emphasis || !s.joined) && !s.solid {
                 let (filled, stroke) = (colour.filled(), colour.stroke_width(2));
                 let drawn = match s.style % MARKERS.len() {
                     0 => chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, filled))),
@@ -283,6 +292,7 @@ mod tests {
                 points: vec![(1.0, 10.0 * (i as f64 + 1.0)), (2.0, 20.0), (4.0, 35.0)],
                 emphasis: true,
                 joined: true,
+                solid: false,
                 label: None,
             })
             .collect();
@@ -298,6 +308,7 @@ mod tests {
             points: vec![(8192.0, 150.0)],
             emphasis: true,
             joined: true,
+            solid: false,
             label: None,
         }];
         let svg = draw(Scale::Log2, Scale::Log2, &one);
@@ -313,6 +324,7 @@ mod tests {
             points: vec![(8192.0, 1.0), (1_048_576.0, 2.0)],
             emphasis: false,
             joined: true,
+            solid: false,
             label: None,
         }];
         let x = Axis::new("context", Scale::Log2, |v| {
