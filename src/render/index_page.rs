@@ -13,8 +13,15 @@ pub(crate) struct IndexPage {
     pub root: &'static str,
     pub page_title: String,
     pub generator: &'static str,
-    /// Newest measured first; runs without a date after, in id order.
+    /// What run links are relative to: the site root.
+    pub link_prefix: &'static str,
+    /// The newest [`INDEX_RUNS`]: newest measured first; runs without a
+    /// date after, in id order.
     pub runs: Vec<RunSummary>,
+    /// How many runs the site has, "1,100".
+    pub total_runs: String,
+    /// The pages of every run, when the index does not show them all.
+    pub run_pages: Vec<super::PageLink>,
     /// Whether any run has a date (the Measured column is shown then).
     pub dated: bool,
     pub comparisons: Vec<ComparisonSummary>,
@@ -67,6 +74,80 @@ pub(crate) struct Filter {
     pub key: &'static str,
     pub label: &'static str,
     pub options: Vec<String>,
+}
+
+/// The newest runs the index lists; the rest are on `all-runs/<n>/` pages,
+/// so the front page stays light at thousands of runs.
+pub(crate) const INDEX_RUNS: usize = 100;
+
+/// Runs per `all-runs/<n>/` page.
+pub(crate) const RUNS_PER_LIST_PAGE: usize = 500;
+
+/// A page of every run, newest first: the index's table, [`RUNS_PER_LIST_PAGE`] rows.
+#[derive(Template)]
+#[template(path = "all_runs.html")]
+pub(crate) struct AllRunsPage {
+    pub root: &'static str,
+    pub page_title: String,
+    pub generator: &'static str,
+    pub link_prefix: &'static str,
+    /// "Runs 501–1,000".
+    pub range: String,
+    pub total_runs: String,
+    pub per_page: usize,
+    pub run_pages: Vec<super::PageLink>,
+    pub runs: Vec<RunSummary>,
+    pub dated: bool,
+    pub filters: Vec<Filter>,
+    pub pick: PickBar,
+}
+
+/// "Runs 1–500" for list page `page` of `total` runs.
+fn list_range(page: usize, total: usize) -> String {
+    let first = page * RUNS_PER_LIST_PAGE + 1;
+    let last = ((page + 1) * RUNS_PER_LIST_PAGE).min(total);
+    format!(
+        "Runs {}–{}",
+        format::count(first as u64),
+        format::count(last as u64)
+    )
+}
+
+/// Links to every list page from a page at `from_root` ("" or "../../")
+/// (the current page, if any, unlinked).
+fn list_links(total: usize, from_root: &str, current: Option<usize>) -> Vec<super::PageLink> {
+    (0..total.div_ceil(RUNS_PER_LIST_PAGE))
+        .map(|page| super::PageLink {
+            href: if current == Some(page) {
+                String::new()
+            } else {
+                format!("{from_root}all-runs/{}/index.html", page + 1)
+            },
+            text: list_range(page, total),
+        })
+        .collect()
+}
+
+/// The filters of a runs table, with the values its rows have.
+fn filters_of(rows: &[RunSummary]) -> Vec<Filter> {
+    let options = |f: RunField| {
+        let set: std::collections::BTreeSet<String> = rows.iter().map(|r| f(r).clone()).collect();
+        set.into_iter().collect::<Vec<_>>()
+    };
+    let columns: [(&'static str, &'static str, RunField); 4] = [
+        ("model", "Model", |r| &r.model),
+        ("gpu", "GPU", |r| &r.gpu),
+        ("engine", "Engine", |r| &r.engine_name),
+        ("quantization", "Quantization", |r| &r.quantization),
+    ];
+    columns
+        .into_iter()
+        .map(|(key, label, value)| Filter {
+            key,
+            label,
+            options: options(value),
+        })
+        .collect()
 }
 
 /// Reads one filterable value of a run's row.
@@ -137,7 +218,7 @@ impl IndexPage {
         runs: &[Run],
         comparisons: &[Comparison],
         series: &[crate::series::Series],
-    ) -> Result<Self, super::charts::ChartError> {
+    ) -> Result<(Self, Vec<(String, AllRunsPage)>), super::charts::ChartError> {
         // Runs of one model told apart the same way in every list and key.
         let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
         let mut order: Vec<usize> = (0..runs.len()).collect();
@@ -150,35 +231,51 @@ impl IndexPage {
                 (None, None) => std::cmp::Ordering::Equal,
             },
         );
-        let summaries: Vec<RunSummary> = order
-            .iter()
-            .map(|&i| summary(&runs[i], all_names[i].clone()))
-            .collect();
+        let summary_of = |&i: &usize| summary(&runs[i], all_names[i].clone());
         let overview = overview(runs, &order, &all_names)?;
-        let options = |f: fn(&RunSummary) -> &String| {
-            let set: std::collections::BTreeSet<String> =
-                summaries.iter().map(|r| f(r).clone()).collect();
-            set.into_iter().collect::<Vec<_>>()
+        let dated = runs.iter().any(|r| r.meta.measured_at.is_some());
+        let newest: Vec<RunSummary> = order.iter().take(INDEX_RUNS).map(summary_of).collect();
+        // Every run on plain pages once the index does not list them all.
+        let lists: Vec<(String, AllRunsPage)> = if runs.len() > INDEX_RUNS {
+            order
+                .chunks(RUNS_PER_LIST_PAGE)
+                .enumerate()
+                .map(|(page, chunk)| {
+                    let rows: Vec<RunSummary> = chunk.iter().map(summary_of).collect();
+                    let range = list_range(page, runs.len());
+                    let view = AllRunsPage {
+                        root: "../../",
+                        page_title: format!("{range} · Speed test matrices"),
+                        generator: super::GENERATOR,
+                        link_prefix: "../../",
+                        range,
+                        total_runs: format::count(runs.len() as u64),
+                        per_page: RUNS_PER_LIST_PAGE,
+                        run_pages: list_links(runs.len(), "../../", Some(page)),
+                        filters: filters_of(&rows),
+                        runs: rows,
+                        dated,
+                        pick: PickBar::new(),
+                    };
+                    (format!("all-runs/{}/index.html", page + 1), view)
+                })
+                .collect()
+        } else {
+            Vec::new()
         };
-        let columns: [(&'static str, &'static str, RunField); 4] = [
-            ("model", "Model", |r| &r.model),
-            ("gpu", "GPU", |r| &r.gpu),
-            ("engine", "Engine", |r| &r.engine_name),
-            ("quantization", "Quantization", |r| &r.quantization),
-        ];
-        let filters = columns
-            .into_iter()
-            .map(|(key, label, value)| Filter {
-                key,
-                label,
-                options: options(value),
-            })
-            .collect();
-        Ok(IndexPage {
+        let filters = filters_of(&newest);
+        let index = IndexPage {
             root: "",
+            link_prefix: "",
+            total_runs: format::count(runs.len() as u64),
+            run_pages: if lists.is_empty() {
+                Vec::new()
+            } else {
+                list_links(runs.len(), "", None)
+            },
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,
-            dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
+            dated,
             series: series
                 .iter()
                 .map(|s| {
@@ -189,7 +286,7 @@ impl IndexPage {
                     )
                 })
                 .collect(),
-            runs: summaries,
+            runs: newest,
             comparisons: comparisons
                 .iter()
                 .map(|c| ComparisonSummary {
@@ -215,7 +312,8 @@ impl IndexPage {
             filters,
             pick: PickBar::new(),
             overview,
-        })
+        };
+        Ok((index, lists))
     }
 }
 

@@ -57,6 +57,13 @@ pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
 }
 
+/// A link to one page of a list split into pages ("Runs 1–250"); the
+/// current page has an empty href.
+pub(crate) struct PageLink {
+    pub href: String,
+    pub text: String,
+}
+
 /// Where rendered files go, one at a time.
 pub(crate) trait SiteSink {
     /// Takes the file at `path` (relative, '/'-separated).
@@ -180,10 +187,13 @@ pub(crate) fn render_site(
         "compare/definitions.js".into(),
         browser::definitions_js(runs, comparisons).into_bytes(),
     )?;
-    let index = index_page::IndexPage::new(runs, comparisons, &all_series)?
-        .render()
-        .context("rendering index.html")?;
+    let (index, run_lists) = index_page::IndexPage::new(runs, comparisons, &all_series)?;
+    let index = index.render().context("rendering index.html")?;
     add("index.html".into(), index.into_bytes())?;
+    for (path, page) in run_lists {
+        let html = page.render().with_context(|| format!("rendering {path}"))?;
+        add(path, html.into_bytes())?;
+    }
     Ok(files)
 }
 

@@ -24,7 +24,7 @@ pub(crate) struct SeriesPage {
     /// The newest runs, shown in full (at most [`LATEST_RUNS`]), oldest first.
     pub runs: Vec<SeriesRun>,
     /// Pages listing every run of the series with its change, oldest first.
-    pub history_pages: Vec<HistoryLink>,
+    pub history_pages: Vec<super::PageLink>,
     /// The whole series as one chart per context.
     pub history: Vec<ChartBlock>,
     /// Labels of the newest runs, oldest first: the value table's columns.
@@ -63,13 +63,6 @@ pub(crate) struct SeriesRun {
     pub measured: String,
     /// Its line's colour and marker on the charts, when it is charted.
     pub swatch: Option<(String, &'static str)>,
-}
-
-/// A link to one page of the series' runs.
-pub(crate) struct HistoryLink {
-    pub href: String,
-    /// "Runs 1–250".
-    pub text: String,
 }
 
 /// The newest runs a series page shows in full (value table, charts, each
@@ -191,7 +184,7 @@ impl SeriesPage {
             regressions,
             history_pages: if every.len() > LATEST_RUNS {
                 (0..every.len().div_ceil(RUNS_PER_HISTORY_PAGE))
-                    .map(|page| HistoryLink {
+                    .map(|page| super::PageLink {
                         href: format!("runs-{}/index.html", page + 1),
                         text: history_range(page, every.len()),
                     })
@@ -425,7 +418,7 @@ pub(crate) struct SeriesRunsPage {
     pub range: String,
     pub total_runs: usize,
     /// Every page of runs; the current one with an empty href.
-    pub pages: Vec<HistoryLink>,
+    pub pages: Vec<super::PageLink>,
     pub rows: Vec<HistoryRow>,
 }
 
@@ -481,7 +474,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                 range,
                 total_runs: runs.len(),
                 pages: (0..count)
-                    .map(|other| HistoryLink {
+                    .map(|other| super::PageLink {
                         href: if other == page {
                             String::new()
                         } else {
