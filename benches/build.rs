@@ -1,65 +1,198 @@
-//! How `sitegen build` scales with the number of runs: builds the bundled
-//! data, then synthetic data sets of 100 and 1,000 runs (copies of the
-//! reference runs spread over hardware kinds), and prints the time per build,
-//! the pages written and the bytes. Run: `cargo bench --bench build`.
+//! How `sitegen build` scales with the number of runs, and how heavy its pages
+//! get: builds the bundled data, then data sets of 1,000, 3,000 and 10,000
+//! runs (copies of the two reference runs on the same hardware, dated one
+//! night apart, so each model is one long series, as nightly CI makes them),
+//! and prints per size the build time, the build's peak memory, the index's
+//! size, the largest series page and the largest page of any kind.
+//!
+//! Run: `cargo bench --bench build` (sizes: `SITEGEN_BENCH_RUNS=1000,3000`).
+//! Each build runs in a child process, so its peak memory is its own
+//! (VmHWM, Linux). Cells are hard links: 10,000 runs take little disk.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::Instant;
 
-fn copy_runs(from: &Path, to: &Path, count: usize) {
-    let sources = [
-        "glm-5.3-flash-h200x4-vllm",
-        "step-3.5-flash-h200x4-vllm-0.29.0",
-    ];
+const SOURCES: [&str; 2] = [
+    "glm-5.3-flash-h200x4-vllm",
+    "step-3.5-flash-h200x4-vllm-0.29.0",
+];
+
+/// `count` runs under `to`: copies of the reference runs, each dated a night
+/// after the one before it of the same model.
+fn make_runs(from: &Path, to: &Path, count: usize) {
     for i in 0..count {
-        let src = from.join(sources[i % 2]);
+        let src = from.join(SOURCES[i % 2]);
         let dst = to.join(format!("run-{i:05}"));
         std::fs::create_dir_all(dst.join("cells")).unwrap();
-        let meta = std::fs::read_to_string(src.join("run.json")).unwrap();
-        // Four runs per hardware kind: each kind gets its six pair pages.
-        let meta = meta.replace("\"H200 SXM\"", &format!("\"GPU kind {}\"", i / 4));
-        std::fs::write(dst.join("run.json"), meta).unwrap();
+        let mut meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(src.join("run.json")).unwrap()).unwrap();
+        let night = i / 2;
+        let day = 1_700_000_000 + night as i64 * 86_400;
+        meta["measured_at"] = serde_json::Value::String(utc(day));
+        std::fs::write(dst.join("run.json"), meta.to_string()).unwrap();
         for cell in std::fs::read_dir(src.join("cells")).unwrap() {
             let cell = cell.unwrap().path();
-            std::fs::copy(&cell, dst.join("cells").join(cell.file_name().unwrap())).unwrap();
+            std::fs::hard_link(&cell, dst.join("cells").join(cell.file_name().unwrap())).unwrap();
         }
     }
 }
 
-fn measure(label: &str, data: &Path) {
+/// Seconds since the epoch as RFC 3339 UTC, at 02:00 (a nightly run).
+fn utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T02:00:00Z")
+}
+
+/// What one build measured.
+struct Measured {
+    seconds: f64,
+    peak_mb: Option<f64>,
+}
+
+/// Builds in a child process (this bench binary again) and reads back its
+/// time and peak memory.
+fn build_in_child(data: &Path, out: &Path) -> Measured {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .env("SITEGEN_BENCH_CHILD", "1")
+        .arg(data)
+        .arg(out)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "build failed: {text}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+    };
+    Measured {
+        seconds: field("seconds").expect("the child prints its time"),
+        peak_mb: field("peak_kb").map(|kb| kb / 1024.0),
+    }
+}
+
+/// The child: one build, then its wall time and peak resident memory.
+fn child(data: &Path, out: &Path) {
+    let start = Instant::now();
+    sitegen::pipeline::build_site(data, out).unwrap();
+    println!("seconds {}", start.elapsed().as_secs_f64());
+    // VmHWM: the peak resident set of this process (Linux only).
+    if let Ok(status) = std::fs::read_to_string("/proc/self/status")
+        && let Some(kb) = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))
+    {
+        println!("peak_kb {}", kb.trim().trim_end_matches("kB").trim());
+    }
+}
+
+/// The pages of a built site: (path, bytes) of every .html file.
+fn pages(site: &Path) -> Vec<(PathBuf, u64)> {
+    walkdir::WalkDir::new(site)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "html"))
+        .map(|e| {
+            let len = e.metadata().unwrap().len();
+            (e.path().strip_prefix(site).unwrap().to_path_buf(), len)
+        })
+        .collect()
+}
+
+fn kb(bytes: u64) -> String {
+    if bytes >= 1_000_000 {
+        format!("{:.2} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.0} KB", bytes as f64 / 1e3)
+    }
+}
+
+fn report(label: &str, data: &Path) -> f64 {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("site");
-    let mut times = Vec::new();
-    let mut summary = None;
-    for _ in 0..3 {
-        let start = Instant::now();
-        summary = Some(sitegen::pipeline::build_site(data, &out).unwrap());
-        times.push(start.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
-    let bytes: u64 = walkdir::WalkDir::new(&out)
+    let m = build_in_child(data, &out);
+    let pages = pages(&out);
+    let site_bytes: u64 = walkdir::WalkDir::new(&out)
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())
         .map(|e| e.metadata().unwrap().len())
         .sum();
-    let s = summary.unwrap();
+    let size_of = |rel: &str| {
+        pages
+            .iter()
+            .find(|(p, _)| p == Path::new(rel))
+            .map_or(0, |p| p.1)
+    };
+    let largest = |keep: &dyn Fn(&Path) -> bool| {
+        pages
+            .iter()
+            .filter(|(p, _)| keep(p))
+            .max_by_key(|(_, len)| *len)
+            .cloned()
+    };
+    let series = largest(&|p| p.starts_with("series"));
+    let any = largest(&|_| true).unwrap();
     println!(
-        "{label:>24}: {:>5} runs, {:>6} files, {:>8.1} MB, build {:>7.3} s (median of 3, min {:.3} s)",
-        s.runs,
-        s.files,
-        bytes as f64 / 1e6,
-        times[1],
-        times[0]
+        "{label:>12}: build {:>6.2} s | peak {:>8} | {:>6} pages, site {:>9} | index {:>9} | largest series page {:>9} | largest page {:>9} ({})",
+        m.seconds,
+        m.peak_mb.map_or("n/a".into(), |mb| format!("{mb:.0} MB")),
+        pages.len(),
+        kb(site_bytes),
+        kb(size_of("index.html")),
+        series.map_or("none".into(), |(_, len)| kb(len)),
+        kb(any.1),
+        any.0.display(),
     );
+    m.seconds
 }
 
 fn main() {
+    let mut args = std::env::args_os().skip(1);
+    if std::env::var_os("SITEGEN_BENCH_CHILD").is_some() {
+        let data = PathBuf::from(args.next().unwrap());
+        let out = PathBuf::from(args.next().unwrap());
+        return child(&data, &out);
+    }
+    let sizes: Vec<usize> = std::env::var("SITEGEN_BENCH_RUNS")
+        .unwrap_or_else(|_| "1000,3000,10000".into())
+        .split(',')
+        .map(|n| {
+            n.trim()
+                .parse()
+                .expect("SITEGEN_BENCH_RUNS: runs, comma-separated")
+        })
+        .collect();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    measure("bundled data", &repo.join("data"));
-    for count in [100, 1000] {
+    report("bundled", &repo.join("data"));
+    let mut times = Vec::new();
+    for count in sizes {
         let tmp = tempfile::tempdir().unwrap();
-        copy_runs(&repo.join("data"), tmp.path(), count);
-        measure(&format!("{count} synthetic runs"), tmp.path());
+        make_runs(&repo.join("data"), tmp.path(), count);
+        times.push((count, report(&format!("{count} runs"), tmp.path())));
+    }
+    if let (Some(&(n0, t0)), Some(&(n1, t1))) = (times.first(), times.last())
+        && n1 > n0
+    {
+        println!(
+            "time per run: {:.2} ms at {n0} runs, {:.2} ms at {n1} runs ({:.1}x the runs took {:.1}x the time)",
+            t0 / n0 as f64 * 1e3,
+            t1 / n1 as f64 * 1e3,
+            n1 as f64 / n0 as f64,
+            t1 / t0
+        );
     }
 }

@@ -173,12 +173,21 @@ pub fn labels(runs: &[&Run]) -> Vec<String> {
                 .unwrap_or_default()
         })
         .collect();
+    // The settings every run shares, found once: a year of nightly runs
+    // must not compare every run's settings with every other's.
+    let shared: std::collections::BTreeSet<&String> = match settings.split_first() {
+        Some((first, rest)) => first
+            .iter()
+            .filter(|s| rest.iter().all(|other| other.contains(s)))
+            .collect(),
+        None => Default::default(),
+    };
     runs.iter()
         .zip(&settings)
         .map(|(run, own)| {
             let differing: Vec<&str> = own
                 .iter()
-                .filter(|s| !settings.iter().all(|other| other.contains(s)))
+                .filter(|s| !shared.contains(s))
                 .map(String::as_str)
                 .collect();
             let mut label = run_label(run);
