@@ -35,6 +35,10 @@ fn main() -> ExitCode {
                 pages_of_imported_runs_pass_the_browser_and_nu_checks,
             ),
             (
+                "a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks",
+                a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks,
+            ),
+            (
                 "selected_runs_compare_in_the_browser_as_on_their_prerendered_page",
                 selected_runs_compare_in_the_browser_as_on_their_prerendered_page,
             ),
@@ -301,6 +305,46 @@ fn pages_of_imported_runs_pass_the_browser_and_nu_checks(tools: &Tools) {
         tools,
         &pages,
         &["load", "axe", "phone", "sort", "toggle", "reading"],
+        Some(&screenshot_dir()),
+    );
+    assert_no_problems(&reports);
+}
+
+/// 130 dated runs: the index lists the newest 100 and links pages of every
+/// run; each model is a series of 65 runs, whose page summarises and links
+/// pages of all its runs. Those pages pass the Nu checker and every browser
+/// check (axe light and dark, the phone, sorting, reading).
+fn a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks(tools: &Tools) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::many_runs(&data, 130);
+    let site = tmp.path().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    let series = "series/glm-5.3-flash-h200-sxm-x4-fp8/";
+    let pages = [
+        ("index.html".to_string(), "many-index"),
+        ("all-runs/1/index.html".to_string(), "many-all-runs-1"),
+        (format!("{series}index.html"), "many-series"),
+        (format!("{series}runs-1/index.html"), "many-series-runs-1"),
+    ];
+    let files: Vec<PathBuf> = pages.iter().map(|(rel, _)| site.join(rel)).collect();
+    for f in &files {
+        assert!(f.is_file(), "{} was not built", f.display());
+    }
+    let errors = nu_check(tools, &files);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let server = SitegenServe::start(&data, "/");
+    let urls: Vec<PageUrl> = pages
+        .iter()
+        .map(|(rel, name)| PageUrl {
+            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
+            name: name.to_string(),
+        })
+        .collect();
+    let reports = run_browser_checks(
+        tools,
+        &urls,
+        &["load", "axe", "phone", "sort", "reading"],
         Some(&screenshot_dir()),
     );
     assert_no_problems(&reports);

@@ -393,3 +393,32 @@ impl ReferencePage {
             .collect()
     }
 }
+
+/// `count` copies of the bundled runs, dated a night apart per model, their
+/// cells hard links (the data takes no room).
+pub fn many_runs(data: &Path, count: usize) {
+    let sources = [
+        "glm-5.3-flash-h200x4-vllm",
+        "step-3.5-flash-h200x4-vllm-0.29.0",
+    ];
+    for i in 0..count {
+        let from = data_dir().join(sources[i % 2]);
+        let to = data.join(format!("run-{i:05}"));
+        std::fs::create_dir_all(to.join("cells")).unwrap();
+        let mut meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
+        let night = i / 2;
+        meta["measured_at"] = format!(
+            "20{:02}-{:02}-{:02}T02:00:00Z",
+            26 + night / 336,
+            night / 28 % 12 + 1,
+            night % 28 + 1
+        )
+        .into();
+        std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
+        for cell in std::fs::read_dir(from.join("cells")).unwrap() {
+            let cell = cell.unwrap().path();
+            std::fs::hard_link(&cell, to.join("cells").join(cell.file_name().unwrap())).unwrap();
+        }
+    }
+}
