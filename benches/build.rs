@@ -145,14 +145,20 @@ fn report(label: &str, data: &Path) -> f64 {
             .cloned()
     };
     let series = largest(&|p| p.starts_with("series"));
+    let all_runs_js = std::fs::metadata(out.join("all-runs/runs.js")).map_or(0, |m| m.len());
     let any = largest(&|_| true).unwrap();
     println!(
-        "{label:>12}: build {:>6.2} s | peak {:>8} | {:>6} pages, site {:>9} | index {:>9} | largest series page {:>9} | largest page {:>9} ({})",
+        "{label:>12}: build {:>6.2} s | peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
         m.seconds,
         m.peak_mb.map_or("n/a".into(), |mb| format!("{mb:.0} MB")),
         pages.len(),
         kb(site_bytes),
         kb(size_of("index.html")),
+        if all_runs_js > 0 {
+            kb(all_runs_js)
+        } else {
+            "none".into()
+        },
         series.map_or("none".into(), |(_, len)| kb(len)),
         kb(any.1),
         any.0.display(),

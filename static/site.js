@@ -1,6 +1,51 @@
 // sitegen: progressive enhancement only. Every page is complete without this script.
 "use strict";
 
+// An index that lists only the newest runs names a script with every run's
+// row (data-all-runs, written by Rust): the first filter or sort loads it and
+// builds the rows as the page writes them, so both act on every run. Other
+// tables resolve at once.
+function allRuns(table) {
+  if (!table.dataset.allRuns) return Promise.resolve();
+  if (!table.sitegenAllRuns) {
+    table.sitegenAllRuns = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = table.dataset.allRuns;
+      script.onload = () => {
+        const tbody = table.tBodies[0];
+        const rows = window.sitegenAllRuns.map(runRow);
+        tbody.replaceChildren(...rows);
+        if (table.sitegenOnRows) table.sitegenOnRows(rows);
+        table.dataset.allLoaded = "true";
+        resolve();
+      };
+      script.onerror = () => reject(new Error(`cannot load ${script.src}`));
+      document.head.appendChild(script);
+    });
+  }
+  return table.sitegenAllRuns;
+}
+
+// A row of the runs table from [id, link, model, gpu, engine, quantization,
+// name, cells], as templates/runs_table.html writes it.
+function runRow([id, href, model, gpu, engine, quantization, name, cells]) {
+  const row = document.createElement("tr");
+  Object.assign(row.dataset, { run: id, model, gpu, engine, quantization });
+  const first = document.createElement("td");
+  const link = document.createElement("a");
+  link.href = href;
+  link.textContent = name;
+  first.appendChild(link);
+  row.appendChild(first);
+  for (const [text, sort] of cells) {
+    const cell = document.createElement("td");
+    if (sort !== "") cell.dataset.sort = sort;
+    cell.textContent = text;
+    row.appendChild(cell);
+  }
+  return row;
+}
+
 // Sortable tables: a button in each header; cells sort by data-sort (numbers)
 // or by their text. Empty cells ("—") always go last.
 function makeSortable(table) {
@@ -15,9 +60,11 @@ function makeSortable(table) {
     th.setAttribute("aria-sort", "none");
     button.addEventListener("click", () => {
       const ascending = th.getAttribute("aria-sort") !== "ascending";
-      headers.forEach((h) => h.setAttribute("aria-sort", "none"));
-      th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
-      sortRows(table.tBodies[0], column, ascending);
+      allRuns(table).then(() => {
+        headers.forEach((h) => h.setAttribute("aria-sort", "none"));
+        th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
+        sortRows(table.tBodies[0], column, ascending);
+      });
     });
   });
 }
@@ -95,7 +142,7 @@ function setUpFilters(form) {
     });
     if (count) count.textContent = `${shown} of ${table.tBodies[0].rows.length} runs`;
   };
-  selects.forEach((s) => s.addEventListener("change", apply));
+  selects.forEach((s) => s.addEventListener("change", () => allRuns(table).then(apply)));
   form.hidden = false;
   apply();
 }
@@ -113,18 +160,21 @@ function setUpPick(bar) {
   const [min, max] = [Number(bar.dataset.min), Number(bar.dataset.max)];
   const fill = (template, slots) => Object.entries(slots).reduce((t, [k, v]) => t.split(`{${k}}`).join(String(v)), template);
   const chosen = [];
+  // The page's own link to the comparison page, relative to where it is.
+  const base = link.getAttribute("href");
   const update = () => {
     const ok = chosen.length >= min && chosen.length <= max;
     // Without href the link is inert (not focusable, not styled as a link)
     // until the selection can be compared.
-    if (ok) link.href = `compare/index.html?runs=${chosen.join(",")}`; else link.removeAttribute("href");
+    if (ok) link.href = `${base}?runs=${chosen.join(",")}`; else link.removeAttribute("href");
     link.setAttribute("aria-disabled", ok ? "false" : "true");
     count.textContent = fill(ok ? bar.dataset.selected : bar.dataset.selectMore, { n: chosen.length });
   };
-  Array.from(table.tBodies[0].rows).forEach((row) => {
+  const addBox = (row) => {
     const id = row.dataset.run;
     const box = document.createElement("input");
     box.type = "checkbox";
+    box.checked = chosen.includes(id);
     box.dataset.selectRun = id;
     box.setAttribute("aria-label", fill(bar.dataset.checkbox, { model: row.dataset.model, id }));
     box.addEventListener("change", () => {
@@ -134,7 +184,10 @@ function setUpPick(bar) {
       update();
     });
     row.cells[0].prepend(box, " ");
-  });
+  };
+  Array.from(table.tBodies[0].rows).forEach(addBox);
+  // Rows that come in later (every run, loaded on demand) get boxes too.
+  table.sitegenOnRows = (rows) => rows.forEach(addBox);
   bar.hidden = false;
   update();
 }

@@ -74,6 +74,13 @@ fn every_run_page_is_reachable_from_a_light_index() {
         assert!(index.contains(range), "the index does not link {range}");
     }
 
+    // With a script, the first filter or sort loads every run's row from one
+    // file (tests/browser.rs checks the rows against the page's own).
+    assert!(index.contains("data-all-runs=\"all-runs/runs.js\""));
+    let script = std::fs::read_to_string(site.join("all-runs/runs.js")).unwrap();
+    let rows = script.matches("[\"run-").count();
+    assert_eq!(rows, count, "all-runs/runs.js holds {rows} runs");
+
     // Without a script, following links from the index reaches every run page.
     let pages = reachable(&site, "index.html");
     let runs: BTreeSet<&String> = pages

@@ -22,6 +22,10 @@ pub(crate) struct IndexPage {
     pub total_runs: String,
     /// The pages of every run, when the index does not show them all.
     pub run_pages: Vec<super::PageLink>,
+    /// The script with every run's row ([`ALL_RUNS_JS`]) that site.js loads
+    /// into the table on the first filter or sort; empty when the index
+    /// lists every run.
+    pub all_runs_src: &'static str,
     /// Whether any run has a date (the Measured column is shown then).
     pub dated: bool,
     pub comparisons: Vec<ComparisonSummary>,
@@ -100,6 +104,44 @@ pub(crate) struct AllRunsPage {
     pub dated: bool,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
+    /// Never loaded here: the page lists its own runs whole.
+    pub all_runs_src: &'static str,
+}
+
+/// Every run's row of the runs table, for site.js, relative to the root.
+pub(crate) const ALL_RUNS_JS: &str = "all-runs/runs.js";
+
+/// The script of every run's row, in index order: site.js builds each row
+/// from it exactly as templates/runs_table.html writes one (the browser
+/// tier compares them). Each run is [id, link, model, gpu, engine name,
+/// quantization, name, cells], a cell [text, sort key or ""].
+pub(crate) fn all_runs_js(rows: &[RunSummary], dated: bool) -> String {
+    let runs: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let plain = |t: &String| serde_json::json!([t, ""]);
+            let figure = |f: &Figure| serde_json::json!([f.text, f.sort]);
+            let mut cells = vec![plain(&r.hardware), plain(&r.engine)];
+            if dated {
+                cells.push(figure(&r.measured));
+            }
+            cells.extend(r.figures().into_iter().map(figure));
+            serde_json::json!([
+                r.id,
+                r.href,
+                r.model,
+                r.gpu,
+                r.engine_name,
+                r.quantization,
+                r.name,
+                cells
+            ])
+        })
+        .collect();
+    format!(
+        "// Every run of the site, for the index's filters and sorting (static/site.js); written by sitegen.\nwindow.sitegenAllRuns = {};\n",
+        serde_json::Value::Array(runs)
+    )
 }
 
 /// "Runs 1–500" for list page `page` of `total` runs.
@@ -213,12 +255,14 @@ impl RunSummary {
     }
 }
 
-impl IndexPage {
+impl IndexPages {
+    /// The index of `runs`, and the pages and script of every run when it
+    /// does not list them all.
     pub fn new(
         runs: &[Run],
         comparisons: &[Comparison],
         series: &[crate::series::Series],
-    ) -> Result<(Self, Vec<(String, AllRunsPage)>), super::charts::ChartError> {
+    ) -> Result<IndexPages, super::charts::ChartError> {
         // Runs of one model told apart the same way in every list and key.
         let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
         let mut order: Vec<usize> = (0..runs.len()).collect();
@@ -256,6 +300,7 @@ impl IndexPage {
                         runs: rows,
                         dated,
                         pick: PickBar::new(),
+                        all_runs_src: "",
                     };
                     (format!("all-runs/{}/index.html", page + 1), view)
                 })
@@ -263,8 +308,16 @@ impl IndexPage {
         } else {
             Vec::new()
         };
-        let filters = filters_of(&newest);
+        let paged = !lists.is_empty();
+        // Filters offer every run's values: choosing one loads every run.
+        let (filters, all_runs) = if paged {
+            let every: Vec<RunSummary> = order.iter().map(summary_of).collect();
+            (filters_of(&every), Some(all_runs_js(&every, dated)))
+        } else {
+            (filters_of(&newest), None)
+        };
         let index = IndexPage {
+            all_runs_src: if paged { ALL_RUNS_JS } else { "" },
             root: "",
             link_prefix: "",
             total_runs: format::count(runs.len() as u64),
@@ -313,8 +366,20 @@ impl IndexPage {
             pick: PickBar::new(),
             overview,
         };
-        Ok((index, lists))
+        Ok(IndexPages {
+            index,
+            lists,
+            all_runs,
+        })
     }
+}
+
+/// The index, the pages of every run, and the script of every run's row
+/// (these two when the index does not list every run).
+pub(crate) struct IndexPages {
+    pub index: IndexPage,
+    pub lists: Vec<(String, AllRunsPage)>,
+    pub all_runs: Option<String>,
 }
 
 /// Most runs the overview draws: one palette colour and marker each.

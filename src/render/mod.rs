@@ -187,10 +187,13 @@ pub(crate) fn render_site(
         "compare/definitions.js".into(),
         browser::definitions_js(runs, comparisons).into_bytes(),
     )?;
-    let (index, run_lists) = index_page::IndexPage::new(runs, comparisons, &all_series)?;
-    let index = index.render().context("rendering index.html")?;
+    let pages = index_page::IndexPages::new(runs, comparisons, &all_series)?;
+    let index = pages.index.render().context("rendering index.html")?;
     add("index.html".into(), index.into_bytes())?;
-    for (path, page) in run_lists {
+    if let Some(js) = pages.all_runs {
+        add(index_page::ALL_RUNS_JS.into(), js.into_bytes())?;
+    }
+    for (path, page) in pages.lists {
         let html = page.render().with_context(|| format!("rendering {path}"))?;
         add(path, html.into_bytes())?;
     }

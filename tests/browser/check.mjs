@@ -6,6 +6,7 @@
 //   "chromium": "/usr/bin/chromium",
 //   "pages": [{"url": "http://127.0.0.1:PORT/prefix/", "name": "index"}, ...],
 //   "checks": ["load", "axe", "phone", "sort", "copy"],
+//   ("all-runs" and "filter" too, on pages that have them),
 //   "screenshots": "/path/to/folder" (optional)
 // }
 // Prints one JSON object: { "pages": [{ "url", "problems": [..], "checked": [..] }] }.
@@ -119,6 +120,8 @@ async function checkSort(page, problems) {
       if (!numeric) continue;
       for (const direction of ["ascending", "descending"]) {
         await buttons[column].click();
+        // An index that loads every run on the first sort: wait for it.
+        await table.evaluate((el) => el.sitegenAllRuns || null);
         const state = await table.evaluate(
           (el, column) => ({
             aria: el.tHead.rows[0].cells[column].getAttribute("aria-sort"),
@@ -155,6 +158,7 @@ async function checkFilters(page, problems) {
       const values = await select.$$eval("option", (os) => os.map((o) => o.value).filter((v) => v !== ""));
       for (const value of values) {
         await select.selectOption(value);
+        await page.$eval(`#${await form.getAttribute("data-filters")}`, (el) => el.sitegenAllRuns || null);
         const rows = await page.$$eval(`#${await form.getAttribute("data-filters")} tbody tr`, (trs, key) =>
           trs.map((tr) => ({ hidden: tr.hidden, value: tr.dataset[key] })), key);
         const wrong = rows.filter((r) => r.hidden === (r.value === value));
@@ -163,6 +167,45 @@ async function checkFilters(page, problems) {
         }
       }
       await select.selectOption("");
+    }
+  }
+}
+
+// The index that lists only its newest runs (data-all-runs): the rows
+// site.js builds from Rust's script of every run are, for the runs the page
+// lists, the rows the page itself writes; and every run comes in.
+async function checkAllRuns(page, problems) {
+  const table = await page.$("table[data-all-runs]");
+  if (!table) {
+    problems.push("all-runs: no table that loads every run");
+    return;
+  }
+  const result = await table.evaluate(async (el) => {
+    // The pick checkbox and its space are the script's, on both kinds of row.
+    const clean = (tr) => {
+      const copy = tr.cloneNode(true);
+      for (const box of copy.querySelectorAll("input")) {
+        if (box.nextSibling && box.nextSibling.nodeType === Node.TEXT_NODE) box.nextSibling.remove();
+        box.remove();
+      }
+      return copy.outerHTML;
+    };
+    const written = Array.from(el.tBodies[0].rows).map((tr) => [tr.dataset.run, clean(tr)]);
+    await allRuns(el);
+    const built = new Map(Array.from(el.tBodies[0].rows).map((tr) => [tr.dataset.run, clean(tr)]));
+    return {
+      written,
+      built: Object.fromEntries(built),
+      rows: el.tBodies[0].rows.length,
+      runs: window.sitegenAllRuns.length,
+    };
+  });
+  if (result.rows !== result.runs || result.rows <= result.written.length) {
+    problems.push(`all-runs: ${result.rows} rows after loading ${result.runs} runs (the page listed ${result.written.length})`);
+  }
+  for (const [id, html] of result.written) {
+    if (result.built[id] !== html) {
+      problems.push(`all-runs: run ${id}: the page writes ${html} but the script builds ${result.built[id]}`);
     }
   }
 }
@@ -308,6 +351,10 @@ async function checkPage({ url, name }) {
       await runAxe(page, "light", problems);
       await runAxe(page, "dark", problems);
       checked.push("axe");
+    }
+    if (checks.has("all-runs")) {
+      await checkAllRuns(page, problems);
+      checked.push("all-runs");
     }
     if (checks.has("sort")) {
       await checkSort(page, problems);
