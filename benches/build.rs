@@ -112,6 +112,33 @@ fn pages(site: &Path) -> Vec<(PathBuf, u64)> {
         .collect()
 }
 
+/// Run pages linked from the index and the all-runs pages: what a reader
+/// reaches without a script (the links are plain `<a href>`).
+fn runs_linked(site: &Path) -> usize {
+    let anchor = scraper::Selector::parse("a[href]").unwrap();
+    let mut lists = vec![(site.join("index.html"), String::new())];
+    if let Ok(dir) = std::fs::read_dir(site.join("all-runs")) {
+        for page in dir.filter_map(Result::ok).filter(|e| e.path().is_dir()) {
+            lists.push((page.path().join("index.html"), "../../".to_string()));
+        }
+    }
+    let mut runs = std::collections::BTreeSet::new();
+    for (page, prefix) in lists {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for a in scraper::Html::parse_document(&text).select(&anchor) {
+            let href = a.attr("href").unwrap();
+            if let Some(rest) = href
+                .strip_prefix(&prefix)
+                .and_then(|h| h.strip_prefix("runs/"))
+                && site.join("runs").join(rest).is_file()
+            {
+                runs.insert(rest.to_string());
+            }
+        }
+    }
+    runs.len()
+}
+
 fn kb(bytes: u64) -> String {
     if bytes >= 1_000_000 {
         format!("{:.2} MB", bytes as f64 / 1e6)
@@ -147,6 +174,7 @@ fn report(label: &str, data: &Path) -> f64 {
     let series = largest(&|p| p.starts_with("series"));
     let all_runs_js = std::fs::metadata(out.join("all-runs/runs.js")).map_or(0, |m| m.len());
     let any = largest(&|_| true).unwrap();
+    let run_pages = pages.iter().filter(|(p, _)| p.starts_with("runs")).count();
     println!(
         "{label:>12}: build {:>6.2} s | peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
         m.seconds,
@@ -162,6 +190,11 @@ fn report(label: &str, data: &Path) -> f64 {
         series.map_or("none".into(), |(_, len)| kb(len)),
         kb(any.1),
         any.0.display(),
+    );
+    println!(
+        "{:>12}  run pages linked from the index and all-runs pages (no script): {} of {run_pages}",
+        "",
+        runs_linked(&out)
     );
     m.seconds
 }
