@@ -618,16 +618,9 @@ pub(crate) struct RatioSummary {
 impl RatioSummary {
     pub(crate) fn of(ratios: impl IntoIterator<Item = f64>) -> Option<RatioSummary> {
         let mut v: Vec<f64> = ratios.into_iter().filter(|r| r.is_finite()).collect();
-        if v.is_empty() {
-            return None;
-        }
+        let median = crate::model::median(v.clone())?;
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
         // What the page shows decides a tie: 0.999 is "1.00×", a tie.
         let shown = |r: f64| crate::format::ratio(r);
         let parity = shown(1.0);

@@ -417,6 +417,18 @@ pub struct DecodeCell {
     pub measured_by: Option<MeasuredBy>,
 }
 
+/// The median of `values` (NaN sorts last), none when empty: one rule for
+/// repeated windows, ratios and series charts.
+pub fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
 /// A 95% confidence interval of a figure, and how it was obtained (see
 /// docs/measurement.md, "Noise").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -807,4 +819,14 @@ pub struct ComparisonSpec {
     /// Markdown shown on the page (raw HTML is shown as text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn median_of_odd_even_and_no_values() {
+        assert_eq!(super::median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(super::median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(super::median(Vec::new()), None);
+    }
 }

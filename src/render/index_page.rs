@@ -144,30 +144,11 @@ pub(crate) fn all_runs_js(rows: &[RunSummary], dated: bool) -> String {
     )
 }
 
-/// "Runs 1–500" for list page `page` of `total` runs.
-fn list_range(page: usize, total: usize) -> String {
-    let first = page * RUNS_PER_LIST_PAGE + 1;
-    let last = ((page + 1) * RUNS_PER_LIST_PAGE).min(total);
-    format!(
-        "Runs {}–{}",
-        format::count(first as u64),
-        format::count(last as u64)
-    )
-}
-
-/// Links to every list page from a page at `from_root` ("" or "../../")
-/// (the current page, if any, unlinked).
+/// Links to every list page from a page at `from_root` ("" or "../../").
 fn list_links(total: usize, from_root: &str, current: Option<usize>) -> Vec<super::PageLink> {
-    (0..total.div_ceil(RUNS_PER_LIST_PAGE))
-        .map(|page| super::PageLink {
-            href: if current == Some(page) {
-                String::new()
-            } else {
-                format!("{from_root}all-runs/{}/index.html", page + 1)
-            },
-            text: list_range(page, total),
-        })
-        .collect()
+    super::page_links(total, RUNS_PER_LIST_PAGE, current, |page| {
+        format!("{from_root}all-runs/{}/index.html", page + 1)
+    })
 }
 
 /// The filters of a runs table, with the values its rows have.
@@ -286,7 +267,7 @@ impl IndexPages {
                 .enumerate()
                 .map(|(page, chunk)| {
                     let rows: Vec<RunSummary> = chunk.iter().map(summary_of).collect();
-                    let range = list_range(page, runs.len());
+                    let range = super::page_range(page, RUNS_PER_LIST_PAGE, runs.len());
                     let view = AllRunsPage {
                         root: "../../",
                         page_title: format!("{range} · Speed test matrices"),

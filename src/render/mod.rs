@@ -64,6 +64,38 @@ pub(crate) struct PageLink {
     pub text: String,
 }
 
+/// "Runs 1–250": the runs on page `page` (from 0) of a list of `total`
+/// runs, `per_page` to a page.
+pub(crate) fn page_range(page: usize, per_page: usize, total: usize) -> String {
+    let first = page * per_page + 1;
+    let last = ((page + 1) * per_page).min(total);
+    format!(
+        "Runs {}–{}",
+        crate::format::count(first as u64),
+        crate::format::count(last as u64)
+    )
+}
+
+/// A link to every page of such a list, `href(page)` each; the `current`
+/// page, if any, unlinked.
+pub(crate) fn page_links(
+    total: usize,
+    per_page: usize,
+    current: Option<usize>,
+    href: impl Fn(usize) -> String,
+) -> Vec<PageLink> {
+    (0..total.div_ceil(per_page))
+        .map(|page| PageLink {
+            href: if current == Some(page) {
+                String::new()
+            } else {
+                href(page)
+            },
+            text: page_range(page, per_page, total),
+        })
+        .collect()
+}
+
 /// Where rendered files go, one at a time.
 pub(crate) trait SiteSink {
     /// Takes the file at `path` (relative, '/'-separated).

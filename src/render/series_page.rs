@@ -86,13 +86,6 @@ pub(crate) fn history_path(s: &Series, page: usize) -> String {
     format!("{}runs-{}/", series_path(s), page + 1)
 }
 
-/// "Runs 1–250" for the runs of history page `page` in a series of `total`.
-fn history_range(page: usize, total: usize) -> String {
-    let first = page * RUNS_PER_HISTORY_PAGE + 1;
-    let last = ((page + 1) * RUNS_PER_HISTORY_PAGE).min(total);
-    format!("Runs {first}–{last}")
-}
-
 /// One run against the previous one: the summary line and the matrix.
 pub(crate) struct StepBlock {
     pub summary: String,
@@ -183,12 +176,9 @@ impl SeriesPage {
             total_runs: every.len(),
             regressions,
             history_pages: if every.len() > LATEST_RUNS {
-                (0..every.len().div_ceil(RUNS_PER_HISTORY_PAGE))
-                    .map(|page| super::PageLink {
-                        href: format!("runs-{}/index.html", page + 1),
-                        text: history_range(page, every.len()),
-                    })
-                    .collect()
+                super::page_links(every.len(), RUNS_PER_HISTORY_PAGE, None, |page| {
+                    format!("runs-{}/index.html", page + 1)
+                })
             } else {
                 Vec::new()
             },
@@ -245,18 +235,6 @@ fn history_spans(runs: usize) -> Vec<(usize, usize)> {
         .collect()
 }
 
-fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    (n > 0).then(|| {
-        if n % 2 == 1 {
-            values[n / 2]
-        } else {
-            (values[n / 2 - 1] + values[n / 2]) / 2.0
-        }
-    })
-}
-
 /// The whole series at each context: total tok/s against run number, a line
 /// per concurrency level, a marker where a run had that cell slower than the
 /// run before it. Long series are drawn as medians of consecutive runs.
@@ -299,7 +277,7 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 _ => false,
             }
         });
-        (median(totals), slower)
+        (crate::model::median(totals), slower)
     };
     contexts
         .into_iter()
@@ -465,7 +443,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     }
                 })
                 .collect();
-            let range = history_range(page, runs.len());
+            let range = super::page_range(page, RUNS_PER_HISTORY_PAGE, runs.len());
             let page_view = SeriesRunsPage {
                 root: "../../../",
                 page_title: format!("{} · {range}", s.title),
@@ -473,16 +451,9 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                 title: s.title.clone(),
                 range,
                 total_runs: runs.len(),
-                pages: (0..count)
-                    .map(|other| super::PageLink {
-                        href: if other == page {
-                            String::new()
-                        } else {
-                            format!("../runs-{}/index.html", other + 1)
-                        },
-                        text: history_range(other, runs.len()),
-                    })
-                    .collect(),
+                pages: super::page_links(runs.len(), RUNS_PER_HISTORY_PAGE, Some(page), |other| {
+                    format!("../runs-{}/index.html", other + 1)
+                }),
                 rows,
             };
             (format!("{}index.html", history_path(s, page)), page_view)

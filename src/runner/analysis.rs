@@ -161,13 +161,7 @@ pub(crate) fn combine_repeats(windows: Vec<crate::model::DecodeCell>) -> crate::
     let middle = order[(n - 1) / 2];
     let mut cell = windows[middle].clone();
     if totals.len() == n && n >= 2 {
-        let mut sorted = totals.clone();
-        sorted.sort_by(f64::total_cmp);
-        let median = if n % 2 == 1 {
-            sorted[n / 2]
-        } else {
-            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-        };
+        let median = crate::model::median(totals.clone()).expect("n >= 2 windows");
         let mean = totals.iter().sum::<f64>() / n as f64;
         let sd = (totals.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
         let half = T_975[(n - 2).min(T_975.len() - 1)] * sd / (n as f64).sqrt();
