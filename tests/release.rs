@@ -346,7 +346,8 @@ fn run_step(script: &str, env: &[(&str, &Path)], vars: &[(&str, &str)]) -> Outpu
 /// with the runner leaving github.action_ref and action_repository empty (as
 /// it does in composite actions): the action finds its tag and repository in
 /// its folder, installs that release and builds the site; at a branch it
-/// installs the latest release and says so.
+/// installs the latest release and says so (there with Windows' backslashed
+/// paths).
 fn the_actions_steps_install_their_own_release_and_build(_: &Tools) {
     let tmp = tempfile::tempdir().unwrap();
     let (archive, bytes) = packed_release(tmp.path());
@@ -382,11 +383,21 @@ fn the_actions_steps_install_their_own_release_and_build(_: &Tools) {
         let runner_temp = case.join("runner-temp");
         std::fs::create_dir_all(&runner_temp).unwrap();
         let outputs = case.join("install-outputs");
+        // At the branch, the runner's paths come with backslashes, as on
+        // Windows: the step turns them into paths Git Bash runs.
+        let native = |p: &Path| {
+            let p = p.to_str().unwrap();
+            PathBuf::from(if expect_notice {
+                p.replace('/', "\\")
+            } else {
+                p.to_string()
+            })
+        };
         let out = run_step(
             &action_step("install"),
             &[
-                ("GITHUB_ACTION_PATH", &action_path),
-                ("RUNNER_TEMP", &runner_temp),
+                ("GITHUB_ACTION_PATH", &native(&action_path)),
+                ("RUNNER_TEMP", &native(&runner_temp)),
                 ("GITHUB_OUTPUT", &outputs),
             ],
             &[
