@@ -21,6 +21,9 @@ pub struct Series {
     pub runs: Vec<usize>,
     /// What tells each run from the others, in the same order.
     pub labels: Vec<String>,
+    /// `steps[i]`: run `i + 1` against run `i`, found once for every page
+    /// that tells them (run pages, the series page, its runs pages).
+    pub steps: Vec<Step>,
 }
 
 /// How a run compares with the previous run of its series, over the decode
@@ -85,6 +88,7 @@ pub fn series(runs: &[Run]) -> Vec<Series> {
                 )),
                 title,
                 labels: labels(&members_runs),
+                steps: members_runs.windows(2).map(|p| step(p[0], p[1])).collect(),
                 runs: members,
             }
         })

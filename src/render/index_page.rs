@@ -184,6 +184,7 @@ pub(crate) struct ComparisonSummary {
 }
 
 /// A figure with the value it sorts by (empty when absent).
+#[derive(Clone)]
 pub(crate) struct Figure {
     pub sort: String,
     pub text: String,
@@ -198,6 +199,7 @@ impl Figure {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct RunSummary {
     pub id: String,
     pub href: String,
@@ -256,56 +258,55 @@ impl IndexPages {
                 (None, None) => std::cmp::Ordering::Equal,
             },
         );
-        let summary_of = |&i: &usize| summary(&runs[i], all_names[i].clone());
         let overview = overview(runs, &order, &all_names)?;
         let dated = runs.iter().any(|r| r.meta.measured_at.is_some());
-        let newest: Vec<RunSummary> = order.iter().take(INDEX_RUNS).map(summary_of).collect();
-        // Every run on plain pages once the index does not list them all.
-        let lists: Vec<(String, AllRunsPage)> = if runs.len() > INDEX_RUNS {
-            order
-                .chunks(RUNS_PER_LIST_PAGE)
-                .enumerate()
-                .map(|(page, chunk)| {
-                    let rows: Vec<RunSummary> = chunk.iter().map(summary_of).collect();
-                    let range = super::page_range(page, RUNS_PER_LIST_PAGE, runs.len());
-                    let view = AllRunsPage {
-                        root: "../../",
-                        page_title: format!("{range} · Speed test matrices"),
-                        generator: super::GENERATOR,
-                        link_prefix: "../../",
-                        range,
-                        total_runs: format::count(runs.len() as u64),
-                        per_page: RUNS_PER_LIST_PAGE,
-                        run_pages: list_links(runs.len(), "../../", Some(page)),
-                        filters: filters_of(&rows),
-                        runs: rows,
-                        dated,
-                        pick: PickBar::new(),
-                        all_runs_src: "",
-                    };
-                    (format!("all-runs/{}/index.html", page + 1), view)
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let paged = !lists.is_empty();
-        // Filters offer every run's values: choosing one loads every run.
-        let (filters, all_runs) = if paged {
-            let every: Vec<RunSummary> = order.iter().map(summary_of).collect();
-            (filters_of(&every), Some(all_runs_js(&every, dated)))
-        } else {
-            (filters_of(&newest), None)
-        };
+        // Every run's row, once: the index lists the newest; past
+        // INDEX_RUNS, the all-runs pages list them all and the script the
+        // index loads on demand holds them all. Filters offer every run's values.
+        let every: Vec<RunSummary> = order
+            .iter()
+            .map(|&i| summary(&runs[i], all_names[i].clone()))
+            .collect();
+        let paged = runs.len() > INDEX_RUNS;
+        let filters = filters_of(&every);
+        let all_runs = paged.then(|| all_runs_js(&every, dated));
+        let newest: Vec<RunSummary> = every.iter().take(INDEX_RUNS).cloned().collect();
+        let mut lists = Vec::new();
+        if paged {
+            let mut rows = every.into_iter();
+            for page in 0.. {
+                let rows: Vec<RunSummary> = rows.by_ref().take(RUNS_PER_LIST_PAGE).collect();
+                if rows.is_empty() {
+                    break;
+                }
+                let range = super::page_range(page, RUNS_PER_LIST_PAGE, runs.len());
+                let view = AllRunsPage {
+                    root: "../../",
+                    page_title: format!("{range} · Speed test matrices"),
+                    generator: super::GENERATOR,
+                    link_prefix: "../../",
+                    range,
+                    total_runs: format::count(runs.len() as u64),
+                    per_page: RUNS_PER_LIST_PAGE,
+                    run_pages: list_links(runs.len(), "../../", Some(page)),
+                    filters: filters_of(&rows),
+                    runs: rows,
+                    dated,
+                    pick: PickBar::new(),
+                    all_runs_src: "",
+                };
+                lists.push((format!("all-runs/{}/index.html", page + 1), view));
+            }
+        }
         let index = IndexPage {
             all_runs_src: if paged { ALL_RUNS_JS } else { "" },
             root: "",
             link_prefix: "",
             total_runs: format::count(runs.len() as u64),
-            run_pages: if lists.is_empty() {
-                Vec::new()
-            } else {
+            run_pages: if paged {
                 list_links(runs.len(), "", None)
+            } else {
+                Vec::new()
             },
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,

@@ -126,25 +126,29 @@ pub(crate) fn render_site(
         add(path.to_string(), text.as_bytes().to_vec())?;
     }
     let all_series = crate::series::series(runs);
+    // Each run's series and its place there, found once: (series, position).
+    let mut place: Vec<Option<(&crate::series::Series, usize)>> = vec![None; runs.len()];
+    for s in &all_series {
+        for (at, &i) in s.runs.iter().enumerate() {
+            place[i] = Some((s, at));
+        }
+    }
     for (i, run) in runs.iter().enumerate() {
         let compared_in: Vec<&Comparison> =
             comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
         let mut page = run_page::RunPage::new(run, &compared_in)?;
-        page.series = all_series.iter().find_map(|s| {
-            let at = s.runs.iter().position(|&r| r == i)?;
-            let step = (at > 0).then(|| {
-                let prev = &runs[s.runs[at - 1]];
-                (crate::series::step(prev, run), &s.labels[at - 1])
-            });
-            Some(run_page::SeriesLine {
+        page.series = place[i].map(|(s, at)| {
+            let step = at
+                .checked_sub(1)
+                .map(|prev| (&s.steps[prev], &s.labels[prev]));
+            run_page::SeriesLine {
                 href: format!("../../{}index.html", series_page::series_path(s)),
                 title: s.title.clone(),
                 runs: s.runs.len(),
                 against_previous: step
-                    .as_ref()
                     .map(|(st, prev_label)| crate::series::step_sentence(prev_label, st)),
                 regression: step.is_some_and(|(st, _)| st.slower > 0),
-            })
+            }
         });
         let price = crate::cost::price_for(prices, run);
         if let Some(p) = price {

@@ -94,6 +94,14 @@ pub(crate) struct StepBlock {
     pub matrix: RatioMatrix,
 }
 
+/// When a run was measured, or a dash.
+fn measured(run: &Run) -> String {
+    run.meta
+        .measured_at
+        .as_deref()
+        .map_or(format::DASH.into(), format::measured_at)
+}
+
 /// The URL of a series page, relative to the site root.
 pub(crate) fn series_path(s: &Series) -> String {
     format!("series/{}/", s.slug)
@@ -103,10 +111,7 @@ impl SeriesPage {
     pub fn new(all: &[Run], s: &Series) -> Result<SeriesPage, ChartError> {
         let every: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
         let history = history_blocks(&every)?;
-        let regressions = every
-            .windows(2)
-            .filter(|pair| series::step(pair[0], pair[1]).slower > 0)
-            .count();
+        let regressions = s.steps.iter().filter(|st| st.slower > 0).count();
         // The newest runs in full; the previous run of the first of them
         // too, for its change.
         let first = every.len().saturating_sub(LATEST_RUNS);
@@ -145,20 +150,18 @@ impl SeriesPage {
                 }
             })
             .collect();
-        let steps = every[first.saturating_sub(1)..]
-            .windows(2)
-            .enumerate()
-            .map(|(i, pair)| {
-                let (prev, cur) = (pair[0], pair[1]);
-                let step = series::step(prev, cur);
-                let at = first.saturating_sub(1) + i;
+        // The changes into each of the newest runs (the first of them too,
+        // against the run before it).
+        let steps = (first.saturating_sub(1)..s.steps.len())
+            .map(|at| {
+                let step = &s.steps[at];
                 let (a, b) = (&s.labels[at], &s.labels[at + 1]);
                 StepBlock {
-                    summary: series::step_sentence(a, &step),
+                    summary: series::step_sentence(a, step),
                     regression: step.slower > 0,
                     matrix: ratio_matrix_between(
-                        prev,
-                        cur,
+                        every[at],
+                        every[at + 1],
                         format!("change-{}", at + 1),
                         format!("{b} / {a}"),
                         (a, b),
@@ -194,11 +197,7 @@ impl SeriesPage {
                         .map(|style| (palette(style), MARKERS[style % MARKERS.len()])),
                     label: label.clone(),
                     href: format!("../../{}", super::run_href(r)),
-                    measured: r
-                        .meta
-                        .measured_at
-                        .as_deref()
-                        .map_or(format::DASH.into(), format::measured_at),
+                    measured: measured(r),
                 })
                 .collect(),
             decode,
@@ -242,10 +241,7 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
     use super::charts::lines::{Axis, Scale, Series as Line, xy_chart};
     let cells = crate::compare::valid_cells(runs);
     let contexts: std::collections::BTreeSet<u64> = cells.iter().map(|&(c, _)| c).collect();
-    let levels: Vec<u32> = {
-        let all: std::collections::BTreeSet<u32> = cells.iter().map(|&(_, n)| n).collect();
-        all.into_iter().collect()
-    };
+    let level_name = |n: u32| format::counted(n as usize, "request") + " at once";
     let spans = history_spans(runs.len());
     let grouped = spans.iter().any(|(a, b)| b - a > 1);
     let x = Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
@@ -271,9 +267,8 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
             .filter_map(|c| c.total_tok_per_s)
             .collect();
         let slower = (a.max(1)..b).any(|k| {
-            let cell = |r: &Run| r.decode_cell(ctx, n).cloned();
-            match (cell(runs[k - 1]), cell(runs[k])) {
-                (Some(p), Some(c)) => series::cell_change(&p, &c).is_some_and(|ch| ch.slower),
+            match (runs[k - 1].decode_cell(ctx, n), runs[k].decode_cell(ctx, n)) {
+                (Some(p), Some(c)) => series::cell_change(p, c).is_some_and(|ch| ch.slower),
                 _ => false,
             }
         });
@@ -283,10 +278,11 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
         .into_iter()
         .map(|ctx| {
             let label = format::context_label(ctx);
-            let here: Vec<u32> = levels
+            // The levels measured validly at this context, in order.
+            let here: Vec<u32> = cells
                 .iter()
-                .copied()
-                .filter(|&n| cells.contains(&(ctx, n)))
+                .filter(|&&(c, _)| c == ctx)
+                .map(|&(_, n)| n)
                 .collect();
             let drawn = drawn_levels(&here);
             let figures: Vec<Vec<(Option<f64>, bool)>> = here
@@ -363,20 +359,14 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 key: drawn
                     .iter()
                     .enumerate()
-                    .map(|(i, n)| {
-                        (
-                            format::counted(*n as usize, "request") + " at once",
-                            palette(i),
-                            MARKERS[i % MARKERS.len()],
-                        )
-                    })
+                    .map(|(i, &n)| (level_name(n), palette(i), MARKERS[i % MARKERS.len()]))
                     .collect(),
                 heading: format!("{label} context"),
                 kind: super::compare_page::ChartKind::History(caption),
                 per_gpu: false,
                 svg,
                 columns: std::iter::once(if grouped { "Runs" } else { "Run" }.to_string())
-                    .chain(here.iter().map(|n| format::counted(*n as usize, "request") + " at once"))
+                    .chain(here.iter().map(|&n| level_name(n)))
                     .collect(),
                 rows,
             })
@@ -425,17 +415,13 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
             let rows = (start..end)
                 .map(|k| {
                     let r = runs[k];
-                    let step = (k > 0).then(|| series::step(runs[k - 1], r));
+                    let step = k.checked_sub(1).map(|prev| &s.steps[prev]);
                     HistoryRow {
                         number: k + 1,
                         label: s.labels[k].clone(),
                         href: format!("../../../{}", super::run_href(r)),
-                        measured: r
-                            .meta
-                            .measured_at
-                            .as_deref()
-                            .map_or(format::DASH.into(), format::measured_at),
-                        change: step.as_ref().map_or_else(
+                        measured: measured(r),
+                        change: step.map_or_else(
                             || "The first run of the series.".to_string(),
                             |st| series::step_sentence(&s.labels[k - 1], st),
                         ),
