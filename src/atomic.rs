@@ -9,25 +9,27 @@ use std::path::Path;
 /// Writes `contents` to `path` through a temporary file in the same folder,
 /// so a reader sees the old file or the new one, never half of one.
 pub(crate) fn write_file(path: &Path, contents: &[u8]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(contents)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
+    staged(path, contents)?.persist(path).map_err(|e| e.error)?;
     Ok(())
 }
 
 /// Creates `path` with `contents` through a temporary file, failing with
 /// `AlreadyExists` when `path` is there: never replaces a file.
 pub(crate) fn create_file(path: &Path, contents: &[u8]) -> io::Result<()> {
+    staged(path, contents)?
+        .persist_noclobber(path)
+        .map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// `contents` on disk in a temporary file beside `path`, ready to be renamed.
+fn staged(path: &Path, contents: &[u8]) -> io::Result<tempfile::NamedTempFile> {
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
     tmp.write_all(contents)?;
     tmp.as_file().sync_all()?;
-    tmp.persist_noclobber(path).map_err(|e| e.error)?;
-    Ok(())
+    Ok(tmp)
 }
 
 /// Moves the folder `new` to `target`, replacing any existing `target` with

@@ -928,19 +928,15 @@ pub(crate) mod tests {
     }
 
     fn run(id: &str, gpu: &str) -> Run {
-        let meta: crate::model::RunMeta = serde_json::from_value(serde_json::json!({
-            "schema_version": 1, "model": id.to_uppercase(), "served_model": id,
-            "hardware": {"gpu": gpu, "gpu_count": 4}, "engine": {"name": "vllm"},
-            "run": {"decode_test": "fixed_duration", "prefill_mode": "decode_warmup",
-                    "seconds_per_measurement": 30, "max_output_tokens": 4096}
-        }))
-        .unwrap();
-        Run {
-            id: id.into(),
-            meta,
-            cells: vec![],
-            notes_markdown: None,
-        }
+        Run::for_test(
+            id,
+            serde_json::json!({
+                "schema_version": 1, "model": id.to_uppercase(), "served_model": id,
+                "hardware": {"gpu": gpu, "gpu_count": 4}, "engine": {"name": "vllm"},
+                "run": {"decode_test": "fixed_duration", "prefill_mode": "decode_warmup",
+                        "seconds_per_measurement": 30, "max_output_tokens": 4096}
+            }),
+        )
     }
 
     pub(crate) fn with_cells(id: &str, cells: &[(u64, u32, Status, f64)]) -> Run {

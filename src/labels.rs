@@ -380,19 +380,15 @@ mod tests {
     #[test]
     fn runs_of_one_model_are_told_apart_by_what_differs_first() {
         let run = |id: &str, model: &str, version: &str| -> Run {
-            let meta: RunMeta = serde_json::from_value(serde_json::json!({
-                "schema_version": 1, "model": model, "served_model": "m",
-                "hardware": {"gpu": "H200", "gpu_count": 4},
-                "engine": {"name": "vllm", "version": version},
-                "run": {"decode_test": "fixed_duration"}
-            }))
-            .unwrap();
-            Run {
-                id: id.into(),
-                meta,
-                cells: vec![],
-                notes_markdown: None,
-            }
+            Run::for_test(
+                id,
+                serde_json::json!({
+                    "schema_version": 1, "model": model, "served_model": "m",
+                    "hardware": {"gpu": "H200", "gpu_count": 4},
+                    "engine": {"name": "vllm", "version": version},
+                    "run": {"decode_test": "fixed_duration"}
+                }),
+            )
         };
         let (a, b, c, d) = (
             run("a", "GLM", "0.28.0"),

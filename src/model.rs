@@ -480,6 +480,17 @@ pub(crate) const LONG_PAUSE_FACTOR: f64 = 10.0;
 pub(crate) const LONG_PAUSE_MIN_MS: f64 = 250.0;
 
 impl Run {
+    /// A run without cells whose run.json is `meta` (tests).
+    #[cfg(test)]
+    pub(crate) fn for_test(id: &str, meta: serde_json::Value) -> Run {
+        Run {
+            id: id.into(),
+            meta: serde_json::from_value(meta).expect("a valid run.json"),
+            cells: Vec::new(),
+            notes_markdown: None,
+        }
+    }
+
     /// Gives every decode cell with a total a ± `relative` interval (tests).
     #[cfg(test)]
     pub(crate) fn set_noise(&mut self, relative: f64) {

@@ -261,26 +261,24 @@ mod tests {
     use crate::model::{Cell, DecodeCell};
 
     fn run(id: &str, at: &str, totals: &[(u64, u32, f64)]) -> Run {
-        let meta: crate::model::RunMeta = serde_json::from_value(serde_json::json!({
-            "schema_version": 1, "model": "M", "served_model": "m",
-            "hardware": {"gpu": "H200 SXM", "gpu_count": 4}, "engine": {"name": "vllm", "version": id},
-            "run": {"decode_test": "fixed_duration"}, "measured_at": at
-        }))
-        .unwrap();
-        Run {
-            id: id.into(),
-            meta,
-            cells: totals
-                .iter()
-                .map(|&(ctx, n, t)| {
-                    Cell::Decode(DecodeCell {
-                        total_tok_per_s: Some(t),
-                        ..DecodeCell::without_figures(ctx, n, Status::Valid, None)
-                    })
+        let mut run = Run::for_test(
+            id,
+            serde_json::json!({
+                "schema_version": 1, "model": "M", "served_model": "m",
+                "hardware": {"gpu": "H200 SXM", "gpu_count": 4}, "engine": {"name": "vllm", "version": id},
+                "run": {"decode_test": "fixed_duration"}, "measured_at": at
+            }),
+        );
+        run.cells = totals
+            .iter()
+            .map(|&(ctx, n, t)| {
+                Cell::Decode(DecodeCell {
+                    total_tok_per_s: Some(t),
+                    ..DecodeCell::without_figures(ctx, n, Status::Valid, None)
                 })
-                .collect(),
-            notes_markdown: None,
-        }
+            })
+            .collect();
+        run
     }
 
     #[test]

@@ -2,22 +2,7 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
-
-use common::{data_dir, files_under, fixture_pages, repo};
-
-fn sitegen(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{data_dir, files_under, fixture_pages, repo, sitegen, stderr};
 
 #[test]
 fn reimporting_the_reference_pages_reproduces_data_byte_for_byte() {

@@ -4,22 +4,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-use common::files_under;
 use common::site_check::link_problems;
-
-fn sitegen(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .unwrap()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+use common::{files_under, sitegen, stderr};
 
 fn read(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path.as_ref())

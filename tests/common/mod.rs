@@ -6,6 +6,20 @@ pub mod tier;
 
 use std::path::{Path, PathBuf};
 
+/// `sitegen ARGS` run in `cwd`, as a user runs it, to completion.
+pub fn sitegen(args: &[&str], cwd: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+/// What a finished command said on stderr.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
 /// A child process that is killed when dropped.
 pub struct Background(pub std::process::Child);
 
