@@ -1,7 +1,8 @@
 //! How `sitegen build` scales with the number of runs, and how heavy its pages
 //! get: builds the bundled data, then data sets of 1,000, 3,000 and 10,000
 //! runs (copies of the two reference runs on the same hardware, dated one
-//! night apart, so each model is one long series, as nightly CI makes them),
+//! night apart, so each model is one long series, as nightly CI makes them;
+//! `common::many_runs`, shared with the tests),
 //! and prints per size the build time, the build's peak memory, the index's
 //! size, the largest series page and the largest page of any kind.
 //!
@@ -13,46 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-const SOURCES: [&str; 2] = [
-    "glm-5.3-flash-h200x4-vllm",
-    "step-3.5-flash-h200x4-vllm-0.29.0",
-];
-
-/// `count` runs under `to`: copies of the reference runs, each dated a night
-/// after the one before it of the same model.
-fn make_runs(from: &Path, to: &Path, count: usize) {
-    for i in 0..count {
-        let src = from.join(SOURCES[i % 2]);
-        let dst = to.join(format!("run-{i:05}"));
-        std::fs::create_dir_all(dst.join("cells")).unwrap();
-        let mut meta: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(src.join("run.json")).unwrap()).unwrap();
-        let night = i / 2;
-        let day = 1_700_000_000 + night as i64 * 86_400;
-        meta["measured_at"] = serde_json::Value::String(utc(day));
-        std::fs::write(dst.join("run.json"), meta.to_string()).unwrap();
-        for cell in std::fs::read_dir(src.join("cells")).unwrap() {
-            let cell = cell.unwrap().path();
-            std::fs::hard_link(&cell, dst.join("cells").join(cell.file_name().unwrap())).unwrap();
-        }
-    }
-}
-
-/// Seconds since the epoch as RFC 3339 UTC, at 02:00 (a nightly run).
-fn utc(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T02:00:00Z")
-}
+// The tests' data sets, so the bench measures what tests/many_runs.rs checks.
+#[path = "../tests/common/mod.rs"]
+mod common;
 
 /// What one build measured.
 struct Measured {
@@ -220,7 +184,7 @@ fn main() {
     let mut times = Vec::new();
     for count in sizes {
         let tmp = tempfile::tempdir().unwrap();
-        make_runs(&repo.join("data"), tmp.path(), count);
+        common::many_runs(tmp.path(), count);
         times.push((count, report(&format!("{count} runs"), tmp.path())));
     }
     if let (Some(&(n0, t0)), Some(&(n1, t1))) = (times.first(), times.last())
