@@ -386,7 +386,7 @@ pub(crate) struct SeriesRunsPage {
     pub range: String,
     pub total_runs: usize,
     /// Every page of runs; the current one with an empty href.
-    pub pages: Vec<super::PageLink>,
+    pub run_pages: Vec<super::PageLink>,
     pub rows: Vec<HistoryRow>,
 }
 
@@ -437,9 +437,12 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                 title: s.title.clone(),
                 range,
                 total_runs: runs.len(),
-                pages: super::page_links(runs.len(), RUNS_PER_HISTORY_PAGE, Some(page), |other| {
-                    format!("../runs-{}/index.html", other + 1)
-                }),
+                run_pages: super::page_links(
+                    runs.len(),
+                    RUNS_PER_HISTORY_PAGE,
+                    Some(page),
+                    |other| format!("../runs-{}/index.html", other + 1),
+                ),
                 rows,
             };
             (format!("{}index.html", history_path(s, page)), page_view)
