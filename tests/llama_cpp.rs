@@ -84,10 +84,7 @@ fn start_server(python: &Path, model: &Path) -> LlamaServer {
     assert_eq!(line, "ready", "serve.py did not start");
     let url = format!("http://127.0.0.1:{port}");
     let deadline = Instant::now() + Duration::from_secs(120);
-    // reqwest is built without a TLS provider; sitegen installs ring.
-    sitegen::runner::client::install_tls_provider();
-    while !reqwest::blocking::get(format!("{url}/v1/models")).is_ok_and(|r| r.status().is_success())
-    {
+    while !common::http_get(&format!("{url}/v1/models")).is_ok_and(|r| r.status().is_success()) {
         assert!(
             Instant::now() < deadline,
             "llama.cpp did not answer /v1/models"

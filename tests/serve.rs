@@ -11,10 +11,8 @@ fn serve_rebuilds_when_the_data_changes() {
     let page = common::fixture_pages()[1].clone();
     sitegen::ingest::import_pages(&[page], Some("step"), &data, false).unwrap();
     let server = SitegenServe::start(&data, "/");
-    // reqwest is built without a TLS provider; sitegen installs ring.
-    sitegen::runner::client::install_tls_provider();
     let get = |path: &str| {
-        reqwest::blocking::get(format!("{}{path}", server.base_url))
+        common::http_get(&format!("{}{path}", server.base_url))
             .unwrap()
             .text()
             .unwrap()

@@ -20,6 +20,13 @@ pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// GET `url` with reqwest's blocking client. reqwest is built without a TLS
+/// provider (Cargo.toml): sitegen's is installed first, as the runner does.
+pub fn http_get(url: &str) -> reqwest::Result<reqwest::blocking::Response> {
+    sitegen::runner::client::install_tls_provider();
+    reqwest::blocking::get(url)
+}
+
 /// A child process that is killed when dropped.
 pub struct Background(pub std::process::Child);
 
