@@ -237,24 +237,7 @@ async fn multi_token_chunks_are_counted_per_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stall_is_the_cells_longest_pause_and_is_marked_on_the_page() {
     let _serial = SERIAL.lock().await;
-    let plan = [
-        "--contexts",
-        "512",
-        "--concurrency",
-        "2",
-        "--duration",
-        "6s",
-        "--max-output",
-        "60000",
-        "--metrics-interval",
-        "0s",
-    ];
-    let config = EmulatorConfig {
-        max_model_len: 100_000,
-        stall: Some((50, Duration::from_secs(3))),
-        ..Default::default()
-    };
-    let (emu, run) = measure(config, &plan).await;
+    let (emu, run) = measure_stall("2", "6s", Duration::from_secs(3)).await;
     let cell = decode(&run, 2);
     assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
     // The truth: the longest gap between two emissions in the engine's log.
@@ -465,6 +448,29 @@ const SMALL_PLAN: [&str; 8] = [
 
 /// Starts an emulator with `config`, measures `plan` against it through the
 /// CLI, and reads the run it wrote. The emulator is returned for its log.
+/// One window at 512 tokens of context whose requests outlast it (60,000
+/// output tokens), on an engine that stalls for `stall` after 50 tokens.
+async fn measure_stall(concurrency: &str, duration: &str, stall: Duration) -> (Emulator, Run) {
+    let config = EmulatorConfig {
+        max_model_len: 100_000,
+        stall: Some((50, stall)),
+        ..Default::default()
+    };
+    let plan = [
+        "--contexts",
+        "512",
+        "--concurrency",
+        concurrency,
+        "--duration",
+        duration,
+        "--max-output",
+        "60000",
+        "--metrics-interval",
+        "0s",
+    ];
+    measure(config, &plan).await
+}
+
 async fn measure(config: EmulatorConfig, plan: &[&str]) -> (Emulator, Run) {
     let emu = emulator::start(config).await;
     let (_tmp, data) = data_dir();
@@ -962,24 +968,7 @@ async fn ctrl_c_discards_only_the_cell_in_flight() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stall_still_running_when_the_window_closes_is_its_pause() {
     let _serial = SERIAL.lock().await;
-    let plan = [
-        "--contexts",
-        "512",
-        "--concurrency",
-        "1",
-        "--duration",
-        "5s",
-        "--max-output",
-        "60000",
-        "--metrics-interval",
-        "0s",
-    ];
-    let config = EmulatorConfig {
-        max_model_len: 100_000,
-        stall: Some((50, Duration::from_secs(6))),
-        ..Default::default()
-    };
-    let (_emu, run) = measure(config, &plan).await;
+    let (_emu, run) = measure_stall("1", "5s", Duration::from_secs(6)).await;
     let cell = decode(&run, 1);
     let pause = cell.max_pause_ms.unwrap();
     eprintln!(
