@@ -153,14 +153,11 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<InitReport> {
             }
         }
     }
-    let build = if empty_data {
-        "sitegen build --allow-empty"
-    } else {
-        "sitegen build"
-    };
+    // Both refuse an empty data folder unless told.
+    let flag = if empty_data { " --allow-empty" } else { "" };
     report.next = format!(
-        "next: cd {} && {build} && sitegen serve; then push to GitHub (README.md says how \
-         to add runs and publish)",
+        "next: cd {} && sitegen build{flag} && sitegen serve{flag}; then push to GitHub \
+         (README.md says how to add runs and publish)",
         dir.display()
     );
     let gitignore = dir.join(".gitignore");

@@ -176,6 +176,11 @@ fn init_allow_empty_leaves_data_empty_and_the_workflow_says_so() {
     let workflow = read(repo.join(".github/workflows/pages.yml"));
     assert!(workflow.contains("allow-empty: true"), "{workflow}");
     assert!(
+        stderr(&out).contains("sitegen serve --allow-empty"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
         stderr(&out).contains("sitegen build --allow-empty"),
         "{}",
         stderr(&out)
