@@ -2,6 +2,7 @@
 
 use askama::Template;
 
+use super::Figure;
 use crate::compare::Comparison;
 use crate::format;
 use crate::labels;
@@ -181,22 +182,6 @@ pub(crate) struct ComparisonSummary {
     pub title: String,
     pub runs: String,
     pub hardware: String,
-}
-
-/// A figure with the value it sorts by (empty when absent).
-#[derive(Clone)]
-pub(crate) struct Figure {
-    pub sort: String,
-    pub text: String,
-}
-
-impl Figure {
-    fn none() -> Self {
-        Figure {
-            sort: String::new(),
-            text: format::DASH.to_string(),
-        }
-    }
 }
 
 #[derive(Clone)]

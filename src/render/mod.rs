@@ -57,6 +57,23 @@ pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
 }
 
+/// A figure of a table cell with the value it sorts by (empty when absent).
+#[derive(Clone)]
+pub(crate) struct Figure {
+    pub sort: String,
+    pub text: String,
+}
+
+impl Figure {
+    /// No figure: a dash, sorted last.
+    pub(crate) fn none() -> Self {
+        Figure {
+            sort: String::new(),
+            text: crate::format::DASH.to_string(),
+        }
+    }
+}
+
 /// A link to one page of a list split into pages ("Runs 1–250"); the
 /// current page has an empty href.
 pub(crate) struct PageLink {

@@ -388,6 +388,8 @@ pub(crate) struct SeriesRunsPage {
     /// Every page of runs; the current one with an empty href.
     pub run_pages: Vec<super::PageLink>,
     pub rows: Vec<HistoryRow>,
+    /// The fixed threshold where a run's noise is unknown, "5".
+    pub noise_percent: String,
 }
 
 pub(crate) struct HistoryRow {
@@ -395,8 +397,21 @@ pub(crate) struct HistoryRow {
     pub label: String,
     pub href: String,
     pub measured: String,
-    pub change: String,
+    /// Against the previous run: the median ratio, the cells both measured
+    /// validly, and how many of those are slower and faster (dashes for the
+    /// first run, or where no cell is shared).
+    pub median: super::Figure,
+    pub shared: super::Figure,
+    pub slower: super::Figure,
+    pub faster: super::Figure,
     pub regression: bool,
+}
+
+impl HistoryRow {
+    /// The figure columns, in table order.
+    pub fn figures(&self) -> [&super::Figure; 4] {
+        [&self.median, &self.shared, &self.slower, &self.faster]
+    }
 }
 
 /// The pages of every run of a series, [`RUNS_PER_HISTORY_PAGE`] to a page,
@@ -415,16 +430,32 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
             let rows = (start..end)
                 .map(|k| {
                     let r = runs[k];
-                    let step = k.checked_sub(1).map(|prev| &s.steps[prev]);
+                    // Only a step that shares a cell has figures to show.
+                    let step = k
+                        .checked_sub(1)
+                        .map(|prev| &s.steps[prev])
+                        .filter(|st| st.median_ratio.is_some());
+                    let count = |n: fn(&series::Step) -> usize| {
+                        step.map_or_else(super::Figure::none, |st| super::Figure {
+                            sort: n(st).to_string(),
+                            text: format::count(n(st) as u64),
+                        })
+                    };
                     HistoryRow {
                         number: k + 1,
                         label: s.labels[k].clone(),
                         href: format!("../../../{}", super::run_href(r)),
                         measured: measured(r),
-                        change: step.map_or_else(
-                            || "The first run of the series.".to_string(),
-                            |st| series::step_sentence(&s.labels[k - 1], st),
+                        median: step.and_then(|st| st.median_ratio).map_or_else(
+                            super::Figure::none,
+                            |m| super::Figure {
+                                sort: m.to_string(),
+                                text: format::ratio(m),
+                            },
                         ),
+                        shared: count(|st| st.shared),
+                        slower: count(|st| st.slower),
+                        faster: count(|st| st.faster),
                         regression: step.is_some_and(|st| st.slower > 0),
                     }
                 })
@@ -444,6 +475,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     |other| format!("../runs-{}/index.html", other + 1),
                 ),
                 rows,
+                noise_percent: format::trim_number(series::NOISE * 100.0),
             };
             (format!("{}index.html", history_path(s, page)), page_view)
         })
