@@ -140,7 +140,9 @@ function setUpFilters(form) {
       row.hidden = !keep;
       if (keep) shown += 1;
     });
-    if (count) count.textContent = `${shown} of ${table.tBodies[0].rows.length} runs`;
+    // Before every run is loaded, the total is the script's, not the page's.
+    const total = table.dataset.allCount && !table.dataset.allLoaded ? table.dataset.allCount : table.tBodies[0].rows.length;
+    if (count) count.textContent = `${shown} of ${total} runs`;
   };
   selects.forEach((s) => s.addEventListener("change", () => allRuns(table).then(apply)));
   form.hidden = false;

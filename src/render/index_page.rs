@@ -27,6 +27,8 @@ pub(crate) struct IndexPage {
     /// into the table on the first filter or sort; empty when the index
     /// lists every run.
     pub all_runs_src: &'static str,
+    /// How many runs the script holds (the filter count says so before it loads).
+    pub all_runs_count: usize,
     /// Whether any run has a date (the Measured column is shown then).
     pub dated: bool,
     pub comparisons: Vec<ComparisonSummary>,
@@ -107,6 +109,8 @@ pub(crate) struct AllRunsPage {
     pub pick: PickBar,
     /// Never loaded here: the page lists its own runs whole.
     pub all_runs_src: &'static str,
+    /// How many runs the script holds (the filter count says so before it loads).
+    pub all_runs_count: usize,
 }
 
 /// Every run's row of the runs table, for site.js, relative to the root.
@@ -279,12 +283,14 @@ impl IndexPages {
                     dated,
                     pick: PickBar::new(),
                     all_runs_src: "",
+                    all_runs_count: 0,
                 };
                 lists.push((format!("all-runs/{}/index.html", page + 1), view));
             }
         }
         let index = IndexPage {
             all_runs_src: if paged { ALL_RUNS_JS } else { "" },
+            all_runs_count: runs.len(),
             root: "",
             link_prefix: "",
             total_runs: format::count(runs.len() as u64),
