@@ -129,6 +129,24 @@ pub fn measured_at(rfc3339: &str) -> String {
     }
 }
 
+/// Days since 1970-01-01 of an RFC 3339 time: where a run sits on a date axis.
+pub(crate) fn epoch_days(rfc3339: &str) -> Option<f64> {
+    let at = humantime::parse_rfc3339_weak(rfc3339).ok()?;
+    let since = at.duration_since(std::time::UNIX_EPOCH).ok()?;
+    Some(since.as_secs_f64() / SECONDS_PER_DAY)
+}
+
+/// The UTC date of a day number on a date axis: 20_422.7 -> "2025-11-30".
+pub(crate) fn epoch_day_label(days: f64) -> String {
+    let seconds = (days.max(0.0) * SECONDS_PER_DAY).round() as u64;
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
+    let mut text = humantime::format_rfc3339_seconds(at).to_string();
+    text.truncate("2025-11-30".len());
+    text
+}
+
+const SECONDS_PER_DAY: f64 = 86_400.0;
+
 /// How a context of 0 tokens (a decode cell with no prompt) is labelled.
 pub(crate) const NO_PROMPT: &str = "0 (no prompt)";
 
@@ -366,6 +384,21 @@ mod tests {
             measured_at("2026-11-30T12:05:09.123Z"),
             "2026-11-30 12:05 UTC"
         );
+    }
+
+    #[test]
+    fn dates_become_day_numbers_and_back() {
+        assert_eq!(epoch_days("1970-01-02T00:00:00Z"), Some(1.0));
+        assert_eq!(epoch_days("2025-11-30T12:00:00Z"), Some(20_422.5));
+        assert_eq!(
+            epoch_days("2025-11-30T12:00:00.5Z").map(|d| d > 20_422.5),
+            Some(true)
+        );
+        assert_eq!(epoch_days("yesterday"), None);
+        assert_eq!(epoch_day_label(20_422.5), "2025-11-30");
+        assert_eq!(epoch_day_label(20_422.0), "2025-11-30");
+        assert_eq!(epoch_day_label(20_422.99), "2025-11-30");
+        assert_eq!(epoch_day_label(-3.0), "1970-01-01");
     }
 
     #[test]

@@ -243,6 +243,16 @@ fn a_long_series_summarises_and_loses_nothing() {
         "{}",
         rows_8k[slow_night + 1]
     );
+    // Dated runs over a month are drawn against their dates, and the table
+    // says each run's date.
+    assert!(
+        rows_8k[slow_night].contains("2026-10-21"),
+        "{}",
+        rows_8k[slow_night]
+    );
+    let axis = text("#history-8192 svg text").join(" | ");
+    assert!(axis.contains("Date measured (UTC)"), "{axis}");
+    assert!(axis.contains("2026-10-"), "{axis}");
 
     // Every run is reachable from the series page by plain links.
     let mut reached = std::collections::BTreeSet::new();

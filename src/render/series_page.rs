@@ -224,6 +224,34 @@ fn drawn_levels(levels: &[u32]) -> Vec<u32> {
     picked
 }
 
+/// A history is drawn against dates when it covers at least this many days
+/// (shorter ones would label one day several times).
+const DATE_AXIS_MIN_DAYS: f64 = 7.0;
+
+/// Labelled dates along a history chart's x axis.
+const DATE_TICKS: usize = 3;
+
+/// Each run's date as a day number, oldest first, when every run has one and
+/// they cover [`DATE_AXIS_MIN_DAYS`]: then gaps between runs are drawn to
+/// scale. Otherwise the runs are drawn evenly by number.
+fn run_dates(runs: &[&Run]) -> Option<Vec<f64>> {
+    let days: Vec<f64> = runs
+        .iter()
+        .map(|r| r.meta.measured_at.as_deref().and_then(format::epoch_days))
+        .collect::<Option<_>>()?;
+    let covered = days.last()? - days.first()?;
+    (covered >= DATE_AXIS_MIN_DAYS).then_some(days)
+}
+
+/// A run's UTC date, "2025-11-30", or a dash.
+fn day(run: &Run) -> String {
+    run.meta
+        .measured_at
+        .as_deref()
+        .and_then(format::epoch_days)
+        .map_or(format::DASH.into(), format::epoch_day_label)
+}
+
 /// Runs grouped into at most [`HISTORY_POINTS`] consecutive spans, as
 /// (first, end) indexes into the series.
 fn history_spans(runs: usize) -> Vec<(usize, usize)> {
@@ -244,9 +272,21 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
     let level_name = |n: u32| format::counted(n as usize, "request") + " at once";
     let spans = history_spans(runs.len());
     let grouped = spans.iter().any(|(a, b)| b - a > 1);
-    let x = Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
-        format!("{}", v.round())
-    });
+    let dates = run_dates(runs);
+    let mut x = match dates {
+        Some(_) => Axis::new(
+            "Date measured (UTC)",
+            Scale::Linear,
+            format::epoch_day_label,
+        ),
+        None => Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
+            format!("{}", v.round())
+        }),
+    };
+    if dates.is_some() {
+        // Ten-character dates: three fit under the narrow drawing.
+        x.max_ticks = Some(DATE_TICKS);
+    }
     let y = Axis::new(
         crate::comparison_words::FIGURE_TOTAL,
         Scale::Linear,
@@ -289,7 +329,11 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 .iter()
                 .map(|&n| spans.iter().map(|&span| at(ctx, n, span)).collect())
                 .collect();
-            let centre = |(a, b): (usize, usize)| (a + b + 1) as f64 / 2.0;
+            // A span sits at its runs' median date, or its middle run number.
+            let centre = |(a, b): (usize, usize)| match &dates {
+                Some(days) => crate::model::median(days[a..b].to_vec()).unwrap_or(days[a]),
+                None => (a + b + 1) as f64 / 2.0,
+            };
             let mut lines = Vec::new();
             for (style, &n) in drawn.iter().enumerate() {
                 let row = &figures[here.iter().position(|&m| m == n).unwrap()];
@@ -329,6 +373,14 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                     } else {
                         (a + 1).to_string()
                     }];
+                    if dates.is_some() {
+                        let (first, last) = (day(runs[a]), day(runs[b - 1]));
+                        row.push(if first == last {
+                            first
+                        } else {
+                            format!("{first} – {last}")
+                        });
+                    }
                     row.extend(figures.iter().map(|f| match f[i] {
                         (Some(v), true) => format!("{} (slower)", format::tok_per_s(v)),
                         (Some(v), false) => format::tok_per_s(v),
@@ -366,6 +418,7 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 per_gpu: false,
                 svg,
                 columns: std::iter::once(if grouped { "Runs" } else { "Run" }.to_string())
+                    .chain(dates.is_some().then(|| "Measured".to_string()))
                     .chain(here.iter().map(|&n| level_name(n)))
                     .collect(),
                 rows,
@@ -480,4 +533,38 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
             (format!("{}index.html", history_path(s, page)), page_view)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(at: Option<&str>) -> Run {
+        Run::for_test(
+            "r",
+            serde_json::json!({
+                "schema_version": 1, "model": "M", "served_model": "m",
+                "hardware": {"gpu": "H200", "gpu_count": 1}, "engine": {"name": "vllm"},
+                "run": {"decode_test": "fixed_duration"}, "measured_at": at
+            }),
+        )
+    }
+
+    #[test]
+    fn a_history_is_drawn_against_dates_only_when_every_run_has_one_and_they_span_a_week() {
+        let (a, b, c) = (
+            run(Some("2026-10-01T00:00:00Z")),
+            run(Some("2026-10-02T12:00:00Z")),
+            run(Some("2026-10-15T00:00:00Z")),
+        );
+        let days = run_dates(&[&a, &b, &c]).unwrap();
+        assert_eq!(days[1] - days[0], 1.5);
+        assert_eq!(days[2] - days[0], 14.0);
+        // Too short to label dates; a run without one.
+        assert_eq!(run_dates(&[&a, &b]), None);
+        let undated = run(None);
+        assert_eq!(run_dates(&[&a, &undated, &c]), None);
+        assert_eq!(day(&c), "2026-10-15");
+        assert_eq!(day(&undated), format::DASH);
+    }
 }

@@ -45,6 +45,8 @@ pub(crate) struct Axis {
     /// The plotted range, when several charts share one axis (the decode
     /// small multiples do), instead of each fitting its own points.
     pub fixed: Option<(f64, f64)>,
+    /// At most this many labelled ticks, where its labels are long.
+    pub max_ticks: Option<usize>,
 }
 
 impl Axis {
@@ -55,6 +57,7 @@ impl Axis {
             format,
             from_zero: true,
             fixed: None,
+            max_ticks: None,
         }
     }
 
@@ -176,7 +179,7 @@ fn draw_xy(
         let x_ticks = if x.scale == Scale::Log2 {
             ((x1 - x0).ceil() as usize + 1).min(frame.max_ticks())
         } else {
-            frame.max_ticks().min(7)
+            frame.max_ticks().min(x.max_ticks.unwrap_or(7))
         };
         let y_ticks = if y.scale == Scale::Log2 {
             ((y1 - y0).ceil() as usize + 1).min(10)
