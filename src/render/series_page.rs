@@ -243,6 +243,37 @@ fn run_dates(runs: &[&Run]) -> Option<Vec<f64>> {
     (covered >= DATE_AXIS_MIN_DAYS).then_some(days)
 }
 
+/// A gap between dated points this many times the usual one (the median),
+/// and over [`GAP_MIN_DAYS`], breaks a history's lines: weeks without a
+/// run are not drawn as if measured.
+const GAP_FACTOR: f64 = 4.0;
+const GAP_MIN_DAYS: f64 = 2.0;
+
+/// Which stretch each point of a history belongs to (0, 1, ...): a new one
+/// starts after a long gap, unless it or the one before would be a lone
+/// point (a line of one point draws nothing). Points by run number never break.
+fn gap_pieces(xs: &[f64], dated: bool) -> Vec<usize> {
+    let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
+    let usual = crate::model::median(steps.clone()).unwrap_or(0.0);
+    let limit = (usual * GAP_FACTOR).max(GAP_MIN_DAYS);
+    let breaks: Vec<usize> = (1..xs.len())
+        .filter(|&i| dated && steps[i - 1] > limit)
+        .collect();
+    // Keep a break only where at least two points lie on each side of it
+    // before the neighbouring kept breaks.
+    let mut kept: Vec<usize> = Vec::new();
+    for (k, &at) in breaks.iter().enumerate() {
+        let since = at - kept.last().copied().unwrap_or(0);
+        let until = breaks.get(k + 1).copied().unwrap_or(xs.len()) - at;
+        if since >= 2 && until >= 2 {
+            kept.push(at);
+        }
+    }
+    (0..xs.len())
+        .map(|i| kept.iter().filter(|&&at| at <= i).count())
+        .collect()
+}
+
 /// A run's UTC date, "2025-11-30", or a dash.
 fn day(run: &Run) -> String {
     run.meta
@@ -334,28 +365,35 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 Some(days) => crate::model::median(days[a..b].to_vec()).unwrap_or(days[a]),
                 None => (a + b + 1) as f64 / 2.0,
             };
+            let xs: Vec<f64> = spans.iter().map(|&span| centre(span)).collect();
+            let pieces = gap_pieces(&xs, dates.is_some());
             let mut lines = Vec::new();
             for (style, &n) in drawn.iter().enumerate() {
                 let row = &figures[here.iter().position(|&m| m == n).unwrap()];
-                let points = |only_slower: bool| -> Vec<(f64, f64)> {
-                    spans
-                        .iter()
+                let points = |only_slower: bool, piece: Option<usize>| -> Vec<(f64, f64)> {
+                    xs.iter()
                         .zip(row)
-                        .filter(|(_, (v, slower))| v.is_some() && (!only_slower || *slower))
-                        .map(|(&span, (v, _))| (centre(span), v.unwrap()))
+                        .zip(&pieces)
+                        .filter(|((_, (v, slower)), p)| {
+                            v.is_some() && (!only_slower || *slower) && piece.is_none_or(|k| k == **p)
+                        })
+                        .map(|((&x, (v, _)), _)| (x, v.unwrap()))
                         .collect()
                 };
+                // One line per stretch of runs without a long gap.
+                for piece in 0..=pieces.last().copied().unwrap_or(0) {
+                    lines.push(Line {
+                        style,
+                        points: points(false, Some(piece)),
+                        emphasis: false,
+                        joined: true,
+                        solid: true,
+                        label: None,
+                    });
+                }
                 lines.push(Line {
                     style,
-                    points: points(false),
-                    emphasis: false,
-                    joined: true,
-                    solid: true,
-                    label: None,
-                });
-                lines.push(Line {
-                    style,
-                    points: points(true),
+                    points: points(true, None),
                     emphasis: false,
                     joined: false,
                     solid: false,
@@ -398,8 +436,15 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
             } else {
                 "a line per number of simultaneous requests".to_string()
             };
+            let gaps = if pieces.last().is_some_and(|&p| p > 0) {
+                format!(
+                    " A line breaks where no run was measured for over {GAP_FACTOR} times the usual interval between runs."
+                )
+            } else {
+                String::new()
+            };
             let caption = format!(
-                "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run was slower than the run before it at that cell (beyond noise).{}",
+                "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run was slower than the run before it at that cell (beyond noise).{}{gaps}",
                 if grouped {
                     " Each point is the median of consecutive runs; the runs' own figures are on their pages and in the series CSV."
                 } else {
@@ -566,5 +611,23 @@ mod tests {
         assert_eq!(run_dates(&[&a, &undated, &c]), None);
         assert_eq!(day(&c), "2026-10-15");
         assert_eq!(day(&undated), format::DASH);
+    }
+
+    #[test]
+    fn a_long_gap_between_dated_runs_breaks_the_line() {
+        // Nightly, then twelve days without a run, then nightly again.
+        let nightly = [0.0, 1.0, 2.0, 3.0, 15.0, 16.0, 17.0];
+        assert_eq!(gap_pieces(&nightly, true), [0, 0, 0, 0, 1, 1, 1]);
+        // By run number, or with gaps of two days at most, never.
+        assert_eq!(gap_pieces(&nightly, false), [0; 7]);
+        assert_eq!(gap_pieces(&[0.0, 0.2, 0.4, 2.4], true), [0; 4]);
+        // Weekly runs with one week missed: twice the usual gap is no break.
+        assert_eq!(gap_pieces(&[0.0, 7.0, 14.0, 28.0, 35.0], true), [0; 5]);
+        assert_eq!(gap_pieces(&[], true), Vec::<usize>::new());
+        assert_eq!(gap_pieces(&[5.0], true), [0]);
+        // A lone run between long gaps stays joined to the runs before it.
+        let lone = [0.0, 1.0, 2.0, 20.0, 40.0, 41.0];
+        assert_eq!(gap_pieces(&lone, true), [0, 0, 0, 0, 1, 1]);
+        assert_eq!(gap_pieces(&[0.0, 30.0, 31.0, 32.0], true), [0; 4]);
     }
 }
