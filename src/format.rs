@@ -147,6 +147,70 @@ pub(crate) fn epoch_day_label(days: f64) -> String {
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 
+/// Ticks for a date axis over day numbers `lo..=hi` whose labels fit in
+/// `room` characters (each label and a 3-character gap): every 1, 2, 7 or
+/// 14 days ("2026-10-14"), at month starts every 1, 2, 3 or 6 months
+/// ("2026-10"), or at year starts ("2026"), the finest that fits.
+pub(crate) fn date_ticks(lo: f64, hi: f64, room: usize) -> Vec<(f64, String)> {
+    let fits = |ticks: &[(f64, String)]| {
+        ticks
+            .iter()
+            .map(|(_, label)| label.len() + 3)
+            .sum::<usize>()
+            <= room
+    };
+    let max = room / 7;
+    let day_of = |y: i64, m: i64| epoch_days(&format!("{y:04}-{m:02}-01T00:00:00Z"));
+    let start = epoch_day_label(lo);
+    let (y0, m0): (i64, i64) = (
+        start[..4].parse().unwrap_or(1970),
+        start[5..7].parse().unwrap_or(1),
+    );
+    let by_days = |step: f64| -> Vec<(f64, String)> {
+        let first = (lo / step).ceil() * step;
+        (0..)
+            .map(|k| first + k as f64 * step)
+            .take_while(|&d| d <= hi)
+            .take(max + 1)
+            .map(|d| (d, epoch_day_label(d)))
+            .collect()
+    };
+    // Month starts from lo's month on, every `step` months, labelled by `label`.
+    let by_months = |step: i64, label: fn(&str) -> String| -> Vec<(f64, String)> {
+        (0..)
+            .map(|k| (y0 * 12 + m0 - 1) + k)
+            .filter(|months| months.rem_euclid(step) == 0)
+            .filter_map(|months| day_of(months / 12, months % 12 + 1))
+            .skip_while(|&d| d < lo)
+            .take_while(|&d| d <= hi)
+            .take(max + 1)
+            .map(|d| (d, label(&epoch_day_label(d))))
+            .collect()
+    };
+    let month = |date: &str| date[..7].to_string();
+    let year = |date: &str| date[..4].to_string();
+    let candidates = [1.0, 2.0, 7.0, 14.0]
+        .into_iter()
+        .map(by_days)
+        .chain([1, 2, 3, 6].into_iter().map(|step| by_months(step, month)))
+        .chain(
+            [1, 2, 5, 10, 20]
+                .into_iter()
+                .map(|step| by_months(12 * step, year)),
+        );
+    let mut last = Vec::new();
+    for ticks in candidates {
+        if fits(&ticks) {
+            return ticks;
+        }
+        last = ticks;
+    }
+    while !fits(&last) {
+        last.pop();
+    }
+    last
+}
+
 /// How a context of 0 tokens (a decode cell with no prompt) is labelled.
 pub(crate) const NO_PROMPT: &str = "0 (no prompt)";
 
@@ -399,6 +463,56 @@ mod tests {
         assert_eq!(epoch_day_label(20_422.0), "2025-11-30");
         assert_eq!(epoch_day_label(20_422.99), "2025-11-30");
         assert_eq!(epoch_day_label(-3.0), "1970-01-01");
+    }
+
+    #[test]
+    fn date_ticks_fall_on_days_months_or_years_as_the_span_allows() {
+        let day = |d: &str| epoch_days(&format!("{d}T00:00:00Z")).unwrap();
+        let labels = |lo: &str, hi: &str, max: usize| -> Vec<String> {
+            let ticks = date_ticks(day(lo), day(hi), max);
+            for (at, label) in &ticks {
+                assert!(
+                    epoch_day_label(*at).starts_with(label.as_str()),
+                    "{at} {label}"
+                );
+            }
+            ticks.into_iter().map(|(_, l)| l).collect()
+        };
+        // Room for three full dates (39 characters), or for five months.
+        assert_eq!(
+            labels("2026-10-01", "2026-10-03", 39),
+            ["2026-10-01", "2026-10-02", "2026-10-03"]
+        );
+        assert_eq!(
+            labels("2026-09-01", "2026-10-15", 39),
+            ["2026-09-10", "2026-09-24", "2026-10-08"]
+        );
+        assert_eq!(
+            labels("2026-09-01", "2026-10-15", 20),
+            ["2026-09", "2026-10"]
+        );
+        assert_eq!(
+            labels("2026-01-15", "2026-12-31", 50),
+            ["2026-03", "2026-05", "2026-07", "2026-09", "2026-11"]
+        );
+        assert_eq!(
+            labels("2024-01-01", "2026-09-27", 60),
+            [
+                "2024-01", "2024-07", "2025-01", "2025-07", "2026-01", "2026-07"
+            ]
+        );
+        assert_eq!(
+            labels("2024-01-01", "2026-09-27", 25),
+            ["2024", "2025", "2026"]
+        );
+        assert_eq!(
+            labels("1990-06-01", "2026-01-01", 25),
+            ["2000", "2010", "2020"]
+        );
+        // Too little room for even one label: none.
+        assert_eq!(labels("2024-01-01", "2026-09-27", 5), Vec::<String>::new());
+        // Within one day: a tick only where a day starts inside the range.
+        assert_eq!(date_ticks(20_422.2, 20_422.8, 39), Vec::new());
     }
 
     #[test]

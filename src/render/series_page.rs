@@ -228,9 +228,6 @@ fn drawn_levels(levels: &[u32]) -> Vec<u32> {
 /// (shorter ones would label one day several times).
 const DATE_AXIS_MIN_DAYS: f64 = 7.0;
 
-/// Labelled dates along a history chart's x axis.
-const DATE_TICKS: usize = 3;
-
 /// Each run's date as a day number, oldest first, when every run has one and
 /// they cover [`DATE_AXIS_MIN_DAYS`]: then gaps between runs are drawn to
 /// scale. Otherwise the runs are drawn evenly by number.
@@ -315,8 +312,7 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
         }),
     };
     if dates.is_some() {
-        // Ten-character dates: three fit under the narrow drawing.
-        x.max_ticks = Some(DATE_TICKS);
+        x.ticks = Some(format::date_ticks);
     }
     let y = Axis::new(
         crate::comparison_words::FIGURE_TOTAL,

@@ -9,6 +9,10 @@ use plotters::prelude::*;
 
 use super::{ChartError, ChartSize, FONT, FONT_SIZE, Frame, wide_and_narrow};
 
+/// A character's average width in a label, as a share of the font size
+/// (dates and digits in the sans-serif the pages use).
+const CHAR_WIDTH: f64 = 0.6;
+
 /// Okabe–Ito colours without yellow (too light on white), in series order.
 pub(crate) const PALETTE: [RGBColor; 6] = [
     RGBColor(0x00, 0x72, 0xb2),
@@ -45,9 +49,13 @@ pub(crate) struct Axis {
     /// The plotted range, when several charts share one axis (the decode
     /// small multiples do), instead of each fitting its own points.
     pub fixed: Option<(f64, f64)>,
-    /// At most this many labelled ticks, where its labels are long.
-    pub max_ticks: Option<usize>,
+    /// An axis that places its own ticks (dates on month starts): given its
+    /// range and how many characters fit along it, the ticks and labels.
+    pub ticks: Option<PlaceTicks>,
 }
+
+/// Ticks of an axis that places its own: (from, to, characters that fit).
+pub(crate) type PlaceTicks = fn(f64, f64, usize) -> Vec<(f64, String)>;
 
 impl Axis {
     pub(crate) fn new(label: impl Into<String>, scale: Scale, format: fn(f64) -> String) -> Axis {
@@ -57,7 +65,7 @@ impl Axis {
             format,
             from_zero: true,
             fixed: None,
-            max_ticks: None,
+            ticks: None,
         }
     }
 
@@ -176,10 +184,12 @@ fn draw_xy(
             Scale::Log2 => format(from_plot(scale, v.round())),
             Scale::Linear => format(v),
         };
-        let x_ticks = if x.scale == Scale::Log2 {
+        let x_ticks = if x.ticks.is_some() {
+            0 // drawn below, where the axis places them
+        } else if x.scale == Scale::Log2 {
             ((x1 - x0).ceil() as usize + 1).min(frame.max_ticks())
         } else {
-            frame.max_ticks().min(x.max_ticks.unwrap_or(7))
+            frame.max_ticks().min(7)
         };
         let y_ticks = if y.scale == Scale::Log2 {
             ((y1 - y0).ceil() as usize + 1).min(10)
@@ -200,6 +210,37 @@ fn draw_xy(
             .y_label_formatter(&|v| label(y.scale, y.format, *v))
             .draw()
             .map_err(fail)?;
+        if let Some(place) = x.ticks {
+            let width = chart.plotting_area().dim_in_pixel().0 as f64;
+            let room = (width / (super::FONT_PX * CHAR_WIDTH)) as usize;
+            let below = TextStyle::from((FONT, FONT_SIZE).into_font())
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Top,
+                ));
+            for (at, label) in place(x0, x1, room) {
+                chart
+                    .draw_series(LineSeries::new(
+                        [(at, y0), (at, y1)],
+                        BLACK.mix(0.12).stroke_width(1),
+                    ))
+                    .map_err(fail)?;
+                let (px, py) = chart.backend_coord(&(at, y0));
+                // A label that would run off the drawing's right edge is left out.
+                let half = label.len() as f64 * super::FONT_PX * CHAR_WIDTH / 2.0;
+                if px as f64 + half > frame.size.0 as f64 {
+                    continue;
+                }
+                root.draw(&PathElement::new(
+                    [(px, py), (px, py + 5)],
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(fail)?;
+                root.draw(&Text::new(label, (px, py + 8), below.clone()))
+                    .map_err(fail)?;
+            }
+        }
         let mut placed: Vec<(i32, i32)> = Vec::new();
         for s in series {
             let colour = PALETTE[s.style % PALETTE.len()];
