@@ -152,14 +152,16 @@ const SECONDS_PER_DAY: f64 = 86_400.0;
 /// 14 days ("2026-10-14"), at month starts every 1, 2, 3 or 6 months
 /// ("2026-10"), or at year starts ("2026"), the finest that fits.
 pub(crate) fn date_ticks(lo: f64, hi: f64, room: usize) -> Vec<(f64, String)> {
+    const GAP: usize = 3;
     let fits = |ticks: &[(f64, String)]| {
         ticks
             .iter()
-            .map(|(_, label)| label.len() + 3)
+            .map(|(_, label)| label.len() + GAP)
             .sum::<usize>()
             <= room
     };
-    let max = room / 7;
+    // No more ticks than the shortest labels ("2026") fit.
+    let max = room / ("2026".len() + GAP);
     let day_of = |y: i64, m: i64| epoch_days(&format!("{y:04}-{m:02}-01T00:00:00Z"));
     let start = epoch_day_label(lo);
     let (y0, m0): (i64, i64) = (

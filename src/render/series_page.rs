@@ -271,15 +271,6 @@ fn gap_pieces(xs: &[f64], dated: bool) -> Vec<usize> {
         .collect()
 }
 
-/// A run's UTC date, "2025-11-30", or a dash.
-fn day(run: &Run) -> String {
-    run.meta
-        .measured_at
-        .as_deref()
-        .and_then(format::epoch_days)
-        .map_or(format::DASH.into(), format::epoch_day_label)
-}
-
 /// Runs grouped into at most [`HISTORY_POINTS`] consecutive spans, as
 /// (first, end) indexes into the series.
 fn history_spans(runs: usize) -> Vec<(usize, usize)> {
@@ -301,19 +292,19 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
     let spans = history_spans(runs.len());
     let grouped = spans.iter().any(|(a, b)| b - a > 1);
     let dates = run_dates(runs);
-    let mut x = match dates {
-        Some(_) => Axis::new(
-            "Date measured (UTC)",
-            Scale::Linear,
-            format::epoch_day_label,
-        ),
+    let x = match dates {
+        Some(_) => Axis {
+            ticks: Some(format::date_ticks),
+            ..Axis::new(
+                "Date measured (UTC)",
+                Scale::Linear,
+                format::epoch_day_label,
+            )
+        },
         None => Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
             format!("{}", v.round())
         }),
     };
-    if dates.is_some() {
-        x.ticks = Some(format::date_ticks);
-    }
     let y = Axis::new(
         crate::comparison_words::FIGURE_TOTAL,
         Scale::Linear,
@@ -407,8 +398,11 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                     } else {
                         (a + 1).to_string()
                     }];
-                    if dates.is_some() {
-                        let (first, last) = (day(runs[a]), day(runs[b - 1]));
+                    if let Some(days) = &dates {
+                        let (first, last) = (
+                            format::epoch_day_label(days[a]),
+                            format::epoch_day_label(days[b - 1]),
+                        );
                         row.push(if first == last {
                             first
                         } else {
@@ -605,8 +599,8 @@ mod tests {
         assert_eq!(run_dates(&[&a, &b]), None);
         let undated = run(None);
         assert_eq!(run_dates(&[&a, &undated, &c]), None);
-        assert_eq!(day(&c), "2026-10-15");
-        assert_eq!(day(&undated), format::DASH);
+        // The date a run's row says, from its day number.
+        assert_eq!(format::epoch_day_label(days[2]), "2026-10-15");
     }
 
     #[test]

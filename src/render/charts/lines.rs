@@ -213,12 +213,10 @@ fn draw_xy(
         if let Some(place) = x.ticks {
             let width = chart.plotting_area().dim_in_pixel().0 as f64;
             let room = (width / (super::FONT_PX * CHAR_WIDTH)) as usize;
-            let below = TextStyle::from((FONT, FONT_SIZE).into_font())
-                .color(&BLACK)
-                .pos(plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Top,
-                ));
+            let below = text.pos(plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            ));
             for (at, label) in place(x0, x1, room) {
                 chart
                     .draw_series(LineSeries::new(
