@@ -99,23 +99,22 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     // some milliseconds on a shared 2-core machine, which its own arrival
     // stamps cannot see. So the truth is the engine's first-token times,
     // measured from the window's start, less when the runner sent the
-    // requests. The streams send their first requests together but not at
-    // one instant, and which request the engine served first is not logged,
-    // so the truth is a range: from the median first token less the last
-    // send to the same less the first send.
+    // requests. Which send the engine served first is not logged, so the
+    // truth is the range the runner's median (the middle request's TTFT) can
+    // take over every way of pairing sends with first tokens. A send the
+    // machine delayed (a busy 2-core host can hold a few of 64 back by tens
+    // of milliseconds) widens it only as far as it must.
     let ttft = cell.ttft_median_ms.unwrap();
     let mut starts: Vec<f64> = detail.requests.iter().map(|r| r.start_s * 1000.0).collect();
     starts.sort_by(f64::total_cmp);
-    assert!(
-        starts[starts.len() - 1] < 20.0,
-        "x{}: the streams did not start together: {starts:?}",
+    let first_tokens = emu.engine.first_tokens_ms_after(t0, t0 + window);
+    assert_eq!(
+        first_tokens.len(),
+        starts.len(),
+        "x{}: the engine's requests are the runner's",
         cell.concurrency
     );
-    let first_tokens = emu.engine.median_first_token_ms_after(t0, t0 + window);
-    let (earliest, latest) = (
-        first_tokens - starts[starts.len() - 1],
-        first_tokens - starts[0],
-    );
+    let (earliest, latest) = middle_bounds(&first_tokens, &starts);
     // No token reaches the client before the engine emits it (0.5 ms for
     // the two clocks). Above the truth, one stream gets 2 ms; N streams also
     // half a decode step: on a busy 2-core machine their first chunks queue
@@ -130,15 +129,63 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     };
     assert!(
         ttft >= earliest - 0.5 && ttft <= latest + above,
-        "x{}: TTFT {ttft:.2} ms vs emulator {earliest:.2} to {latest:.2} ms after send (allowed: 0.5 below to {above} above)",
+        "x{}: TTFT {ttft:.2} ms vs emulator {earliest:.2} to {latest:.2} ms after send (allowed: 0.5 below to {above} above); sends at {starts:?} ms",
         cell.concurrency
     );
-    let truth_ttft = first_tokens - starts[(starts.len() - 1) / 2];
     eprintln!(
-        "x{}: TTFT {ttft:.2} ms, engine first tokens {truth_ttft:.2} ms after send, engine-side TTFT {:.2} ms",
+        "x{}: TTFT {ttft:.2} ms, engine first tokens {earliest:.2} to {latest:.2} ms after send (sends over {:.2} ms), engine-side TTFT {:.2} ms",
         cell.concurrency,
+        starts[starts.len() - 1] - starts[0],
         emu.engine.median_ttft_ms(t0, t0 + window)
     );
+}
+
+/// The range of the middle value (the lower median, as the runner takes it)
+/// of `first_tokens[π(i)] - sends[i]` over every pairing π; both sorted, of
+/// one length n. For the j-th smallest difference: at least as large as
+/// `first_tokens[j-k] - sends[n-k]` for any k (the k latest sends paired
+/// with anything), at most `first_tokens[j+k] - sends[1+k]` (1-based).
+fn middle_bounds(first_tokens: &[f64], sends: &[f64]) -> (f64, f64) {
+    let n = sends.len();
+    let j = n.div_ceil(2);
+    let low = (0..j)
+        .map(|k| first_tokens[j - k - 1] - sends[n - k - 1])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let high = (0..=n - j)
+        .map(|k| first_tokens[j + k - 1] - sends[k])
+        .fold(f64::INFINITY, f64::min);
+    (low, high)
+}
+
+#[test]
+fn middle_bounds_are_the_extremes_over_every_pairing() {
+    // Every permutation of five sends against five first tokens: the
+    // bounds are the lowest and highest lower median any pairing gives.
+    let first_tokens = [10.0, 10.0, 12.0, 30.0, 31.0];
+    let sends = [0.0, 0.5, 1.0, 1.5, 25.0];
+    let mut medians = Vec::new();
+    let mut order = [0usize, 1, 2, 3, 4];
+    permutations(&mut order, 0, &mut |p| {
+        let mut d: Vec<f64> = (0..5).map(|i| first_tokens[p[i]] - sends[i]).collect();
+        d.sort_by(f64::total_cmp);
+        medians.push(d[2]);
+    });
+    let lowest = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = medians.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(middle_bounds(&first_tokens, &sends), (lowest, highest));
+    // The late send does not drag the lower bound down to 12 - 25 ms.
+    assert_eq!(lowest, 9.0);
+}
+
+fn permutations(order: &mut [usize; 5], at: usize, visit: &mut impl FnMut(&[usize; 5])) {
+    if at == order.len() {
+        return visit(order);
+    }
+    for i in at..order.len() {
+        order.swap(at, i);
+        permutations(order, at + 1, visit);
+        order.swap(at, i);
+    }
 }
 
 const ACCURACY_PLAN: [&str; 10] = [

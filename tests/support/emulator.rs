@@ -237,23 +237,30 @@ impl Engine {
         self.median_first_token_ms(t0, t1, |r| r.arrived)
     }
 
-    /// Median time from `t0` to the first emission of requests arriving in [t0, t1).
-    pub fn median_first_token_ms_after(&self, t0: f64, t1: f64) -> f64 {
-        self.median_first_token_ms(t0, t1, |_| t0)
+    /// Time from `t0` to the first emission of each request arriving in
+    /// [t0, t1), sorted.
+    pub fn first_tokens_ms_after(&self, t0: f64, t1: f64) -> Vec<f64> {
+        let mut v = self.first_tokens_ms(t0, t1, |_| t0);
+        v.sort_by(f64::total_cmp);
+        v
     }
 
     /// Median time from `since(request)` to the first emission, of requests
     /// arriving in [t0, t1).
     fn median_first_token_ms(&self, t0: f64, t1: f64, since: impl Fn(&RequestLog) -> f64) -> f64 {
-        let mut v: Vec<f64> = self
-            .log
+        median(&mut self.first_tokens_ms(t0, t1, since))
+    }
+
+    /// Time from `since(request)` to the first emission, of requests
+    /// arriving in [t0, t1), in the log's order.
+    fn first_tokens_ms(&self, t0: f64, t1: f64, since: impl Fn(&RequestLog) -> f64) -> Vec<f64> {
+        self.log
             .lock()
             .unwrap()
             .iter()
             .filter(|r| r.arrived >= t0 && r.arrived < t1)
             .filter_map(|r| r.emissions.first().map(|(t, _)| (t - since(r)) * 1000.0))
-            .collect();
-        median(&mut v)
+            .collect()
     }
 
     /// The engine's decode step as it really ran (longer than configured
