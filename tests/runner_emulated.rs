@@ -133,8 +133,9 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
         cell.concurrency
     );
     eprintln!(
-        "x{}: TTFT {ttft:.2} ms, engine first tokens {earliest:.2} to {latest:.2} ms after send (sends over {:.2} ms), engine-side TTFT {:.2} ms",
+        "x{}: total {total:.1} tok/s, engine {truth_total:.1} ({:+.3}%); TTFT {ttft:.2} ms, engine first tokens {earliest:.2} to {latest:.2} ms after send (sends over {:.2} ms), engine-side TTFT {:.2} ms",
         cell.concurrency,
+        (total / truth_total - 1.0) * 100.0,
         starts[starts.len() - 1] - starts[0],
         emu.engine.median_ttft_ms(t0, t0 + window)
     );
