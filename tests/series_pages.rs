@@ -199,6 +199,12 @@ fn a_long_series_summarises_and_loses_nothing() {
             factor,
         );
     }
+    // One night did not measure 8K at one request.
+    let gap_night = 5;
+    std::fs::remove_file(data.join(format!(
+        "glm-{gap_night:02}/cells/decode-00008192-x001.json"
+    )))
+    .unwrap();
     let site = tmp.path().join("site");
     sitegen::pipeline::build_site(&data, &site).unwrap();
     let dir = site.join("series/glm-5.3-flash-h200-sxm-x4-fp8");
@@ -250,6 +256,29 @@ fn a_long_series_summarises_and_loses_nothing() {
         "{}",
         rows_8k[slow_night]
     );
+    // The night without a figure breaks its level's line rather than
+    // drawing through it: one more line at 8K than at 16K in each drawing
+    // (wide and narrow), and said so.
+    assert!(
+        rows_8k[gap_night].contains(sitegen::format::DASH),
+        "{}",
+        rows_8k[gap_night]
+    );
+    let lines_in = |id: &str| {
+        page.select(&sel(&format!("#{id} svg.wide polyline")))
+            .count()
+    };
+    assert_eq!(lines_in("history-8192"), lines_in("history-16384") + 1);
+    let caption = text("#history-8192 figcaption").join(" ");
+    assert!(
+        caption.contains("A line breaks where its level has no valid figure"),
+        "{caption}"
+    );
+    assert!(
+        !text("#history-16384 figcaption")
+            .join(" ")
+            .contains("A line breaks"),
+    );
     let axis = text("#history-8192 svg text").join(" | ");
     assert!(axis.contains("Date measured (UTC)"), "{axis}");
     assert!(axis.contains("2026-10-"), "{axis}");
@@ -285,7 +314,8 @@ fn a_long_series_summarises_and_loses_nothing() {
         .iter()
         .filter(|c| matches!(c, Cell::Decode(_)))
         .count();
-    assert_eq!(csv.lines().count(), 1 + nights * decode_cells);
+    // (less the one cell the gap night did not measure).
+    assert_eq!(csv.lines().count(), 1 + nights * decode_cells - 1);
     let slow_rows = csv
         .lines()
         .filter(|l| l.starts_with(&format!("glm-{slow_night:02},")) && l.ends_with(",slower"))

@@ -246,29 +246,39 @@ fn run_dates(runs: &[&Run]) -> Option<Vec<f64>> {
 const GAP_FACTOR: f64 = 4.0;
 const GAP_MIN_DAYS: f64 = 2.0;
 
-/// Which stretch each point of a history belongs to (0, 1, ...): a new one
-/// starts after a long gap, unless it or the one before would be a lone
-/// point (a line of one point draws nothing). Points by run number never break.
-fn gap_pieces(xs: &[f64], dated: bool) -> Vec<usize> {
+/// Which stretch of line each point of a history belongs to (0, 1, ...),
+/// `None` where the point has no figure. A new stretch starts after a
+/// point without a figure and, dated, after a long gap; unless it or the
+/// one before would hold a lone point (a line of one point draws nothing,
+/// and a marker would read as "slower"). Points by run number break only
+/// at missing figures.
+fn line_pieces(xs: &[f64], present: &[bool], dated: bool) -> Vec<Option<usize>> {
     let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
     let usual = crate::model::median(steps.clone()).unwrap_or(0.0);
     let limit = (usual * GAP_FACTOR).max(GAP_MIN_DAYS);
-    let breaks: Vec<usize> = (1..xs.len())
-        .filter(|&i| dated && steps[i - 1] > limit)
+    let shown: Vec<usize> = (0..xs.len()).filter(|&i| present[i]).collect();
+    // A break before shown[k].
+    let breaks: Vec<usize> = (1..shown.len())
+        .filter(|&k| {
+            let (before, at) = (shown[k - 1], shown[k]);
+            at > before + 1 || (dated && steps[before] > limit)
+        })
         .collect();
     // Keep a break only where at least two points lie on each side of it
     // before the neighbouring kept breaks.
     let mut kept: Vec<usize> = Vec::new();
     for (k, &at) in breaks.iter().enumerate() {
         let since = at - kept.last().copied().unwrap_or(0);
-        let until = breaks.get(k + 1).copied().unwrap_or(xs.len()) - at;
+        let until = breaks.get(k + 1).copied().unwrap_or(shown.len()) - at;
         if since >= 2 && until >= 2 {
             kept.push(at);
         }
     }
-    (0..xs.len())
-        .map(|i| kept.iter().filter(|&&at| at <= i).count())
-        .collect()
+    let mut pieces = vec![None; xs.len()];
+    for (k, &i) in shown.iter().enumerate() {
+        pieces[i] = Some(kept.iter().filter(|&&at| at <= k).count());
+    }
+    pieces
 }
 
 /// Runs grouped into at most [`HISTORY_POINTS`] consecutive spans, as
@@ -353,25 +363,33 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 None => (a + b + 1) as f64 / 2.0,
             };
             let xs: Vec<f64> = spans.iter().map(|&span| centre(span)).collect();
-            let pieces = gap_pieces(&xs, dates.is_some());
+            let dated = dates.is_some();
+            // Which breaks the caption explains: long gaps in time (the
+            // same for every level), and figures missing at a drawn level.
+            let broke_in_time = line_pieces(&xs, &vec![true; xs.len()], dated)
+                .last()
+                .is_some_and(|&p| p > Some(0));
+            let mut broke_at_missing = false;
             let mut lines = Vec::new();
             for (style, &n) in drawn.iter().enumerate() {
                 let row = &figures[here.iter().position(|&m| m == n).unwrap()];
-                let points = |only_slower: bool, piece: Option<usize>| -> Vec<(f64, f64)> {
-                    xs.iter()
-                        .zip(row)
-                        .zip(&pieces)
-                        .filter(|((_, (v, slower)), p)| {
-                            v.is_some() && (!only_slower || *slower) && piece.is_none_or(|k| k == **p)
-                        })
-                        .map(|((&x, (v, _)), _)| (x, v.unwrap()))
-                        .collect()
-                };
-                // One line per stretch of runs without a long gap.
-                for piece in 0..=pieces.last().copied().unwrap_or(0) {
+                let present: Vec<bool> = row.iter().map(|(v, _)| v.is_some()).collect();
+                let pieces = line_pieces(&xs, &present, dated);
+                broke_at_missing |= (1..row.len()).filter(|&i| !present[i]).any(|i| {
+                    let before = pieces[..i].iter().rev().flatten().next();
+                    let after = pieces[i..].iter().flatten().next();
+                    matches!((before, after), (Some(a), Some(b)) if a != b)
+                });
+                let point = |i: usize| (xs[i], row[i].0.unwrap());
+                // One line per stretch; a marker on each slower point.
+                let stretches = pieces.iter().flatten().max().map_or(0, |&last| last + 1);
+                for piece in 0..stretches {
                     lines.push(Line {
                         style,
-                        points: points(false, Some(piece)),
+                        points: (0..row.len())
+                            .filter(|&i| pieces[i] == Some(piece))
+                            .map(point)
+                            .collect(),
                         emphasis: false,
                         joined: true,
                         solid: true,
@@ -380,7 +398,10 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 }
                 lines.push(Line {
                     style,
-                    points: points(true, None),
+                    points: (0..row.len())
+                        .filter(|&i| present[i] && row[i].1)
+                        .map(point)
+                        .collect(),
                     emphasis: false,
                     joined: false,
                     solid: false,
@@ -426,13 +447,15 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
             } else {
                 "a line per number of simultaneous requests".to_string()
             };
-            let gaps = if pieces.last().is_some_and(|&p| p > 0) {
-                format!(
+            let mut gaps = String::new();
+            if broke_in_time {
+                gaps += &format!(
                     " A line breaks where no run was measured for over {GAP_FACTOR} times the usual interval between runs."
-                )
-            } else {
-                String::new()
-            };
+                );
+            }
+            if broke_at_missing {
+                gaps += " A line breaks where its level has no valid figure (a dash in the table).";
+            }
             let caption = format!(
                 "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run was slower than the run before it at that cell (beyond noise).{}{gaps}",
                 if grouped {
@@ -601,6 +624,69 @@ mod tests {
         assert_eq!(run_dates(&[&a, &undated, &c]), None);
         // The date a run's row says, from its day number.
         assert_eq!(format::epoch_day_label(days[2]), "2026-10-15");
+    }
+
+    /// Every point present: the stretches long gaps alone make.
+    fn gap_pieces(xs: &[f64], dated: bool) -> Vec<usize> {
+        line_pieces(xs, &vec![true; xs.len()], dated)
+            .into_iter()
+            .map(Option::unwrap)
+            .collect()
+    }
+
+    #[test]
+    fn a_missing_figure_breaks_the_line_unless_a_point_would_be_left_alone() {
+        let by_run: Vec<f64> = (1..=8).map(f64::from).collect();
+        let present = |s: &str| s.chars().map(|c| c == 'x').collect::<Vec<_>>();
+        // Run 4 not valid at this level: two stretches, run 4 in neither.
+        assert_eq!(
+            line_pieces(&by_run, &present("xxx.xxxx"), false),
+            [
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+                Some(1),
+                Some(1),
+                Some(1),
+                Some(1)
+            ]
+        );
+        // A lone valid run between failures stays joined to the runs before.
+        assert_eq!(
+            line_pieces(&by_run, &present("xxx.x.xx"), false),
+            [
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+                Some(0),
+                None,
+                Some(1),
+                Some(1)
+            ]
+        );
+        // Missing at the ends breaks nothing.
+        assert_eq!(
+            line_pieces(&by_run, &present("..xxxx.."), false),
+            [None, None, Some(0), Some(0), Some(0), Some(0), None, None]
+        );
+        // Dated: night 5, alone between a missing night and a long gap,
+        // stays joined to the nights before; the gap breaks the line.
+        let nights = [0.0, 1.0, 2.0, 3.0, 4.0, 20.0, 21.0, 22.0];
+        assert_eq!(
+            line_pieces(&nights, &present("xxx.xxxx"), true),
+            [
+                Some(0),
+                Some(0),
+                Some(0),
+                None,
+                Some(0),
+                Some(1),
+                Some(1),
+                Some(1)
+            ]
+        );
     }
 
     #[test]
