@@ -375,11 +375,11 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 let row = &figures[here.iter().position(|&m| m == n).unwrap()];
                 let present: Vec<bool> = row.iter().map(|(v, _)| v.is_some()).collect();
                 let pieces = line_pieces(&xs, &present, dated);
-                broke_at_missing |= (1..row.len()).filter(|&i| !present[i]).any(|i| {
-                    let before = pieces[..i].iter().rev().flatten().next();
-                    let after = pieces[i..].iter().flatten().next();
-                    matches!((before, after), (Some(a), Some(b)) if a != b)
-                });
+                // Two figures with missing ones between them, on different stretches.
+                let shown: Vec<usize> = (0..row.len()).filter(|&i| present[i]).collect();
+                broke_at_missing |= shown
+                    .windows(2)
+                    .any(|w| w[1] > w[0] + 1 && pieces[w[0]] != pieces[w[1]]);
                 let point = |i: usize| (xs[i], row[i].0.unwrap());
                 // One line per stretch; a marker on each slower point.
                 let stretches = pieces.iter().flatten().max().map_or(0, |&last| last + 1);
@@ -634,58 +634,43 @@ mod tests {
             .collect()
     }
 
+    /// `present("xx.x")`: a figure at each `x`, none at each `.`.
+    fn present(marks: &str) -> Vec<bool> {
+        marks.chars().map(|c| c == 'x').collect()
+    }
+
+    /// `pieces("00.1")`: the stretch of each point, `.` where it has none.
+    fn pieces(marks: &str) -> Vec<Option<usize>> {
+        marks
+            .chars()
+            .map(|c| c.to_digit(10).map(|d| d as usize))
+            .collect()
+    }
+
     #[test]
     fn a_missing_figure_breaks_the_line_unless_a_point_would_be_left_alone() {
         let by_run: Vec<f64> = (1..=8).map(f64::from).collect();
-        let present = |s: &str| s.chars().map(|c| c == 'x').collect::<Vec<_>>();
         // Run 4 not valid at this level: two stretches, run 4 in neither.
         assert_eq!(
             line_pieces(&by_run, &present("xxx.xxxx"), false),
-            [
-                Some(0),
-                Some(0),
-                Some(0),
-                None,
-                Some(1),
-                Some(1),
-                Some(1),
-                Some(1)
-            ]
+            pieces("000.1111")
         );
         // A lone valid run between failures stays joined to the runs before.
         assert_eq!(
             line_pieces(&by_run, &present("xxx.x.xx"), false),
-            [
-                Some(0),
-                Some(0),
-                Some(0),
-                None,
-                Some(0),
-                None,
-                Some(1),
-                Some(1)
-            ]
+            pieces("000.0.11")
         );
         // Missing at the ends breaks nothing.
         assert_eq!(
             line_pieces(&by_run, &present("..xxxx.."), false),
-            [None, None, Some(0), Some(0), Some(0), Some(0), None, None]
+            pieces("..0000..")
         );
         // Dated: night 5, alone between a missing night and a long gap,
         // stays joined to the nights before; the gap breaks the line.
         let nights = [0.0, 1.0, 2.0, 3.0, 4.0, 20.0, 21.0, 22.0];
         assert_eq!(
             line_pieces(&nights, &present("xxx.xxxx"), true),
-            [
-                Some(0),
-                Some(0),
-                Some(0),
-                None,
-                Some(0),
-                Some(1),
-                Some(1),
-                Some(1)
-            ]
+            pieces("000.0111")
         );
     }
 
