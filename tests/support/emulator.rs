@@ -234,7 +234,7 @@ impl Engine {
 
     /// Median TTFT (first emission minus arrival) of requests arriving in [t0, t1).
     pub fn median_ttft_ms(&self, t0: f64, t1: f64) -> f64 {
-        self.median_first_token_ms(t0, t1, |r| r.arrived)
+        median(&mut self.first_tokens_ms(t0, t1, |r| r.arrived))
     }
 
     /// Time from `t0` to the first emission of each request arriving in
@@ -243,12 +243,6 @@ impl Engine {
         let mut v = self.first_tokens_ms(t0, t1, |_| t0);
         v.sort_by(f64::total_cmp);
         v
-    }
-
-    /// Median time from `since(request)` to the first emission, of requests
-    /// arriving in [t0, t1).
-    fn median_first_token_ms(&self, t0: f64, t1: f64, since: impl Fn(&RequestLog) -> f64) -> f64 {
-        median(&mut self.first_tokens_ms(t0, t1, since))
     }
 
     /// Time from `since(request)` to the first emission, of requests
