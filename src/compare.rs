@@ -90,6 +90,33 @@ pub(crate) fn unknown_hardware(run: &Run) -> Option<&'static str> {
     }
 }
 
+/// The setup a run measures (model, GPU, GPU count, quantization): runs of
+/// one setup form a series, which compares them over time. Runs of unknown
+/// hardware belong to none.
+pub(crate) type SetupKey = (String, String, u32, String);
+
+pub(crate) fn setup_key(run: &Run) -> Option<SetupKey> {
+    unknown_hardware(run).is_none().then(|| {
+        (
+            run.meta.model.clone(),
+            run.meta.hardware.gpu.clone(),
+            run.meta.hardware.gpu_count,
+            run.meta.engine.quantization.clone().unwrap_or_default(),
+        )
+    })
+}
+
+/// Whether two runs have anything a comparison can set side by side: a
+/// decode cell both ran validly (contexts within 2% paired), or a prefill
+/// context both measured validly.
+pub(crate) fn comparable(a: &Run, b: &Run) -> bool {
+    RatioGrid::between(a, b, Basis::Total)
+        .ratios()
+        .next()
+        .is_some()
+        || !prefill_ratios(a, b).is_empty()
+}
+
 /// One warning per run left out of automatic pairing for unknown hardware.
 pub(crate) fn unpaired_warnings(runs: &[Run]) -> Vec<String> {
     runs.iter()
@@ -101,7 +128,9 @@ pub(crate) fn unpaired_warnings(runs: &[Run]) -> Vec<String> {
 }
 
 /// The comparisons to render: every set of the file, then every pair of runs
-/// on the same hardware while that hardware has at most the limit of runs.
+/// on the same hardware while that hardware has at most the limit of runs,
+/// where the two share a valid cell and are not runs of one setup (those
+/// compare on their series page).
 pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, ComparisonErrors> {
     let index_of = |id: &str| runs.iter().position(|r| r.id == id);
     let mut out: Vec<Comparison> = Vec::new();
@@ -191,7 +220,8 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
                 let covered = out
                     .iter()
                     .any(|c| c.runs.len() == 2 && c.runs.contains(&a) && c.runs.contains(&b));
-                if !covered {
+                let one_setup = setup_key(&runs[a]) == setup_key(&runs[b]);
+                if !covered && !one_setup && comparable(&runs[a], &runs[b]) {
                     out.push(Comparison {
                         id: slug(runs, &[a, b]),
                         title: format!("{} vs {}", names[a], names[b]),
@@ -395,25 +425,84 @@ pub(crate) fn pareto_frontier(points: &[(f64, f64)]) -> Vec<usize> {
     frontier
 }
 
-/// Decode contexts that at least two of the runs measured: the contexts a
-/// comparison draws decode against concurrency for.
-pub(crate) fn shared_contexts(runs: &[&Run]) -> Vec<u64> {
-    let all: BTreeSet<u64> = runs.iter().flat_map(|r| r.decode_contexts()).collect();
-    all.into_iter()
-        .filter(|ctx| {
-            runs.iter()
-                .filter(|r| r.decode_contexts().contains(ctx))
-                .count()
-                >= 2
-        })
-        .collect()
+/// A decode context the runs share: each run's context there, equal or
+/// within [`NEAR_CONTEXT`] of the others' (251K against 256K), `None` where
+/// the run has none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ContextGroup(pub Vec<Option<u64>>);
+
+impl ContextGroup {
+    /// The smallest context of the group: its order and id.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.0.iter().flatten().copied().min().unwrap_or(0)
+    }
+
+    /// "8K", or "256K / 251K" where the runs' contexts differ (in run order).
+    pub(crate) fn label(&self) -> String {
+        let mut distinct: Vec<u64> = Vec::new();
+        for &c in self.0.iter().flatten() {
+            if !distinct.contains(&c) {
+                distinct.push(c);
+            }
+        }
+        distinct
+            .into_iter()
+            .map(crate::format::context_label)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
 }
 
-/// Concurrency levels any of the runs measured at `ctx`.
-pub(crate) fn levels_at(runs: &[&Run], ctx: u64) -> Vec<u32> {
+/// Decode contexts at least two of the runs measured, near ones grouped
+/// as [`pair_contexts`] pairs them: run by run, each context joins a group
+/// of the same context first, else the nearest group within
+/// [`NEAR_CONTEXT`] that has none of that run's yet. In order of context.
+pub(crate) fn shared_context_groups(runs: &[&Run]) -> Vec<ContextGroup> {
+    // (anchor context, each run's context in the group)
+    let mut groups: Vec<(u64, Vec<Option<u64>>)> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let mut left = Vec::new();
+        for ctx in run.decode_contexts() {
+            match groups
+                .iter_mut()
+                .find(|(anchor, m)| *anchor == ctx && m[i].is_none())
+            {
+                Some((_, m)) => m[i] = Some(ctx),
+                None => left.push(ctx),
+            }
+        }
+        for ctx in left {
+            let gap = |anchor: u64| anchor.abs_diff(ctx) as f64 / anchor.max(ctx) as f64;
+            let near = groups
+                .iter_mut()
+                .filter(|(anchor, m)| m[i].is_none() && gap(*anchor) <= NEAR_CONTEXT)
+                .min_by(|p, q| gap(p.0).total_cmp(&gap(q.0)));
+            match near {
+                Some((_, m)) => m[i] = Some(ctx),
+                None => {
+                    let mut m = vec![None; runs.len()];
+                    m[i] = Some(ctx);
+                    groups.push((ctx, m));
+                }
+            }
+        }
+    }
+    let mut shared: Vec<ContextGroup> = groups
+        .into_iter()
+        .map(|(_, m)| ContextGroup(m))
+        .filter(|g| g.0.iter().flatten().count() >= 2)
+        .collect();
+    shared.sort_by_key(ContextGroup::tokens);
+    shared
+}
+
+/// Concurrency levels any of the runs measured in the group.
+pub(crate) fn levels_in(runs: &[&Run], group: &ContextGroup) -> Vec<u32> {
     let levels: BTreeSet<u32> = runs
         .iter()
-        .flat_map(|r| {
+        .zip(&group.0)
+        .filter_map(|(r, ctx)| ctx.map(|ctx| (r, ctx)))
+        .flat_map(|(r, ctx)| {
             r.decode_cells()
                 .filter(move |c| c.context_tokens == ctx)
                 .map(|c| c.concurrency)
@@ -603,6 +692,49 @@ impl RatioGrid {
     }
 }
 
+/// What one run has at a cell of a ratio grid, in a note's words: "valid"
+/// when its side is usable, else why not ("queued", "not measured").
+fn side_word(cell: &Result<Judged, NoRatio>, side: usize) -> &'static str {
+    use crate::comparison_words::{VALID, ZERO_TOK_PER_S};
+    match cell {
+        Ok(_) => VALID,
+        Err(NoRatio::ZeroBase) if side == 0 => ZERO_TOK_PER_S,
+        Err(NoRatio::ZeroBase) => VALID,
+        Err(NoRatio::Unusable { a, b }) => [a, b][side].map_or(VALID, Unusable::words),
+    }
+}
+
+/// One run's state over some cells of a grid: each distinct word, in order
+/// of first appearance, with the stretches of consecutive grid positions
+/// (first, last) it covers.
+pub(crate) type SideStates = Vec<(&'static str, Vec<(usize, usize)>)>;
+
+/// Each run's states over `cells` (grid position, cell), for the note of a
+/// row or column without a ratio. A cell neither run measured says nothing
+/// about either and is passed over; it also ends a stretch.
+pub(crate) fn side_states<'a>(
+    cells: impl Iterator<Item = (usize, &'a Result<Judged, NoRatio>)>,
+) -> [SideStates; 2] {
+    let mut sides: [SideStates; 2] = [Vec::new(), Vec::new()];
+    let neither = Err(NoRatio::Unusable {
+        a: Some(Unusable::NotMeasured),
+        b: Some(Unusable::NotMeasured),
+    });
+    for (at, cell) in cells.filter(|(_, c)| **c != neither) {
+        for (side, states) in sides.iter_mut().enumerate() {
+            let word = side_word(cell, side);
+            match states.iter_mut().find(|(w, _)| *w == word) {
+                Some((_, stretches)) => match stretches.last_mut() {
+                    Some(last) if last.1 + 1 == at => last.1 = at,
+                    _ => stretches.push((at, at)),
+                },
+                None => states.push((word, vec![(at, at)])),
+            }
+        }
+    }
+    sides
+}
+
 /// The middle of some ratios, with their range and count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct RatioSummary {
@@ -660,6 +792,11 @@ pub(crate) fn reach(run: &Run) -> Reach {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PairFindings {
     pub decode: Option<RatioSummary>,
+    /// Each run's highest Valid throughput, where it is, and their ratio.
+    pub peak: BestPair,
+    /// The same among cells whose per-request rate reaches each of
+    /// [`PER_REQUEST_SPEEDS`].
+    pub at_speed: Vec<(f64, BestPair)>,
     /// The median ratio per paired context with any ratio: (label, median).
     pub decode_by_context: Vec<(String, f64)>,
     /// b's prompt tok/s over a's at paired contexts both measured validly.
@@ -716,22 +853,7 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
             Ok(_) => {}
         }
     }
-    let valid_prefill = |run: &Run, ctx: u64| {
-        run.prefill_cells()
-            .find(|c| c.context_tokens == ctx && c.status == Status::Valid)
-            .and_then(|c| c.prompt_tok_per_s)
-            .filter(|t| *t > 0.0)
-    };
-    let prefill_contexts =
-        |run: &Run| -> Vec<u64> { run.prefill_cells().map(|c| c.context_tokens).collect() };
-    let prefill_ratios: Vec<(ContextPair, f64)> =
-        pair_contexts(&prefill_contexts(a), &prefill_contexts(b))
-            .into_iter()
-            .filter_map(|p| {
-                let (x, y) = (valid_prefill(a, p.a?)?, valid_prefill(b, p.b?)?);
-                Some((p, y / x))
-            })
-            .collect();
+    let prefill_ratios = prefill_ratios(a, b);
     let parity = crate::format::ratio(1.0);
     let judged = |v: Verdict| {
         grid.cells
@@ -744,6 +866,11 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
     let noise_unknown = judged(Verdict::Unknown);
     let beyond_noise = judged(Verdict::Faster) + judged(Verdict::Slower);
     PairFindings {
+        peak: BestPair::of(a, b, 0.0, basis),
+        at_speed: PER_REQUEST_SPEEDS
+            .iter()
+            .map(|&speed| (speed, BestPair::of(a, b, speed, basis)))
+            .collect(),
         within_noise,
         beyond_noise,
         noise_unknown,
@@ -758,6 +885,109 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         one_side_only,
         not_valid,
     }
+}
+
+/// Per-request decode rates (tok/s) a reader may need each request to keep:
+/// the key findings give each run's most throughput at each of them.
+pub(crate) const PER_REQUEST_SPEEDS: [f64; 2] = [20.0, 50.0];
+
+/// A run's Valid decode cell of the most total tok/s, perhaps among those
+/// whose per-request rate reaches some speed: where the run delivers most.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BestCell {
+    pub total_tok_per_s: f64,
+    pub per_request_tok_per_s: Option<f64>,
+    pub context_tokens: u64,
+    pub concurrency: u32,
+}
+
+impl BestCell {
+    /// "8K × 128": where the cell is.
+    pub(crate) fn at(&self) -> String {
+        crate::format::cell_label(self.context_tokens, self.concurrency)
+    }
+}
+
+/// The run's Valid decode cell with the most total tok/s among those whose
+/// per-request rate is at least `min_per_request` (with 0, every Valid cell,
+/// also those without a per-request figure). Ties go to fewer requests, then
+/// the smaller context.
+pub(crate) fn best_valid(run: &Run, min_per_request: f64) -> Option<BestCell> {
+    run.decode_cells()
+        .filter(|c| c.status == Status::Valid)
+        .filter_map(|c| {
+            let per_request = c.per_request_tok_per_s;
+            let fast_enough =
+                min_per_request <= 0.0 || per_request.is_some_and(|p| p >= min_per_request);
+            fast_enough.then_some(BestCell {
+                total_tok_per_s: c.total_tok_per_s?,
+                per_request_tok_per_s: per_request,
+                context_tokens: c.context_tokens,
+                concurrency: c.concurrency,
+            })
+        })
+        .max_by(|x, y| {
+            x.total_tok_per_s
+                .total_cmp(&y.total_tok_per_s)
+                .then(y.concurrency.cmp(&x.concurrency))
+                .then(y.context_tokens.cmp(&x.context_tokens))
+        })
+}
+
+/// The decode rate of one request at the smallest context it ran validly:
+/// (context, tok/s), the index's "Single stream" and a run page's key figure.
+pub(crate) fn single_stream(run: &Run) -> Option<(u64, f64)> {
+    run.decode_cells()
+        .filter(|c| c.concurrency == 1 && c.status == Status::Valid)
+        .find_map(|c| Some((c.context_tokens, c.total_tok_per_s?)))
+}
+
+/// Prompt tok/s of the smallest context prefilled validly: (context, tok/s).
+pub(crate) fn first_prefill(run: &Run) -> Option<(u64, f64)> {
+    run.prefill_cells()
+        .filter(|c| c.status == Status::Valid)
+        .find_map(|c| Some((c.context_tokens, c.prompt_tok_per_s?)))
+}
+
+/// Two runs' best cells of one kind, and `b`'s over `a`'s on the basis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct BestPair {
+    pub a: Option<BestCell>,
+    pub b: Option<BestCell>,
+    pub ratio: Option<f64>,
+}
+
+impl BestPair {
+    fn of(a: &Run, b: &Run, min_per_request: f64, basis: Basis) -> BestPair {
+        let (x, y) = (
+            best_valid(a, min_per_request),
+            best_valid(b, min_per_request),
+        );
+        let ratio = x
+            .zip(y)
+            .filter(|(x, _)| x.total_tok_per_s > 0.0)
+            .map(|(x, y)| basis.ratio(a, b, y.total_tok_per_s / x.total_tok_per_s));
+        BestPair { a: x, b: y, ratio }
+    }
+}
+
+/// `b`'s prompt tok/s over `a`'s at each paired context both measured validly.
+fn prefill_ratios(a: &Run, b: &Run) -> Vec<(ContextPair, f64)> {
+    let valid_prefill = |run: &Run, ctx: u64| {
+        run.prefill_cells()
+            .find(|c| c.context_tokens == ctx && c.status == Status::Valid)
+            .and_then(|c| c.prompt_tok_per_s)
+            .filter(|t| *t > 0.0)
+    };
+    let contexts =
+        |run: &Run| -> Vec<u64> { run.prefill_cells().map(|c| c.context_tokens).collect() };
+    pair_contexts(&contexts(a), &contexts(b))
+        .into_iter()
+        .filter_map(|p| {
+            let (x, y) = (valid_prefill(a, p.a?)?, valid_prefill(b, p.b?)?);
+            Some((p, y / x))
+        })
+        .collect()
 }
 
 /// A Valid decode cell as a point of throughput against interactivity.
@@ -808,15 +1038,27 @@ pub(crate) fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
         .collect()
 }
 
-/// A prefill cell in a comparison's table: "16,000.0 (512 ms)", when it has
-/// both figures (an Error cell may: it is charted and listed as measured).
-pub(crate) fn prefill_figure(cell: &crate::model::PrefillCell) -> Option<String> {
-    use crate::format::{millis, tok_per_s};
-    let (t, ms) = (cell.prompt_tok_per_s?, cell.ttft_ms?);
-    Some(crate::comparison_words::fill(
-        crate::comparison_words::PREFILL_FIGURE,
-        &[("tok_per_s", &tok_per_s(t)), ("ttft", &millis(ms))],
-    ))
+/// A run's prefill cells in a comparison's table, each "16,000.0 (512 ms)"
+/// when it has both figures (an Error cell may: it is charted and listed as
+/// measured), the run's figures in one number format.
+pub(crate) fn prefill_figures(run: &Run) -> Vec<(u64, Option<String>)> {
+    use crate::format::{millis, tok_per_s_column};
+    let cells: Vec<&crate::model::PrefillCell> = run.prefill_cells().collect();
+    let rates: Vec<f64> = cells.iter().filter_map(|c| c.prompt_tok_per_s).collect();
+    let mut shown = tok_per_s_column(&rates).into_iter();
+    cells
+        .into_iter()
+        .map(|c| {
+            let rate = c.prompt_tok_per_s.map(|_| shown.next().unwrap_or_default());
+            let text = rate.zip(c.ttft_ms).map(|(t, ms)| {
+                crate::comparison_words::fill(
+                    crate::comparison_words::PREFILL_FIGURE,
+                    &[("tok_per_s", &t), ("ttft", &millis(ms))],
+                )
+            });
+            (c.context_tokens, text)
+        })
+        .collect()
 }
 
 /// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
@@ -974,8 +1216,9 @@ pub(crate) mod tests {
             ],
         );
         // Only 8K was measured by both runs.
-        assert_eq!(shared_contexts(&[&a, &b]), [8192]);
-        assert_eq!(levels_at(&[&a, &b], 8192), [1, 2, 4]);
+        let shared = shared_context_groups(&[&a, &b]);
+        assert_eq!(shared, [ContextGroup(vec![Some(8192), Some(8192)])]);
+        assert_eq!(levels_in(&[&a, &b], &shared[0]), [1, 2, 4]);
         // Queued and looped cells are not drawn as valid throughput.
         assert_eq!(valid_totals_at(&a, 8192), [(1.0, 100.0), (4.0, 300.0)]);
         assert_eq!(valid_totals_at(&b, 8192), [(1.0, 80.0)]);
@@ -999,13 +1242,20 @@ pub(crate) mod tests {
         }
     }
 
+    /// A run on `gpu` with one Valid decode cell (8K × 1), so it compares.
+    fn measured(id: &str, gpu: &str) -> Run {
+        let mut r = with_cells(id, &[(8192, 1, Status::Valid, 100.0)]);
+        r.meta.hardware.gpu = gpu.into();
+        r
+    }
+
     #[test]
     fn pairs_on_the_same_hardware_are_added_without_repeating_named_sets() {
         let runs = [
-            run("a", "H200"),
-            run("b", "H200"),
-            run("c", "H200"),
-            run("d", "B200"),
+            measured("a", "H200"),
+            measured("b", "H200"),
+            measured("c", "H200"),
+            measured("d", "B200"),
         ];
         let file = ComparisonsFile {
             comparisons: vec![spec("A and B", &["b", "a"])],
@@ -1021,7 +1271,7 @@ pub(crate) mod tests {
 
     #[test]
     fn hardware_with_more_runs_than_the_limit_gets_no_automatic_pairs() {
-        let runs: Vec<Run> = (0..7).map(|i| run(&format!("r{i}"), "H200")).collect();
+        let runs: Vec<Run> = (0..7).map(|i| measured(&format!("r{i}"), "H200")).collect();
         let file = ComparisonsFile::default();
         assert!(plan(&runs, &file).unwrap().is_empty());
         let six = &runs[..6];
@@ -1031,6 +1281,49 @@ pub(crate) mod tests {
             auto_pair_limit: Some(2),
         };
         assert!(plan(six, &limited).unwrap().is_empty());
+    }
+
+    #[test]
+    fn automatic_pairs_need_a_shared_valid_cell_and_two_setups() {
+        use Status::*;
+        // Decode at different contexts, no prefill: nothing to set side by side.
+        let x16 = with_cells("x16", &[(2048, 16, Valid, 900.0)]);
+        let x1 = with_cells("x1", &[(512, 1, Valid, 80.0)]);
+        // One setup measured twice: its series compares them.
+        let night1 = with_cells("night1", &[(8192, 1, Valid, 100.0)]);
+        let mut night2 = with_cells("night2", &[(8192, 1, Valid, 101.0)]);
+        night2.meta.model = night1.meta.model.clone();
+        // Only prefill in common still compares.
+        let mut prefill_a = with_cells("pa", &[]);
+        let mut prefill_b = with_cells("pb", &[(8192, 4, OverCapacity, 0.0)]);
+        for r in [&mut prefill_a, &mut prefill_b] {
+            r.cells
+                .push(crate::model::Cell::Prefill(crate::model::PrefillCell {
+                    context_tokens: 8192,
+                    status: Valid,
+                    reason: None,
+                    prompt_tokens: Some(8192),
+                    prompt_tok_per_s: Some(10_000.0),
+                    ttft_ms: Some(819.2),
+                    measured_by: None,
+                }));
+        }
+        let ids = |runs: &[Run]| -> Vec<String> {
+            plan(runs, &ComparisonsFile::default())
+                .unwrap()
+                .into_iter()
+                .map(|c| c.id)
+                .collect()
+        };
+        assert!(ids(&[x16.clone(), x1.clone()]).is_empty());
+        assert!(ids(&[night1.clone(), night2.clone()]).is_empty());
+        assert_eq!(ids(&[prefill_a, prefill_b]), ["pa--pb"]);
+        // Named, they are always built.
+        let named = ComparisonsFile {
+            comparisons: vec![spec("asked for", &["x16", "x1"])],
+            auto_pair_limit: None,
+        };
+        assert_eq!(plan(&[x16, x1], &named).unwrap().len(), 1);
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub(crate) const PREFILL: &str = "Prefill";
 pub(crate) const PREFILL_TITLE: &str = "Prefill: prompt tok/s by context length";
 pub(crate) const PREFILL_X: &str = "context length (tokens)";
 pub(crate) const PREFILL_Y: &str = "prompt tok/s";
-pub(crate) const PREFILL_CAPTION: &str = "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count. The table adds each TTFT.";
+pub(crate) const PREFILL_CAPTION: &str = "Prompt tok/s of one cold prompt at each context length; contexts are placed by token count, and two of a run's contexts closer than a marker's width share one marker. The table gives each, with its TTFT.";
 /// A prefill figure in a table: "16,000.0 (512 ms)".
 pub(crate) const PREFILL_FIGURE: &str = "{tok_per_s} ({ttft})";
 
@@ -55,13 +55,24 @@ pub(crate) const NO_RATIO_BOTH: &str = "both {x}";
 pub(crate) const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
 pub(crate) const NO_RATIO_ONE: &str = "{name} {x}";
 pub(crate) const NOT_MEASURED: &str = "not measured";
+/// A run's side of a cell without a ratio when it is the other run's that fails.
+pub(crate) const VALID: &str = "valid";
+/// One state of a run over part of a row or column: "over capacity at 8–128".
+pub(crate) const STATE_AT_LEVELS: &str = "{state} at {cells} {requests}";
+/// The noun after levels: "1 request", "2 requests", "1–4 requests".
+pub(crate) const REQUEST: &str = "request";
+pub(crate) const REQUESTS: &str = "requests";
+pub(crate) const STATE_AT_CONTEXTS: &str = "{state} at {cells}";
+/// A run's states over a row or column: "GLM valid at 1–4 requests, over capacity at 8–128 requests".
+pub(crate) const SIDE_STATES: &str = "{name} {states}";
 pub(crate) const ZERO_TOK_PER_S: &str = "measured 0 tok/s";
-pub(crate) const OR: &str = " or ";
 /// A context or a level of a ratio matrix with no ratio at all, said once.
 pub(crate) const NO_RATIO_AT_ROW: &str = "No ratio at {context}: {reasons}.";
 pub(crate) const NO_RATIO_ANYWHERE: &str =
     "No cell ran validly in both {a} and {b}: no ratio anywhere.";
 pub(crate) const NO_RATIO_AT_LEVEL: &str = "No ratio at {n} requests at once: {reasons}.";
+/// A level measured only at contexts whose rows are left out (their notes say more).
+pub(crate) const NEITHER_AT_ROWS_SHOWN: &str = "neither run measured it at the contexts shown";
 pub(crate) const NEAR_CONTEXTS: &str = "Rows {rows} pair a context of {a} with one of {b} within 2% of it (the same prompt, less room kept for output).";
 /// Key findings, at the top of a comparison.
 pub(crate) const FINDINGS: &str = "Key findings";
@@ -70,6 +81,22 @@ pub(crate) const FINDING_DECODE: &str = "Decode";
 pub(crate) const FINDING_DECODE_TEXT: &str = "{b}'s {figure} over {a}'s, median of {count} cells both ran validly ({min} to {max}); {b} is faster in {above}, {a} in {below}.";
 pub(crate) const FINDING_NO_DECODE: &str =
     "No decode cell ran validly in both {a} and {b}: no ratio to give.";
+/// The answer first: the two sentences that open a pair's findings.
+pub(crate) const ANSWER_ALL_A: &str = "{a} is faster in every cell both ran validly ({cells}; {b} makes {median} its {figure}, median).";
+pub(crate) const ANSWER_ALL_B: &str =
+    "{b} is faster in every cell both ran validly ({cells}; {median} {a}'s {figure}, median).";
+pub(crate) const ANSWER_MIXED: &str = "In the {cells} both ran validly, {b} makes {median} {a}'s {figure} (median): {b} is faster in {above}, {a} in {below}{even}.";
+pub(crate) const ANSWER_EVEN_IN: &str = ", even in {n}";
+pub(crate) const ANSWER_PEAK: &str = "{hi}'s peak valid throughput is {ratio} {lo}'s: {hi_total} {figure} at {hi_at} against {lo_total} at {lo_at}.";
+pub(crate) const ANSWER_PEAK_EVEN: &str = "Their peak valid throughputs are even ({ratio}): {b_total} {figure} at {b_at} for {b}, {a_total} at {a_at} for {a}.";
+pub(crate) const ANSWER_PEAK_ONE: &str =
+    "Only {name} has a valid decode cell: its peak is {total} {figure} at {at}.";
+pub(crate) const FINDING_PEAK: &str = "Peak";
+pub(crate) const FINDING_PEAK_TEXT: &str = "{b}'s highest valid {figure} over {a}'s: {b} {b_total} total tok/s ({b_per_gpu} per GPU) at {b_at}, {a} {a_total} ({a_per_gpu} per GPU) at {a_at}.";
+/// The most throughput among cells whose per-request rate reaches a speed.
+pub(crate) const FINDING_AT_SPEED: &str = "At ≥ {speed} tok/s per request";
+pub(crate) const FINDING_AT_SPEED_TEXT: &str = "{b}'s most valid {figure} in a cell whose per-request rate is {speed} tok/s or more, over {a}'s: {b} {b_total} at {b_at} ({b_per} per request), {a} {a_total} at {a_at} ({a_per} per request).";
+pub(crate) const FINDING_AT_SPEED_ONE: &str = "Only {name} has a valid cell whose per-request rate is {speed} tok/s or more: {total} {figure} at {at} ({per} per request).";
 pub(crate) const FINDING_NOISE: &str = "Noise";
 pub(crate) const FINDING_NOISE_UNKNOWN: &str = "Unknown: these figures carry no interval (one window each, or a tool that reports no spread), so a difference of a few percent may be noise.";
 pub(crate) const FINDING_NOISE_TEXT: &str = "{within} of these ratios are within the noise of their two cells (95% intervals), {beyond} beyond it; {unknown} of unknown noise.";
@@ -112,18 +139,20 @@ pub(crate) const TITLE_JOIN: &str = " vs ";
 pub(crate) const PAGE_TITLE: &str = "{title} · Comparison";
 /// The index's bar for picking runs to compare: its link, its count before,
 /// during and after a valid choice, and each run's checkbox.
-pub(crate) const PICK_COMPARE: &str = "Compare the selected runs";
-pub(crate) const PICK_SELECT: &str = "Select {min} to {max} runs.";
+pub(crate) const PICK_COMPARE: &str = "Compare selected runs";
+/// Its state in words, beside it and read with it: before any choice, with
+/// too few, with a valid choice, with too many.
+pub(crate) const PICK_NONE: &str = "No run selected: tick {min} to {max} runs in the table.";
+pub(crate) const PICK_TOO_FEW: &str = "{n} run selected: tick at least {more} more.";
 pub(crate) const PICK_SELECTED: &str = "{n} runs selected.";
-pub(crate) const PICK_SELECT_MORE: &str = "{n} selected: select {min} to {max} runs.";
+pub(crate) const PICK_TOO_MANY: &str = "{n} runs selected: at most {max} can be compared.";
 pub(crate) const PICK_CHECKBOX: &str = "Select {model} ({id}) for comparison";
 pub(crate) const PICK_CHOOSE: &str = "Choose {min} to {max} runs on the index and open them here.";
 pub(crate) const PICK_BACK: &str = "Back to the index";
 pub(crate) const PICK_NOT_RUN_ID: &str = "Not a run id: {ids}.";
 pub(crate) const PICK_NO_RUN: &str = "No run {ids} on this site.";
 pub(crate) const PICK_FROM_INDEX: &str = "Pick runs from the index";
-pub(crate) const PICK_BUILT: &str =
-    "These runs have a full comparison page, with key findings, interactivity, capacity and cost:";
+pub(crate) const PICK_BUILT: &str = "These runs also have a comparison page built with the site, whose key findings and charts are pre-rendered:";
 
 /// The pressed per-GPU toggle's words on a page of runs with `gpus` GPUs.
 pub(crate) fn per_gpu_showing(gpus: u32) -> String {
@@ -146,6 +175,7 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
     vec![
         ("no_ratio_at_row", NO_RATIO_AT_ROW),
         ("no_ratio_at_level", NO_RATIO_AT_LEVEL),
+        ("neither_at_rows_shown", NEITHER_AT_ROWS_SHOWN),
         ("no_ratio_anywhere", NO_RATIO_ANYWHERE),
         ("chart_key", CHART_KEY),
         ("within_noise", WITHIN_NOISE),
@@ -153,7 +183,6 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("setup_same", SETUP_SAME),
         ("near_contexts", NEAR_CONTEXTS),
         ("zero_tok_per_s", ZERO_TOK_PER_S),
-        ("or", OR),
         ("not_stated", NOT_STATED),
         ("setup", SETUP),
         ("card", CARD),
@@ -189,6 +218,12 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("no_ratio_each", NO_RATIO_EACH),
         ("no_ratio_one", NO_RATIO_ONE),
         ("not_measured", NOT_MEASURED),
+        ("valid", VALID),
+        ("state_at_levels", STATE_AT_LEVELS),
+        ("request", REQUEST),
+        ("requests", REQUESTS),
+        ("state_at_contexts", STATE_AT_CONTEXTS),
+        ("side_states", SIDE_STATES),
         ("per_gpu_button", PER_GPU_BUTTON),
         ("per_gpu_showing_each", PER_GPU_SHOWING_EACH),
         ("runs_compared", RUNS_COMPARED),

@@ -2,7 +2,7 @@
 //! again over time, and how each run differs from the one before it. Pure
 //! functions over runs; docs/measurement.md defines the threshold.
 
-use crate::compare::{self, unknown_hardware};
+use crate::compare;
 use crate::format;
 use crate::model::{DecodeCell, Run, Status};
 
@@ -43,25 +43,13 @@ pub struct Step {
     pub by_threshold: usize,
 }
 
-/// The setup a run belongs to; runs of unknown hardware belong to none.
-fn setup_of(run: &Run) -> Option<(String, String, u32, String)> {
-    unknown_hardware(run).is_none().then(|| {
-        (
-            run.meta.model.clone(),
-            run.meta.hardware.gpu.clone(),
-            run.meta.hardware.gpu_count,
-            run.meta.engine.quantization.clone().unwrap_or_default(),
-        )
-    })
-}
-
 /// Every setup with two or more runs, runs in date order (runs without a
 /// date first, by id: they predate dated runs).
 pub fn series(runs: &[Run]) -> Vec<Series> {
     let mut groups: std::collections::BTreeMap<(String, String, u32, String), Vec<usize>> =
         Default::default();
     for (i, run) in runs.iter().enumerate() {
-        if let Some(key) = setup_of(run) {
+        if let Some(key) = compare::setup_key(run) {
             groups.entry(key).or_default().push(i);
         }
     }

@@ -118,10 +118,42 @@ function setupRows(d, runs) {
   });
 }
 
-// Decode contexts at least two of the runs measured (src/compare.rs).
-function sharedContexts(runs) {
-  return sorted(runs.flatMap((r) => r.decode.map((c) => c.tokens)))
-    .filter((t) => runs.filter((r) => r.decode.some((c) => c.tokens === t)).length >= 2);
+// Decode contexts at least two of the runs measured, near ones grouped
+// (src/compare.rs `shared_context_groups`): run by run, each context joins
+// a group of the same context first, else the nearest group within
+// d.near_context without one of that run's. Each group: every run's context
+// there or null, in order of the smallest.
+function sharedContextGroups(d, runs) {
+  const groups = [];
+  runs.forEach((r, i) => {
+    const left = [];
+    sorted(r.decode.map((c) => c.tokens)).forEach((t) => {
+      const same = groups.find((g) => g.anchor === t && g.members[i] === null);
+      if (same) same.members[i] = t; else left.push(t);
+    });
+    left.forEach((t) => {
+      const gap = (anchor) => Math.abs(anchor - t) / Math.max(anchor, t);
+      const near = groups.filter((g) => g.members[i] === null && gap(g.anchor) <= d.near_context)
+        .sort((p, q) => gap(p.anchor) - gap(q.anchor))[0];
+      if (near) { near.members[i] = t; return; }
+      const members = runs.map(() => null);
+      members[i] = t;
+      groups.push({ anchor: t, members });
+    });
+  });
+  const tokens = (m) => Math.min(...m.filter((t) => t !== null));
+  return groups.map((g) => g.members).filter((m) => m.filter((t) => t !== null).length >= 2)
+    .sort((p, q) => tokens(p) - tokens(q));
+}
+
+// A group's smallest context (its order and id), and its label: "8K", or
+// "256K / 251K" where the runs' contexts differ (in run order).
+function groupTokens(group) {
+  return Math.min(...group.filter((t) => t !== null));
+}
+
+function groupLabel(runs, group) {
+  return Array.from(new Set(group.filter((t) => t !== null))).map((t) => contextLabelOf(runs, t)).join(" / ");
 }
 
 function contextLabelOf(runs, tokens) {
@@ -132,11 +164,12 @@ function contextLabelOf(runs, tokens) {
   return String(tokens);
 }
 
-// The rows of a decode chart's table: each level, each run's figure as written.
-function decodeRows(d, runs, tokens, perGpu) {
-  const levels = sorted(runs.flatMap((r) => r.decode.filter((c) => c.tokens === tokens).map((c) => c.concurrency)));
-  return levels.map((n) => [String(n), ...runs.map((r) => {
-    const c = cellOf(r, tokens, n);
+// The rows of a decode chart's table: each level, each run's figure as
+// written, at the run's own context of the group.
+function decodeRows(d, runs, group, perGpu) {
+  const levels = sorted(runs.flatMap((r, i) => r.decode.filter((c) => c.tokens === group[i]).map((c) => c.concurrency)));
+  return levels.map((n) => [String(n), ...runs.map((r, i) => {
+    const c = group[i] === null ? undefined : cellOf(r, group[i], n);
     return c ? c.shown[basisOf(perGpu)] : d.dash;
   })]);
 }
@@ -172,19 +205,43 @@ function pairLabel(runs, p) {
   return contextLabelOf(runs, p.a !== null ? p.a : p.b);
 }
 
-// Why a row or column of a matrix has no ratio, per run: "GLM queued or
-// over capacity; Step not measured" (src/render/compare_page.rs).
-function sideReasons(d, a, b, cells) {
+// Why a row or column of a matrix has no ratio, per run and cell by cell
+// where that differs (src/compare.rs `side_states`, src/render/compare_page.rs
+// `side_notes`): "GLM valid at 1–4 requests, over capacity at 8–128
+// requests; Step not measured". `cells` are [grid position, cell], `labels`
+// name the positions for each run (its own contexts), `at` is the template
+// of one state.
+function sideReasons(d, a, b, cells, labels, at) {
+  const w = d.words;
+  const word = (c, i) => {
+    if (c.why === undefined) return w.valid;
+    if (c.zeroBase) return i === 0 ? w.zero_tok_per_s : w.valid;
+    return c.sides[i] === null ? w.valid : c.sides[i];
+  };
   const sides = [[], []];
-  const add = (i, words) => { if (!sides[i].includes(words)) sides[i].push(words); };
-  cells.forEach((c) => {
-    if (c.zeroBase) add(0, d.words.zero_tok_per_s);
+  cells.forEach(([pos, c]) => {
     // A cell neither run measured says nothing about either.
-    const neither = c.sides && c.sides[0] === d.words.not_measured && c.sides[1] === d.words.not_measured;
-    if (c.sides && !neither) { if (c.sides[0] !== null) add(0, c.sides[0]); if (c.sides[1] !== null) add(1, c.sides[1]); }
+    if (c.sides && c.sides[0] === w.not_measured && c.sides[1] === w.not_measured) return;
+    sides.forEach((states, i) => {
+      const x = word(c, i);
+      const found = states.find((s) => s.word === x);
+      if (!found) { states.push({ word: x, stretches: [[pos, pos]] }); return; }
+      const last = found.stretches[found.stretches.length - 1];
+      if (last[1] + 1 === pos) last[1] = pos; else found.stretches.push([pos, pos]);
+    });
   });
-  return [a.model, b.model].map((name, i) => (sides[i].length ? `${name} ${sides[i].join(d.words.or)}` : null))
-    .filter((x) => x !== null).join("; ");
+  return [a.model, b.model].map((name, i) => {
+    const states = sides[i];
+    if (!states.length) return null;
+    const own = labels[i];
+    const stretch = ([first, last]) => (last === first ? own[first]
+      : last - first === 1 ? `${own[first]}, ${own[last]}` : `${own[first]}–${own[last]}`);
+    const words = states.length === 1 ? states[0].word : states.map((s) => {
+      const list = s.stretches.map(stretch).join(", ");
+      return fill(at, { state: s.word, cells: list, requests: list === "1" ? w.request : w.requests });
+    }).join(", ");
+    return fill(w.side_states, { name, states: words });
+  }).filter((x) => x !== null).join("; ");
 }
 
 // A ratio matrix of b against a (src/render/compare_page.rs
@@ -198,16 +255,26 @@ function ratioMatrix(d, a, b, perGpu) {
   const keep = allLevels.map((_, l) => grid.some((row) => row[l].why === undefined));
   const leftOut = [];
   const rows = [];
+  // Each run's rows by its own contexts: GLM's "256K" is Step's "251K".
+  const own = (p, t) => (t === null ? pairLabel([a, b], p) : contextLabelOf([a, b], t));
+  const rowLabels = [pairs.map((p) => own(p, p.a)), pairs.map((p) => own(p, p.b))];
+  const levelLabels = [allLevels.map(String), allLevels.map(String)];
+  const rowHasRatio = grid.map((row) => row.some((c) => c.why === undefined));
   pairs.forEach((p, r) => {
     const label = pairLabel([a, b], p);
-    if (!grid[r].some((c) => c.why === undefined)) {
-      leftOut.push(fill(d.words.no_ratio_at_row, { context: label, reasons: sideReasons(d, a, b, grid[r]) }));
+    if (!rowHasRatio[r]) {
+      const reasons = sideReasons(d, a, b, grid[r].map((c, l) => [l, c]), levelLabels, d.words.state_at_levels);
+      leftOut.push(fill(d.words.no_ratio_at_row, { context: label, reasons }));
       return;
     }
     rows.push({ context: label, cells: grid[r].filter((_, l) => keep[l]) });
   });
   allLevels.forEach((n, l) => {
-    if (!keep[l]) leftOut.push(fill(d.words.no_ratio_at_level, { n, reasons: sideReasons(d, a, b, grid.map((row) => row[l])) }));
+    if (keep[l]) return;
+    // The rows drawn: a row left out has a note of its own.
+    const cells = grid.map((row, r) => [r, row[l]]).filter(([r]) => rowHasRatio[r]);
+    const reasons = sideReasons(d, a, b, cells, rowLabels, d.words.state_at_contexts) || d.words.neither_at_rows_shown;
+    leftOut.push(fill(d.words.no_ratio_at_level, { n, reasons }));
   });
   const near = pairs.filter((p) => p.a !== null && p.b !== null && p.a !== p.b).map((p) => pairLabel([a, b], p));
   // Nothing to compare anywhere: one line, not one per row and level.
@@ -403,29 +470,30 @@ function decodeView(runs, perGpu) {
   const figure = perGpu ? w.figure_per_gpu : w.figure_total;
   const view = el("div", { "data-gpu-view": perGpu ? "per-gpu" : "total" },
     el("p", { class: "caption", text: perGpu ? w.decode_caption_per_gpu : w.decode_caption_total }));
-  const contexts = sharedContexts(runs);
+  const groups = sharedContextGroups(defs, runs);
   // One y-axis for every context, as on the pre-rendered pages.
-  const pointsAt = (r, tokens) => r.decode.filter((c) => c.tokens === tokens && c.comparable !== null).map((c) => [c.concurrency, c.comparable[basis]]);
-  const yTop = Math.max(...contexts.flatMap((t) => runs.flatMap((r) => pointsAt(r, t).map(([, y]) => y))), 1e-9);
-  contexts.forEach((tokens) => {
-    const context = contextLabelOf(runs, tokens);
+  const pointsAt = (r, tokens) => (tokens === null ? [] : r.decode.filter((c) => c.tokens === tokens && c.comparable !== null).map((c) => [c.concurrency, c.comparable[basis]]));
+  const yTop = Math.max(...groups.flatMap((g) => runs.flatMap((r, i) => pointsAt(r, g[i]).map(([, y]) => y))), 1e-9);
+  groups.forEach((group) => {
+    const tokens = groupTokens(group);
+    const context = groupLabel(runs, group);
     const id = `decode-${tokens}${perGpu ? "-per-gpu" : ""}`;
     const heading = fill(w.decode_heading, { context });
     const svg = lineChart(fill(w.decode_title, { context, figure }), defs.decode_size,
       { label: w.decode_x, tick: String }, figure,
-      runs.map((r, style) => ({ style, points: pointsAt(r, tokens) })), yTop);
+      runs.map((r, style) => ({ style, points: pointsAt(r, group[style]) })), yTop);
     const sub = el("section", { id, "aria-labelledby": `${id}-h`, class: "small-multiple" },
       el("h3", { id: `${id}-h`, text: heading }));
     sub.append(...chartBlock(`${id}-chart`, heading, svg,
       fill(perGpu ? w.decode_chart_caption_per_gpu : w.decode_chart_caption_total, { context }),
-      [w.requests_at_once, ...runs.map((r) => r.model)], decodeRows(defs, runs, tokens, perGpu), runs));
+      [w.requests_at_once, ...runs.map((r) => r.model)], decodeRows(defs, runs, group, perGpu), runs));
     view.appendChild(sub);
   });
   return view;
 }
 
 function decodeSection(runs, perGpuView) {
-  if (sharedContexts(runs).length === 0) return null;
+  if (sharedContextGroups(defs, runs).length === 0) return null;
   const w = defs.words;
   const s = section("decode", w.decode);
   s.classList.add("multiples");
@@ -526,7 +594,7 @@ async function main() {
 }
 
 if (typeof module !== "undefined") {
-  module.exports = { fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContexts };
+  module.exports = { fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
 } else {
   main();
 }

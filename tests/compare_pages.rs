@@ -87,16 +87,27 @@ fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
     let notes: Vec<String> = html.select(&sel("#ratios p.note")).map(text).collect();
     for said in [
         "Rows 256K / 251K pair a context of GLM-5.3-Flash with one of Step-3.5-Flash within 2% of it",
-        "No ratio at 512K: GLM-5.3-Flash over capacity; Step-3.5-Flash not measured.",
-        "No ratio at 1019K: GLM-5.3-Flash queued or over capacity; Step-3.5-Flash not measured.",
-        "No ratio at 64 requests at once:",
-        "No ratio at 128 requests at once:",
+        // Each run's state, cell by cell where it differs (GLM runs 512K
+        // validly up to 4 requests; Step runs 8K and 16K at 64 validly).
+        "No ratio at 512K: GLM-5.3-Flash valid at 1–4 requests, over capacity at 8–128 requests; Step-3.5-Flash not measured.",
+        "No ratio at 1019K: GLM-5.3-Flash valid at 1 request, queued at 2 requests, over capacity at 4–128 requests; Step-3.5-Flash not measured.",
+        "No ratio at 64 requests at once: GLM-5.3-Flash queued at 8K–32K, over capacity at 64K–256K; Step-3.5-Flash valid at 8K, 16K, over capacity at 32K–251K.",
+        "No ratio at 128 requests at once: GLM-5.3-Flash queued at 8K, over capacity at 16K–256K; Step-3.5-Flash valid at 8K, over capacity at 16K–251K.",
     ] {
         assert!(
             notes.iter().any(|n| n.starts_with(said)),
             "{said:?} not in {notes:?}"
         );
     }
+    // The answer first: GLM wins every shared cell, Step's peak is twice GLM's.
+    let answer: Vec<String> = html.select(&sel("#findings p.answer")).map(text).collect();
+    assert_eq!(
+        answer,
+        [
+            "GLM-5.3-Flash is faster in every cell both ran validly (29 cells; Step-3.5-Flash makes 0.81× its total tok/s, median).",
+            "Step-3.5-Flash's peak valid throughput is 2.06× GLM-5.3-Flash's: 4,673.1 total tok/s at 8K × 128 against 2,270.4 at 8K × 32.",
+        ]
+    );
     // The key findings say the same: 29 cells, their median first.
     let findings = text(html.select(&sel("#findings")).next().unwrap());
     assert!(
@@ -178,7 +189,9 @@ fn the_comparison_highlights_what_differs_and_has_every_chart_with_a_table() {
             "16K context",
             "32K context",
             "64K context",
-            "128K context"
+            "128K context",
+            // GLM's 256K and Step's 251K: the pair the ratio matrix has too.
+            "256K / 251K context"
         ]
     );
     let legend: Vec<String> = html.select(&sel(".legend-list a")).map(text).collect();

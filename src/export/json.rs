@@ -75,7 +75,7 @@ struct BrowserRun<'a> {
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
-    use crate::compare::{Basis, decode_figure, prefill_figure, valid_total};
+    use crate::compare::{Basis, decode_figure, prefill_figures, valid_total};
     use crate::format::context_label;
     let doc = BrowserRun {
         id: &run.id,
@@ -85,12 +85,13 @@ pub(crate) fn run_js(run: &Run) -> String {
         setup: crate::compare::setup_values(run),
         prefill: run
             .prefill_cells()
-            .filter_map(|c| {
+            .zip(prefill_figures(run))
+            .filter_map(|(c, (_, shown))| {
                 Some(BrowserPrefill {
                     tokens: c.context_tokens,
                     context: context_label(c.context_tokens),
                     tok_per_s: c.prompt_tok_per_s?,
-                    shown: prefill_figure(c)?,
+                    shown: shown?,
                 })
             })
             .collect(),

@@ -139,12 +139,14 @@ pub(crate) struct Findings {
 pub(crate) struct FindingGroup {
     /// "Step against GLM", when more than two runs are compared.
     pub heading: Option<String>,
+    /// The answer, first: who is faster where both ran, and whose peak is higher.
+    pub answer: Vec<String>,
     pub items: Vec<Finding>,
 }
 
 /// "Decode: **0.81×** Step's total tok/s over GLM's, median of …".
 pub(crate) struct Finding {
-    pub label: &'static str,
+    pub label: String,
     pub figure: Option<String>,
     pub text: String,
 }
@@ -433,11 +435,11 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
             let f = compare::pair_findings(a, b, basis);
             let bn = b.meta.model.as_str();
             let names = [("a", an), ("b", bn)];
-            let mut items = Vec::new();
+            let mut items = best_findings(a, b, &f, basis);
             match f.decode {
                 Some(d) => {
                     items.push(Finding {
-                        label: w::FINDING_DECODE,
+                        label: w::FINDING_DECODE.into(),
                         figure: Some(format::ratio(d.median)),
                         text: w::fill(
                             w::FINDING_DECODE_TEXT,
@@ -454,7 +456,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                         ),
                     });
                     items.push(Finding {
-                        label: w::FINDING_NOISE,
+                        label: w::FINDING_NOISE.into(),
                         figure: None,
                         text: if f.noise_unknown == d.count {
                             w::FINDING_NOISE_UNKNOWN.into()
@@ -470,7 +472,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                         },
                     });
                     items.push(Finding {
-                        label: w::FINDING_BY_CONTEXT,
+                        label: w::FINDING_BY_CONTEXT.into(),
                         figure: None,
                         text: f
                             .decode_by_context
@@ -486,7 +488,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                     });
                 }
                 None => items.push(Finding {
-                    label: w::FINDING_DECODE,
+                    label: w::FINDING_DECODE.into(),
                     figure: None,
                     text: w::fill(w::FINDING_NO_DECODE, &names),
                 }),
@@ -501,7 +503,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                     )
                 };
                 items.push(Finding {
-                    label: w::FINDING_PREFILL,
+                    label: w::FINDING_PREFILL.into(),
                     figure: Some(format::ratio(p.median)),
                     text: w::fill(
                         w::FINDING_PREFILL_TEXT,
@@ -519,7 +521,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
             let not_compared = f.one_side_only + f.not_valid;
             if not_compared > 0 {
                 items.push(Finding {
-                    label: w::FINDING_NOT_COMPARED,
+                    label: w::FINDING_NOT_COMPARED.into(),
                     figure: None,
                     text: w::fill(
                         w::FINDING_NOT_COMPARED_TEXT,
@@ -533,6 +535,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
             }
             FindingGroup {
                 heading: (runs.len() > 2).then(|| w::fill(w::FINDINGS_PAIR, &names)),
+                answer: answer(a, b, &f, basis),
                 items,
             }
         })
@@ -557,6 +560,187 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
         })
         .collect();
     Findings { pairs, reach }
+}
+
+/// The answer to "which is faster, where, and by how much": who wins the
+/// cells both ran validly, and whose peak valid throughput is higher. Each
+/// sentence is about the cells it names (tests/compare_findings.rs checks
+/// them against the cells of pairs where a summary would mislead).
+pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<String> {
+    use crate::comparison_words as w;
+    let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    let figure = tok_per_s_name(basis);
+    let mut out = Vec::new();
+    if let Some(d) = f.decode {
+        let cells = format::counted(d.count, "cell");
+        let median = format::ratio(d.median);
+        let slots = [
+            ("a", an),
+            ("b", bn),
+            ("cells", cells.as_str()),
+            ("median", median.as_str()),
+            ("figure", figure),
+        ];
+        out.push(if d.below == d.count {
+            w::fill(w::ANSWER_ALL_A, &slots)
+        } else if d.above == d.count {
+            w::fill(w::ANSWER_ALL_B, &slots)
+        } else {
+            let (above, below) = (d.above.to_string(), d.below.to_string());
+            let ties = d.count - d.above - d.below;
+            let even = if ties > 0 {
+                w::fill(w::ANSWER_EVEN_IN, &[("n", &ties.to_string())])
+            } else {
+                String::new()
+            };
+            let mut slots = slots.to_vec();
+            slots.extend([
+                ("above", above.as_str()),
+                ("below", below.as_str()),
+                ("even", even.as_str()),
+            ]);
+            w::fill(w::ANSWER_MIXED, &slots)
+        });
+    }
+    let shown =
+        |run: &Run, c: &compare::BestCell| format::tok_per_s(basis.of(run, c.total_tok_per_s));
+    match (f.peak.a, f.peak.b, f.peak.ratio) {
+        (Some(pa), Some(pb), Some(r)) => {
+            let even = format::ratio(r) == format::ratio(1.0);
+            out.push(if even {
+                w::fill(
+                    w::ANSWER_PEAK_EVEN,
+                    &[
+                        ("ratio", &format::ratio(r)),
+                        ("a", an),
+                        ("b", bn),
+                        ("a_total", &shown(a, &pa)),
+                        ("b_total", &shown(b, &pb)),
+                        ("a_at", &pa.at()),
+                        ("b_at", &pb.at()),
+                        ("figure", figure),
+                    ],
+                )
+            } else {
+                // The higher over the lower, so the figure reads as "2.06×".
+                let ((hi, hi_run, hc), (lo, lo_run, lc), ratio) = if r > 1.0 {
+                    ((bn, b, pb), (an, a, pa), r)
+                } else {
+                    ((an, a, pa), (bn, b, pb), 1.0 / r)
+                };
+                w::fill(
+                    w::ANSWER_PEAK,
+                    &[
+                        ("hi", hi),
+                        ("lo", lo),
+                        ("ratio", &format::ratio(ratio)),
+                        ("hi_total", &shown(hi_run, &hc)),
+                        ("lo_total", &shown(lo_run, &lc)),
+                        ("hi_at", &hc.at()),
+                        ("lo_at", &lc.at()),
+                        ("figure", figure),
+                    ],
+                )
+            });
+        }
+        (Some(p), None, _) | (None, Some(p), _) => {
+            let run = if f.peak.a.is_some() { a } else { b };
+            out.push(w::fill(
+                w::ANSWER_PEAK_ONE,
+                &[
+                    ("name", run.meta.model.as_str()),
+                    ("total", &shown(run, &p)),
+                    ("at", &p.at()),
+                    ("figure", figure),
+                ],
+            ));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The findings of each run's best cells: its peak, and its most
+/// throughput at each per-request speed.
+fn best_findings(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<Finding> {
+    use crate::comparison_words as w;
+    let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    let figure = tok_per_s_name(basis);
+    let shown =
+        |run: &Run, c: &compare::BestCell| format::tok_per_s(basis.of(run, c.total_tok_per_s));
+    let per_request = |c: &compare::BestCell| {
+        c.per_request_tok_per_s
+            .map_or_else(|| format::DASH.to_string(), format::tok_per_s)
+    };
+    let mut items = Vec::new();
+    if let (Some(pa), Some(pb), Some(r)) = (f.peak.a, f.peak.b, f.peak.ratio) {
+        let per_gpu = |run: &Run, c: &compare::BestCell| {
+            format::tok_per_s(Basis::PerGpu.of(run, c.total_tok_per_s))
+        };
+        items.push(Finding {
+            label: w::FINDING_PEAK.into(),
+            figure: Some(format::ratio(r)),
+            text: w::fill(
+                w::FINDING_PEAK_TEXT,
+                &[
+                    ("a", an),
+                    ("b", bn),
+                    ("figure", figure),
+                    ("a_total", &format::tok_per_s(pa.total_tok_per_s)),
+                    ("b_total", &format::tok_per_s(pb.total_tok_per_s)),
+                    ("a_per_gpu", &per_gpu(a, &pa)),
+                    ("b_per_gpu", &per_gpu(b, &pb)),
+                    ("a_at", &pa.at()),
+                    ("b_at", &pb.at()),
+                ],
+            ),
+        });
+    }
+    for (speed, pair) in &f.at_speed {
+        let speed_text = format::trim_number(*speed);
+        let label = w::fill(w::FINDING_AT_SPEED, &[("speed", &speed_text)]);
+        match (pair.a, pair.b, pair.ratio) {
+            (Some(ca), Some(cb), Some(r)) => items.push(Finding {
+                label,
+                figure: Some(format::ratio(r)),
+                text: w::fill(
+                    w::FINDING_AT_SPEED_TEXT,
+                    &[
+                        ("a", an),
+                        ("b", bn),
+                        ("figure", figure),
+                        ("speed", &speed_text),
+                        ("a_total", &shown(a, &ca)),
+                        ("b_total", &shown(b, &cb)),
+                        ("a_at", &ca.at()),
+                        ("b_at", &cb.at()),
+                        ("a_per", &per_request(&ca)),
+                        ("b_per", &per_request(&cb)),
+                    ],
+                ),
+            }),
+            (Some(c), None, _) | (None, Some(c), _) => {
+                let run = if pair.a.is_some() { a } else { b };
+                items.push(Finding {
+                    label,
+                    figure: None,
+                    text: w::fill(
+                        w::FINDING_AT_SPEED_ONE,
+                        &[
+                            ("name", run.meta.model.as_str()),
+                            ("speed", &speed_text),
+                            ("total", &shown(run, &c)),
+                            ("figure", figure),
+                            ("at", &c.at()),
+                            ("per", &per_request(&c)),
+                        ],
+                    ),
+                });
+            }
+            _ => {}
+        }
+    }
+    items
 }
 
 /// The key of a chart with a line per name, in style order.
@@ -606,16 +790,18 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         .iter()
         .flat_map(|r| r.prefill_cells().map(|c| c.context_tokens))
         .collect();
+    let shown: Vec<Vec<(u64, Option<String>)>> =
+        runs.iter().map(|r| compare::prefill_figures(r)).collect();
     let rows = contexts
         .iter()
         .map(|&ctx| {
             let mut row = vec![format::context_label(ctx)];
-            for r in runs {
-                let cell = r.prefill_cells().find(|c| c.context_tokens == ctx);
-                row.push(
-                    cell.and_then(compare::prefill_figure)
-                        .unwrap_or_else(|| DASH.into()),
-                );
+            for figures in &shown {
+                let text = figures
+                    .iter()
+                    .find(|(c, _)| *c == ctx)
+                    .and_then(|(_, t)| t.clone());
+                row.push(text.unwrap_or_else(|| DASH.into()));
             }
             row
         })
@@ -668,38 +854,45 @@ pub(super) fn decode_blocks(
     let x = Axis::new(crate::comparison_words::DECODE_X, Scale::Log2, |v| {
         format!("{}", v.round())
     });
-    let contexts = compare::shared_contexts(runs);
+    let groups = compare::shared_context_groups(runs);
+    // Each run's Valid (concurrency, figure) in a group, at its own context.
+    let points = |g: &compare::ContextGroup| -> Vec<Vec<(f64, f64)>> {
+        runs.iter()
+            .zip(&g.0)
+            .map(|(r, ctx)| {
+                ctx.map_or_else(Vec::new, |ctx| {
+                    compare::valid_totals_at(r, ctx)
+                        .into_iter()
+                        .map(|(n, t)| (n, basis.of(r, t)))
+                        .collect()
+                })
+            })
+            .collect()
+    };
     // One y-axis for every context, so the charts show what context costs.
     let y = Axis::new(
         tok_per_s_name(basis),
         Scale::Linear,
         format::tok_per_s_short,
     )
-    .shared_over(contexts.iter().flat_map(|&ctx| {
-        runs.iter().flat_map(move |r| {
-            compare::valid_totals_at(r, ctx)
-                .into_iter()
-                .map(move |(_, t)| basis.of(r, t))
-        })
-    }));
-    contexts
-        .into_iter()
-        .map(|ctx| {
-            let label = format::context_label(ctx);
-            let series = run_lines(runs.iter().map(|r| {
-                compare::valid_totals_at(r, ctx)
-                    .into_iter()
-                    .map(|(n, t)| (n, basis.of(r, t)))
-                    .collect()
-            }));
-            let rows = compare::levels_at(runs, ctx)
+    .shared_over(
+        groups
+            .iter()
+            .flat_map(|g| points(g).into_iter().flatten().map(|(_, t)| t)),
+    );
+    groups
+        .iter()
+        .map(|g| {
+            let label = g.label();
+            let ctx = g.tokens();
+            let series = run_lines(points(g).into_iter());
+            let rows = compare::levels_in(runs, g)
                 .into_iter()
                 .map(|n| {
                     let mut row = vec![n.to_string()];
-                    row.extend(
-                        runs.iter()
-                            .map(|r| compare::decode_figure(r, r.decode_cell(ctx, n), basis)),
-                    );
+                    row.extend(runs.iter().zip(&g.0).map(|(r, c)| {
+                        compare::decode_figure(r, c.and_then(|c| r.decode_cell(c, n)), basis)
+                    }));
                     row
                 })
                 .collect();
@@ -765,52 +958,38 @@ pub(crate) fn ratio_matrix_between(
     names: (&str, &str),
     basis: Basis,
 ) -> RatioMatrix {
-    use crate::comparison_words::{NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, fill};
+    use crate::comparison_words::{
+        NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
+    };
     let grid = compare::RatioGrid::between(a, b, basis);
     let keep_level: Vec<bool> = (0..grid.levels.len())
         .map(|l| grid.level_has_ratio(l))
         .collect();
-    // Per run, each distinct reason once: "GLM queued or over capacity;
-    // Step not measured".
-    let reasons = |cells: &mut dyn Iterator<Item = &Result<compare::Judged, compare::NoRatio>>| {
-        let mut sides: [Vec<&str>; 2] = [Vec::new(), Vec::new()];
-        let mut add = |side: usize, words: &'static str| {
-            if !sides[side].contains(&words) {
-                sides[side].push(words);
-            }
-        };
-        for c in cells {
-            match c {
-                // A cell neither run measured says nothing about either.
-                Err(compare::NoRatio::Unusable {
-                    a: Some(compare::Unusable::NotMeasured),
-                    b: Some(compare::Unusable::NotMeasured),
-                }) => {}
-                Err(compare::NoRatio::Unusable { a, b }) => {
-                    a.iter().for_each(|u| add(0, u.words()));
-                    b.iter().for_each(|u| add(1, u.words()));
-                }
-                Err(compare::NoRatio::ZeroBase) => add(0, crate::comparison_words::ZERO_TOK_PER_S),
-                Ok(_) => {}
-            }
-        }
-        [names.0, names.1]
-            .iter()
-            .zip(&sides)
-            .filter(|(_, words)| !words.is_empty())
-            .map(|(name, words)| format!("{name} {}", words.join(crate::comparison_words::OR)))
-            .collect::<Vec<_>>()
-            .join("; ")
+    // Per run, what it has over the cells, cell by cell where that differs:
+    // "GLM valid at 1–4 requests, over capacity at 8–128 requests; Step not measured".
+    // Each run's rows by its own contexts: GLM's "256K" is Step's "251K".
+    let side_label = |p: &compare::ContextPair, own: Option<u64>| {
+        own.map_or_else(|| p.label(), format::context_label)
     };
+    let row_labels: [Vec<String>; 2] = [
+        grid.rows.iter().map(|p| side_label(p, p.a)).collect(),
+        grid.rows.iter().map(|p| side_label(p, p.b)).collect(),
+    ];
+    let levels: Vec<String> = grid.levels.iter().map(u32::to_string).collect();
+    let level_labels = [levels.clone(), levels];
     let mut left_out = Vec::new();
     let mut rows = Vec::new();
     for (r, pair) in grid.rows.iter().enumerate() {
         if !grid.row_has_ratio(r) {
+            let states = compare::side_states(grid.cells[r].iter().enumerate());
             left_out.push(fill(
                 NO_RATIO_AT_ROW,
                 &[
                     ("context", &pair.label()),
-                    ("reasons", &reasons(&mut grid.cells[r].iter())),
+                    (
+                        "reasons",
+                        &side_notes(&states, names, &level_labels, STATE_AT_LEVELS),
+                    ),
                 ],
             ));
             continue;
@@ -853,15 +1032,21 @@ pub(crate) fn ratio_matrix_between(
     }
     for (l, n) in grid.levels.iter().enumerate() {
         if !keep_level[l] {
+            // The rows drawn: a row left out has a note of its own.
+            let states = compare::side_states(
+                grid.cells
+                    .iter()
+                    .enumerate()
+                    .filter(|(r, _)| grid.row_has_ratio(*r))
+                    .map(|(r, row)| (r, &row[l])),
+            );
+            let reasons = match side_notes(&states, names, &row_labels, STATE_AT_CONTEXTS) {
+                none if none.is_empty() => crate::comparison_words::NEITHER_AT_ROWS_SHOWN.into(),
+                some => some,
+            };
             left_out.push(fill(
                 NO_RATIO_AT_LEVEL,
-                &[
-                    ("n", &n.to_string()),
-                    (
-                        "reasons",
-                        &reasons(&mut grid.cells.iter().map(|row| &row[l])),
-                    ),
-                ],
+                &[("n", &n.to_string()), ("reasons", &reasons)],
             ));
         }
     }
@@ -898,6 +1083,52 @@ pub(crate) fn ratio_matrix_between(
             )
         }),
     }
+}
+
+/// Each run's states over a row or column without a ratio, in words: one
+/// state said alone ("Step not measured"), several with the cells each
+/// covers ("GLM valid at 1–4 requests, over capacity at 8–128 requests").
+/// `labels` name the grid's positions, each run's by its own contexts; `at`
+/// is the template of one state.
+pub(crate) fn side_notes(
+    states: &[compare::SideStates; 2],
+    names: (&str, &str),
+    labels: &[Vec<String>; 2],
+    at: &str,
+) -> String {
+    use crate::comparison_words::{REQUEST, REQUESTS, SIDE_STATES, fill};
+    [names.0, names.1]
+        .iter()
+        .zip(states)
+        .zip(labels)
+        .filter(|((_, s), _)| !s.is_empty())
+        .map(|((name, s), labels)| {
+            let stretch = |&(first, last): &(usize, usize)| match last - first {
+                0 => labels[first].clone(),
+                1 => format!("{}, {}", labels[first], labels[last]),
+                _ => format::range_label(&labels[first], &labels[last]),
+            };
+            let words = match s.as_slice() {
+                [(word, _)] => word.to_string(),
+                many => many
+                    .iter()
+                    .map(|(word, stretches)| {
+                        let cells: Vec<String> = stretches.iter().map(stretch).collect();
+                        let cells = cells.join(", ");
+                        // Levels take a noun: only "1 request" is singular.
+                        let noun = if cells == "1" { REQUEST } else { REQUESTS };
+                        fill(
+                            at,
+                            &[("state", word), ("cells", &cells), ("requests", noun)],
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            fill(SIDE_STATES, &[("name", name), ("states", &words)])
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>, ChartError> {

@@ -24,7 +24,7 @@ for (const id of input.runs) {
 
 const set = input.runs.map((id) => runs[id]);
 const views = (perGpu) => ({
-  decode: Object.fromEntries(c.sharedContexts(set).map((t) => [t, c.decodeRows(d, set, t, perGpu)])),
+  decode: Object.fromEntries(c.sharedContextGroups(d, set).map((g) => [c.groupTokens(g), c.decodeRows(d, set, g, perGpu)])),
   ratios: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, perGpu) })),
 });
 const runId = new RegExp(d.run_id_pattern);
