@@ -77,6 +77,23 @@ pub fn tok_per_s(value: f64) -> String {
     }
 }
 
+/// Throughputs of one table column, in one format: all in thousands
+/// ("4.8K", "18.9K") when the largest is written so, else as
+/// [`tok_per_s`] writes them ("175.8", "4,764.0").
+pub(crate) fn tok_per_s_column(values: &[f64]) -> Vec<String> {
+    let compact = values.iter().any(|&v| round_to(v, 1).abs() >= COMPACT_FROM);
+    values
+        .iter()
+        .map(|&v| {
+            if compact {
+                compact_thousands(v)
+            } else {
+                tok_per_s(v)
+            }
+        })
+        .collect()
+}
+
 /// Throughput on a chart label: "4,764", "18.9K".
 pub fn tok_per_s_short(value: f64) -> String {
     if value.abs().round() >= COMPACT_FROM {
@@ -213,6 +230,52 @@ pub(crate) fn date_ticks(lo: f64, hi: f64, room: usize) -> Vec<(f64, String)> {
     last
 }
 
+/// Ticks at whole numbers (run numbers) over `lo..=hi` whose labels fit in
+/// `room` characters (each label and a 3-character gap): every 1, 2, 5, 10,
+/// 20, 50, ... the finest that fits, so no number is written twice.
+pub(crate) fn whole_number_ticks(lo: f64, hi: f64, room: usize) -> Vec<(f64, String)> {
+    const GAP: usize = 3;
+    let first_at_least = |v: f64| v.max(1.0).ceil() as u64;
+    let ticks_every = |step: u64| -> Vec<(f64, String)> {
+        let values: Vec<u64> = if step <= 2 {
+            // 1, 2, 3, ... or 1, 3, 5, ...: run 1 and every step after it.
+            let first = first_at_least(lo);
+            let first = first + (first + step - 1) % step;
+            (first..)
+                .step_by(step as usize)
+                .take_while(|&v| v as f64 <= hi)
+                .collect()
+        } else {
+            // Run 1, where the axis has it, then the multiples of the step.
+            let first = first_at_least(lo).div_ceil(step) * step;
+            let one = (lo <= 1.0).then_some(1);
+            one.into_iter()
+                .chain((first..).step_by(step as usize))
+                .take_while(|&v| v as f64 <= hi)
+                .collect()
+        };
+        values
+            .into_iter()
+            .map(|v| (v as f64, v.to_string()))
+            .collect()
+    };
+    let fits =
+        |ticks: &[(f64, String)]| ticks.iter().map(|(_, l)| l.len() + GAP).sum::<usize>() <= room;
+    let mut step = 1u64;
+    loop {
+        let ticks = ticks_every(step);
+        if fits(&ticks) || ticks.len() <= 1 {
+            return ticks;
+        }
+        // 1, 2, 5, 10, 20, 50, ...
+        step = match step.to_string().as_bytes()[0] {
+            b'1' => step * 2,
+            b'2' => step / 2 * 5,
+            _ => step * 2,
+        };
+    }
+}
+
 /// How a context of 0 tokens (a decode cell with no prompt) is labelled.
 pub(crate) const NO_PROMPT: &str = "0 (no prompt)";
 
@@ -226,6 +289,11 @@ pub(crate) fn context_label(tokens: u64) -> String {
     } else {
         count(tokens)
     }
+}
+
+/// A decode cell by its context and requests at once: "8K × 128".
+pub(crate) fn cell_label(context_tokens: u64, concurrency: u32) -> String {
+    format!("{} × {concurrency}", context_label(context_tokens))
 }
 
 /// A list of labels with an en dash between the first and last: "8K–1019K".
@@ -540,6 +608,54 @@ mod tests {
         assert!(parse_context_label("K").is_err());
         assert_eq!(range_label("8K", "1019K"), "8K–1019K");
         assert_eq!(range_label("8K", "8K"), "8K");
+    }
+
+    #[test]
+    fn a_column_of_throughputs_has_one_format() {
+        assert_eq!(
+            tok_per_s_column(&[18_919.0, 4_764.0, 16_300.0]),
+            ["18.9K", "4.8K", "16.3K"]
+        );
+        assert_eq!(tok_per_s_column(&[175.8, 4_764.0]), ["175.8", "4,764.0"]);
+        assert!(tok_per_s_column(&[]).is_empty());
+    }
+
+    #[test]
+    fn run_number_ticks_are_whole_distinct_and_fit() {
+        for runs in [2u64, 4, 10, 31, 60, 250, 10_000] {
+            for room in [30usize, 60, 120] {
+                let ticks = whole_number_ticks(0.8, runs as f64 + 0.2, room);
+                let labels: Vec<&str> = ticks.iter().map(|(_, l)| l.as_str()).collect();
+                let mut distinct = labels.clone();
+                distinct.dedup();
+                assert_eq!(
+                    labels, distinct,
+                    "{runs} runs, {room} characters: {labels:?}"
+                );
+                assert!(
+                    ticks
+                        .iter()
+                        .all(|(v, l)| v.fract() == 0.0 && *l == v.to_string())
+                );
+                assert!(ticks.iter().all(|(v, _)| *v >= 1.0 && *v <= runs as f64));
+                assert_eq!(labels.first(), Some(&"1"), "{runs} runs start at run 1");
+                let width: usize = labels.iter().map(|l| l.len() + 3).sum();
+                assert!(
+                    width <= room || labels.len() == 1,
+                    "{runs}, {room}: {labels:?}"
+                );
+            }
+        }
+        let four: Vec<String> = whole_number_ticks(0.8, 4.2, 60)
+            .into_iter()
+            .map(|t| t.1)
+            .collect();
+        assert_eq!(four, ["1", "2", "3", "4"]);
+        let sixty: Vec<String> = whole_number_ticks(0.0, 61.0, 60)
+            .into_iter()
+            .map(|t| t.1)
+            .collect();
+        assert_eq!(sixty, ["1", "10", "20", "30", "40", "50", "60"]);
     }
 
     #[test]

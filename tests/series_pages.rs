@@ -325,3 +325,67 @@ fn a_long_series_summarises_and_loses_nothing() {
         "no slower cell of the slow night in series.csv"
     );
 }
+
+/// The run-number ticks of every history chart on a series page: the x
+/// axis' labels, which sit below it (top-aligned, not rotated).
+fn run_number_ticks(page: &str) -> Vec<Vec<String>> {
+    let doc = html(page);
+    doc.select(&sel("#history svg"))
+        .map(|svg| {
+            svg.select(&sel("text"))
+                .filter(|t| t.attr("dy") == Some("0.76em") && t.attr("transform").is_none())
+                .map(|t| t.text().collect::<String>().trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn run_number_axes_have_one_tick_per_number_at_any_length() {
+    for runs in [4usize, 10, 60] {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        for i in 0..runs {
+            // Undated runs: the history is drawn against run numbers.
+            let id = format!("glm-{i:02}");
+            glm_run(
+                &data,
+                &id,
+                "2026-10-01T00:00:00Z",
+                "0.11.0",
+                1.0 + i as f64 / 1000.0,
+            );
+            let path = data.join(&id).join("run.json");
+            let mut meta: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            meta.as_object_mut().unwrap().remove("measured_at");
+            std::fs::write(&path, meta.to_string()).unwrap();
+        }
+        let site = tmp.path().join("site");
+        sitegen::pipeline::build_site(&data, &site).unwrap();
+        let page =
+            std::fs::read_to_string(site.join("series/glm-5.3-flash-h200-sxm-x4-fp8/index.html"))
+                .unwrap();
+        let charts = run_number_ticks(&page);
+        assert!(!charts.is_empty(), "{runs} runs: no history chart");
+        for ticks in charts {
+            assert!(ticks.len() >= 2, "{runs} runs: {ticks:?}");
+            let numbers: Vec<usize> = ticks
+                .iter()
+                .map(|t| {
+                    t.parse()
+                        .unwrap_or_else(|_| panic!("{runs} runs: tick {t:?}"))
+                })
+                .collect();
+            assert!(
+                numbers.windows(2).all(|w| w[0] < w[1]),
+                "{runs} runs: ticks repeat or go back: {ticks:?}"
+            );
+            assert!(
+                numbers.iter().all(|&n| (1..=runs).contains(&n)),
+                "{runs} runs: {ticks:?}"
+            );
+            assert_eq!(numbers[0], 1, "{runs} runs: {ticks:?}");
+        }
+    }
+}

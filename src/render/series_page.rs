@@ -311,9 +311,12 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 format::epoch_day_label,
             )
         },
-        None => Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
-            format!("{}", v.round())
-        }),
+        None => Axis {
+            ticks: Some(format::whole_number_ticks),
+            ..Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
+                format!("{}", v.round())
+            })
+        },
     };
     let y = Axis::new(
         crate::comparison_words::FIGURE_TOTAL,
