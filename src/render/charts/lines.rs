@@ -239,7 +239,8 @@ fn draw_xy(
                     .map_err(fail)?;
             }
         }
-        let mut placed: Vec<(i32, i32)> = Vec::new();
+        // Lines and markers first, then the labels where they cover neither.
+        let mut markers: Vec<(i32, i32)> = Vec::new();
         for s in series {
             let colour = PALETTE[s.style % PALETTE.len()];
             let pts: Vec<(f64, f64)> = s
@@ -267,30 +268,25 @@ fn draw_xy(
                     ))
                     .map_err(fail)?;
             }
-            // A label that would overprint one already written is left out
-            // (the chart's table names every line).
-            let free = |at: (i32, i32), placed: &[(i32, i32)]| {
-                !placed
-                    .iter()
-                    .any(|p| (p.0 - at.0).abs() < 44 && (p.1 - at.1).abs() < 16)
-            };
-            if let (Some(label), Some(&end)) = (&s.label, pts.last())
-                && free(chart.backend_coord(&end), &placed)
-            {
-                placed.push(chart.backend_coord(&end));
-                let style = TextStyle::from((FONT, FONT_SIZE).into_font())
-                    .color(&BLACK)
-                    .pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Left,
-                        plotters::style::text_anchor::VPos::Center,
-                    ));
-                chart
-                    .draw_series(std::iter::once(
-                        EmptyElement::at(end) + Text::new(label.clone(), (5, 0), style),
-                    ))
-                    .map_err(fail)?;
-            }
             if (s.emphasis || !s.joined) && !s.solid {
+                // A point of this series closer than a marker's width to one
+                // already drawn shares its marker (251K beside 256K): two
+                // would print over each other; the table gives both.
+                let mut own: Vec<(i32, i32)> = Vec::new();
+                let pts: Vec<(f64, f64)> = pts
+                    .into_iter()
+                    .filter(|&p| {
+                        let at = chart.backend_coord(&p);
+                        let apart = own.iter().all(|o| {
+                            (o.0 - at.0).abs() >= MARKER_ROOM || (o.1 - at.1).abs() >= MARKER_ROOM
+                        });
+                        if apart {
+                            own.push(at);
+                        }
+                        apart
+                    })
+                    .collect();
+                markers.extend(&own);
                 let (filled, stroke) = (colour.filled(), colour.stroke_width(2));
                 let drawn = match s.style % MARKERS.len() {
                     0 => chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, filled))),
@@ -308,9 +304,103 @@ fn draw_xy(
                 drawn.map_err(fail)?;
             }
         }
+        // A thin line's label goes beside its last point where it covers no
+        // marker and no label already written, trying right, left, above
+        // and below; where none is free it is left out (the chart's table
+        // names every line).
+        let area = chart.plotting_area().get_pixel_range();
+        let mut labels: Vec<LabelBox> = Vec::new();
+        for s in series {
+            let (Some(label), Some(&end)) = (&s.label, s.points.last()) else {
+                continue;
+            };
+            let end = (to_plot(x.scale, end.0), to_plot(y.scale, end.1));
+            let at = chart.backend_coord(&end);
+            let Some(place) = label_place(
+                at,
+                label,
+                &markers,
+                &labels,
+                (area.0.clone(), area.1.clone()),
+            ) else {
+                continue;
+            };
+            labels.push(place);
+            let style = TextStyle::from((FONT, FONT_SIZE).into_font())
+                .color(&BLACK)
+                .pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Top,
+                ));
+            root.draw(&Text::new(label.clone(), (place.x0, place.y0), style))
+                .map_err(fail)?;
+        }
         root.present().map_err(fail)?;
     }
     Ok(())
+}
+
+/// Pixels apart two markers of one series must be, each way, to be drawn both.
+const MARKER_ROOM: i32 = 8;
+/// How far a label's box keeps from a marker's centre.
+const MARKER_CLEAR: i32 = 6;
+
+/// Where a label is written, as a box in pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct LabelBox {
+    x0: i32,
+    y0: i32,
+    x1: i32,
+    y1: i32,
+}
+
+impl LabelBox {
+    fn overlaps(&self, o: &LabelBox) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+
+    fn covers(&self, p: (i32, i32)) -> bool {
+        p.0 > self.x0 - MARKER_CLEAR
+            && p.0 < self.x1 + MARKER_CLEAR
+            && p.1 > self.y0 - MARKER_CLEAR
+            && p.1 < self.y1 + MARKER_CLEAR
+    }
+}
+
+/// The first place beside `at` (right, left, above, below) where `label`
+/// stays inside `area`, covers no marker and overlaps no label placed.
+fn label_place(
+    at: (i32, i32),
+    label: &str,
+    markers: &[(i32, i32)],
+    placed: &[LabelBox],
+    area: (std::ops::Range<i32>, std::ops::Range<i32>),
+) -> Option<LabelBox> {
+    let w = (label.chars().count() as f64 * super::FONT_PX * CHAR_WIDTH).ceil() as i32;
+    let h = super::FONT_PX.ceil() as i32;
+    let gap = MARKER_CLEAR + 1;
+    let tries = [
+        (at.0 + gap, at.1 - h / 2),
+        (at.0 - gap - w, at.1 - h / 2),
+        (at.0 - w / 2, at.1 - gap - h),
+        (at.0 - w / 2, at.1 + gap),
+    ];
+    tries
+        .into_iter()
+        .map(|(x0, y0)| LabelBox {
+            x0,
+            y0,
+            x1: x0 + w,
+            y1: y0 + h,
+        })
+        .find(|b| {
+            b.x0 >= area.0.start
+                && b.x1 <= area.0.end
+                && b.y0 >= area.1.start
+                && b.y1 <= area.1.end
+                && !markers.iter().any(|&m| b.covers(m))
+                && !placed.iter().any(|p| p.overlaps(b))
+        })
 }
 
 #[cfg(test)]
@@ -357,6 +447,54 @@ mod tests {
         assert!(svg.contains("<circle"), "{svg}");
         let none: [Series; 0] = [];
         assert!(draw(Scale::Linear, Scale::Linear, &none).ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn a_label_never_covers_a_marker_or_another_label() {
+        let area = (0..400, 0..300);
+        let markers = [(200, 100), (230, 100)];
+        // Right of the point a marker sits: the label goes left instead.
+        let b = label_place((200, 100), "256K", &[(230, 100)], &[], area.clone()).unwrap();
+        assert!(b.x1 <= 200 - MARKER_CLEAR, "{b:?}");
+        assert!(!markers.iter().any(|&m| b.covers(m)));
+        // With the left and right taken, above; with every side, none.
+        let left = label_place((200, 100), "8K", &[], &[], area.clone()).unwrap();
+        let crowded = [(215, 100), (185, 100)];
+        let above = label_place((200, 100), "8K", &crowded, &[left], area.clone()).unwrap();
+        assert!(above.y1 <= 100 - MARKER_CLEAR, "{above:?}");
+        let all = [(215, 100), (185, 100), (200, 85), (200, 115)];
+        assert_eq!(label_place((200, 100), "8K", &all, &[], area.clone()), None);
+        // Never out of the plotting area.
+        let edge = label_place((398, 100), "1019K", &[], &[], area).unwrap();
+        assert!(edge.x1 <= 400 && edge.x0 >= 0, "{edge:?}");
+    }
+
+    #[test]
+    fn points_closer_than_a_marker_share_one_marker() {
+        let s = [Series {
+            style: 0,
+            // 251K and 256K on a log2 axis from 8K to 1024K: a few pixels apart.
+            points: vec![
+                (8192.0, 100.0),
+                (257_024.0, 200.0),
+                (262_144.0, 200.0),
+                (1_048_576.0, 150.0),
+            ],
+            emphasis: true,
+            joined: true,
+            solid: false,
+            label: None,
+        }];
+        let svg = xy_chart(
+            "t",
+            DECODE_SIZE,
+            &axis(Scale::Log2),
+            &axis(Scale::Linear),
+            &s,
+        )
+        .unwrap();
+        // Drawn wide and narrow: three markers in each.
+        assert_eq!(svg.matches("<circle").count(), 6, "{svg}");
     }
 
     #[test]
