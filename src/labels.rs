@@ -34,6 +34,8 @@ pub(crate) fn legend_entries(
 pub const TTFT_NOTE: &str = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill.";
 /// The legend of the pause mark; the threshold is
 /// [`crate::model::LONG_PAUSE_FACTOR`] and [`crate::model::LONG_PAUSE_MIN_MS`].
+/// Said above a table wider than the screen (site.js shows it only then).
+pub(crate) const SCROLL_HINT: &str = "Scroll sideways for every column →";
 pub(crate) const PAUSE_LEGEND: &str = "Paused: a request of that cell received nothing for that long at once (at least 10× the cell's median time between tokens and 250 ms), a stall that per-token figures average away; the table's Longest pause column gives it for every cell.";
 pub(crate) const TABLE_NOTE: &str =
     "Latencies are medians. Total tok/s is output across all simultaneous requests.";

@@ -27,7 +27,8 @@ function allRuns(table) {
 }
 
 // A row of the runs table from [id, link, model, gpu, engine, quantization,
-// name, cells], as templates/runs_table.html writes it.
+// name, cells], a cell [text, sort key, holds words], as
+// templates/runs_table.html writes it.
 function runRow([id, href, model, gpu, engine, quantization, name, cells]) {
   const row = document.createElement("tr");
   Object.assign(row.dataset, { run: id, model, gpu, engine, quantization });
@@ -37,8 +38,9 @@ function runRow([id, href, model, gpu, engine, quantization, name, cells]) {
   link.textContent = name;
   first.appendChild(link);
   row.appendChild(first);
-  for (const [text, sort] of cells) {
+  for (const [text, sort, words] of cells) {
     const cell = document.createElement("td");
+    if (words) cell.className = "words";
     if (sort !== "") cell.dataset.sort = sort;
     cell.textContent = text;
     row.appendChild(cell);
@@ -152,26 +154,27 @@ function setUpFilters(form) {
 document.querySelectorAll("form[data-filters]").forEach(setUpFilters);
 
 // Selecting runs on the index for a comparison built in the browser: a
-// checkbox per run, and a link to compare/index.html?runs=a,b that carries
-// the selection (so the link can be shared).
+// checkbox per run, and a button that opens compare/index.html?runs=a,b (an
+// address that can be shared). The button says its state in the words beside
+// it (its description): how many are ticked and what is still needed.
 function setUpPick(bar) {
   const table = document.getElementById("runs-table");
-  const link = bar.querySelector("#compare-selected");
-  const count = bar.querySelector("[data-pick-count]");
+  const button = bar.querySelector("#compare-selected");
+  const state = bar.querySelector("[data-pick-count]");
   // The limits and words are Rust's (src/comparison_words.rs), on the bar.
   const [min, max] = [Number(bar.dataset.min), Number(bar.dataset.max)];
   const fill = (template, slots) => Object.entries(slots).reduce((t, [k, v]) => t.split(`{${k}}`).join(String(v)), template);
   const chosen = [];
-  // The page's own link to the comparison page, relative to where it is.
-  const base = link.getAttribute("href");
+  const ok = () => chosen.length >= min && chosen.length <= max;
   const update = () => {
-    const ok = chosen.length >= min && chosen.length <= max;
-    // Without href the link is inert (not focusable, not styled as a link)
-    // until the selection can be compared.
-    if (ok) link.href = `${base}?runs=${chosen.join(",")}`; else link.removeAttribute("href");
-    link.setAttribute("aria-disabled", ok ? "false" : "true");
-    count.textContent = fill(ok ? bar.dataset.selected : bar.dataset.selectMore, { n: chosen.length });
+    const n = chosen.length;
+    button.setAttribute("aria-disabled", ok() ? "false" : "true");
+    const words = n === 0 ? bar.dataset.none : n < min ? bar.dataset.tooFew : n > max ? bar.dataset.tooMany : bar.dataset.selected;
+    state.textContent = fill(words, { n, more: min - n });
   };
+  button.addEventListener("click", () => {
+    if (ok()) window.location.href = `${bar.dataset.href}?runs=${chosen.join(",")}`;
+  });
   const addBox = (row) => {
     const id = row.dataset.run;
     const box = document.createElement("input");
@@ -220,3 +223,27 @@ function setUpPerGpu(button) {
 
 document.querySelectorAll("[data-per-gpu-toggle]").forEach(setUpPerGpu);
 window.sitegenPerGpu = setUpPerGpu;
+
+// A table wider than its box says so above it, in Rust's words
+// (data-scroll-hint on the body): a phone shows a few of its columns, and
+// nothing else would tell that the rest are a swipe away.
+function markScrollable() {
+  const words = document.body.dataset.scrollHint;
+  if (!words) return;
+  document.querySelectorAll(".scroll").forEach((box) => {
+    const wide = box.scrollWidth > box.clientWidth + 1;
+    let hint = box.previousElementSibling;
+    if (!hint || !hint.classList.contains("scroll-hint")) {
+      if (!wide) return;
+      hint = document.createElement("p");
+      hint.className = "scroll-hint";
+      hint.textContent = words;
+      box.before(hint);
+    }
+    hint.hidden = !wide;
+  });
+}
+
+markScrollable();
+window.addEventListener("resize", markScrollable);
+document.addEventListener("toggle", markScrollable, true);

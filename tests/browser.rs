@@ -462,8 +462,8 @@ fn selected_runs_compare_in_the_browser_as_on_their_prerendered_page(tools: &Too
     let charts = prerendered_charts(&html);
     assert_eq!(
         charts.len(),
-        1 + 5,
-        "prefill and five decode contexts: {charts:?}"
+        1 + 6,
+        "prefill and six decode contexts (256K with 251K): {charts:?}"
     );
     let numbers = prerendered_numbers(&html);
     assert!(
@@ -564,6 +564,12 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         "<section id=\"findings\" style=\"margin-top:1200px\"><strong class=\"finding-figure\">0.81×</strong></section><svg class=\"chart\" viewBox=\"0 0 900 300\" style=\"width:100%\"><text x=\"10\" y=\"20\" font-size=\"12\">8K</text></svg><table class=\"matrix ratio\"><tbody><tr><th>8K</th><td class=\"r none\">—</td></tr></tbody></table><table class=\"matrix\"><tbody><tr><td class=\"m valid\" style=\"background:#440154;color:#fff\">1.0</td><td class=\"m requests-queued\" style=\"background:#fde725\">9.0</td><td class=\"m error\" title=\"8K context, 2 at once: Error (HTTP 500: engine core died)\" data-reason=\"HTTP 500: engine core died\">Error</td></tr></tbody></table>",
     );
 
+    // A run page whose key figures sit below the first screen of a phone.
+    let buried = write(
+        "buried-figure.html",
+        "<div style=\"height:1200px\">cards</div><dl class=\"key-figures\"><div><dt>Peak</dt><dd><strong>2,270.4 total tok/s</strong> at 8K × 32</dd></div></dl>",
+    );
+
     let nu = nu_check(tools, std::slice::from_ref(&unclosed));
     assert!(!nu.is_empty(), "the Nu checker missed an unclosed tag");
 
@@ -580,6 +586,7 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         &unfiltered,
         &half_toggle,
         &unreadable,
+        &buried,
     ]
     .map(url);
     let reports = run_browser_checks(
@@ -591,6 +598,13 @@ fn each_check_catches_a_deliberately_broken_page(tools: &Tools) {
         None,
     );
     let problems = |i: usize| reports[i].problems.join("\n");
+    assert!(
+        problems(8).contains(
+            "phone: the first tok/s figure (2,270.4 total tok/s) is off the first screen"
+        ),
+        "{}",
+        problems(8)
+    );
     assert!(
         problems(0)
             .contains("load: request leaves the page's origin: https://cdn.example.com/lib.js"),

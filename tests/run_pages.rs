@@ -267,25 +267,27 @@ fn the_index_lists_every_run_with_key_figures_and_working_links() {
     assert_eq!(
         rows,
         [
+            // The figures first, beside the model (a phone shows them),
+            // then what each run ran on.
             [
                 "GLM-5.3-Flash",
-                "H200 ×4",
-                "vllm · FP8",
-                "175.8 (8K)",
                 "2,270.4 (8K × 32)",
+                "175.8 (8K)",
                 "567.6",
+                "18.9K",
                 "1024K",
-                "18.9K"
+                "H200 ×4",
+                "vllm · FP8"
             ],
             [
                 "Step-3.5-Flash",
-                "H200 ×4",
-                "vllm · 0.29.0 · BF16",
-                "156.7 (8K)",
                 "4,673.1 (8K × 128)",
+                "156.7 (8K)",
                 "1,168.3",
+                "34.2K",
                 "256K",
-                "34.2K"
+                "H200 ×4",
+                "vllm · 0.29.0 · BF16"
             ],
         ]
     );

@@ -54,13 +54,15 @@ pub(crate) struct Overview {
 pub(crate) struct PickBar {
     pub min: usize,
     pub max: usize,
-    pub select: String,
-    pub select_more: String,
+    /// The bar's state in words, limits filled in (`{n}`, `{more}` by site.js).
+    pub none: String,
+    pub too_few: String,
+    pub too_many: String,
 }
 
 impl PickBar {
     fn new() -> PickBar {
-        use crate::comparison_words::{PICK_SELECT, PICK_SELECT_MORE, fill};
+        use crate::comparison_words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
         let (min, max) = (
             crate::compare::MIN_RUNS_PER_COMPARISON.to_string(),
             crate::compare::MAX_RUNS_PER_COMPARISON.to_string(),
@@ -69,8 +71,9 @@ impl PickBar {
         PickBar {
             min: crate::compare::MIN_RUNS_PER_COMPARISON,
             max: crate::compare::MAX_RUNS_PER_COMPARISON,
-            select: fill(PICK_SELECT, &limits),
-            select_more: fill(PICK_SELECT_MORE, &limits),
+            none: fill(PICK_NONE, &limits),
+            too_few: fill(PICK_TOO_FEW, &limits),
+            too_many: fill(PICK_TOO_MANY, &limits),
         }
     }
 }
@@ -119,18 +122,16 @@ pub(crate) const ALL_RUNS_JS: &str = "all-runs/runs.js";
 /// The script of every run's row, in index order: site.js builds each row
 /// from it exactly as templates/runs_table.html writes one (the browser
 /// tier compares them). Each run is [id, link, model, gpu, engine name,
-/// quantization, name, cells], a cell [text, sort key or ""].
+/// quantization, name, cells], a cell [text, sort key or "", holds words].
 pub(crate) fn all_runs_js(rows: &[RunSummary], dated: bool) -> String {
     let runs: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
-            let plain = |t: &String| serde_json::json!([t, ""]);
-            let figure = |f: &Figure| serde_json::json!([f.text, f.sort]);
-            let mut cells = vec![plain(&r.hardware), plain(&r.engine)];
-            if dated {
-                cells.push(figure(&r.measured));
-            }
-            cells.extend(r.figures().into_iter().map(figure));
+            let cells: Vec<serde_json::Value> = r
+                .cells(dated)
+                .into_iter()
+                .map(|(f, words)| serde_json::json!([f.text, f.sort, words]))
+                .collect();
             serde_json::json!([
                 r.id,
                 r.href,
@@ -214,16 +215,72 @@ pub(crate) struct RunSummary {
     pub prefill_8k: Figure,
 }
 
+/// A column of the runs table after the model's: its heading, whether it
+/// holds words (left-aligned) rather than figures, and its cell of a run.
+pub(crate) struct RunColumn {
+    pub heading: &'static str,
+    pub words: bool,
+    cell: fn(&RunSummary) -> Figure,
+}
+
+/// The runs table's columns after the model's, in order, once for the
+/// pages and site.js's rows: the figures first (on a phone they are what
+/// fits beside the model), then what the run ran on and when.
+pub(crate) fn run_columns(dated: bool) -> Vec<RunColumn> {
+    let mut columns = vec![
+        RunColumn {
+            heading: "Peak total tok/s",
+            words: false,
+            cell: |r| r.peak_total.clone(),
+        },
+        RunColumn {
+            heading: "Single stream tok/s",
+            words: false,
+            cell: |r| r.single_stream.clone(),
+        },
+        RunColumn {
+            heading: "Peak tok/s per GPU",
+            words: false,
+            cell: |r| r.peak_per_gpu.clone(),
+        },
+        RunColumn {
+            heading: "Prefill tok/s at 8K",
+            words: false,
+            cell: |r| r.prefill_8k.clone(),
+        },
+        RunColumn {
+            heading: "Largest context",
+            words: false,
+            cell: |r| r.largest_context.clone(),
+        },
+        RunColumn {
+            heading: "Hardware",
+            words: true,
+            cell: |r| Figure::words(&r.hardware),
+        },
+        RunColumn {
+            heading: "Engine",
+            words: true,
+            cell: |r| Figure::words(&r.engine),
+        },
+    ];
+    if dated {
+        columns.push(RunColumn {
+            heading: "Measured",
+            words: false,
+            cell: |r| r.measured.clone(),
+        });
+    }
+    columns
+}
+
 impl RunSummary {
-    /// The figure columns, in table order.
-    pub fn figures(&self) -> [&Figure; 5] {
-        [
-            &self.single_stream,
-            &self.peak_total,
-            &self.peak_per_gpu,
-            &self.largest_context,
-            &self.prefill_8k,
-        ]
+    /// The run's cells after the model's, in [`run_columns`] order.
+    pub fn cells(&self, dated: bool) -> Vec<(Figure, bool)> {
+        run_columns(dated)
+            .into_iter()
+            .map(|c| ((c.cell)(self), c.words))
+            .collect()
     }
 }
 
@@ -432,41 +489,23 @@ fn overview(
 
 fn summary(run: &Run, name: String) -> RunSummary {
     let valid = |s: Status| s == Status::Valid;
-    let single_stream = run
-        .decode_cells()
-        .filter(|c| c.concurrency == 1 && valid(c.status))
-        .find_map(|c| Some((c.context_tokens, c.total_tok_per_s?)))
-        .map_or_else(Figure::none, |(ctx, v)| Figure {
+    let single_stream =
+        crate::compare::single_stream(run).map_or_else(Figure::none, |(ctx, v)| Figure {
             sort: v.to_string(),
             text: format!("{} ({})", format::tok_per_s(v), format::context_label(ctx)),
         });
-    let peak_total = run
-        .decode_cells()
-        .filter(|c| valid(c.status))
-        .filter_map(|c| Some((c, c.total_tok_per_s?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or_else(Figure::none, |(c, v)| Figure {
+    let peak = crate::compare::best_valid(run, 0.0);
+    let peak_total = peak.map_or_else(Figure::none, |c| Figure {
+        sort: c.total_tok_per_s.to_string(),
+        text: format!("{} ({})", format::tok_per_s(c.total_tok_per_s), c.at()),
+    });
+    let peak_per_gpu = peak.map_or_else(Figure::none, |c| {
+        let v = crate::compare::Basis::PerGpu.of(run, c.total_tok_per_s);
+        Figure {
             sort: v.to_string(),
-            text: format!(
-                "{} ({} × {})",
-                format::tok_per_s(v),
-                format::context_label(c.context_tokens),
-                c.concurrency
-            ),
-        });
-    let gpus = run.meta.hardware.gpu_count.max(1);
-    let peak_per_gpu = run
-        .decode_cells()
-        .filter(|c| valid(c.status))
-        .filter_map(|c| c.total_tok_per_s)
-        .max_by(f64::total_cmp)
-        .map_or_else(Figure::none, |v| {
-            let v = v / f64::from(gpus);
-            Figure {
-                sort: v.to_string(),
-                text: format::tok_per_s(v),
-            }
-        });
+            text: format::tok_per_s(v),
+        }
+    });
     let largest_context = run
         .cells
         .iter()

@@ -7,6 +7,8 @@ pub mod browser;
 pub mod charts;
 pub mod colour;
 pub(crate) mod compare_page;
+#[cfg(test)]
+mod compare_truth;
 pub(crate) mod index_page;
 pub mod markdown;
 pub mod run_page;
@@ -65,6 +67,14 @@ pub(crate) struct Figure {
 }
 
 impl Figure {
+    /// Words, sorted by themselves.
+    pub(crate) fn words(text: &str) -> Self {
+        Figure {
+            sort: String::new(),
+            text: text.to_string(),
+        }
+    }
+
     /// No figure: a dash, sorted last.
     pub(crate) fn none() -> Self {
         Figure {

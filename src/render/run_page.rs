@@ -26,6 +26,9 @@ pub struct RunPage {
     pub badges: Vec<String>,
     /// "8 contexts (...) × 8 concurrency levels (...)", "prefill at ...".
     pub summary: Vec<String>,
+    /// The answer first: (what, figure, where), e.g. ("Peak", "2,270.4
+    /// total tok/s", "at 8K × 32"), each from the run's Valid cells.
+    pub key_figures: Vec<(&'static str, String, String)>,
     pub cards: Vec<Card>,
     pub launch_command: Option<String>,
     pub notes_html: Option<String>,
@@ -203,6 +206,34 @@ pub struct TableRow {
     pub per_gpu: Option<String>,
 }
 
+/// What a reader asks first of a run, from its Valid cells: its peak
+/// throughput and where, one request's speed, and its prefill speed.
+pub(crate) fn key_figures(run: &Run) -> Vec<(&'static str, String, String)> {
+    let mut out = Vec::new();
+    if let Some(p) = crate::compare::best_valid(run, 0.0) {
+        out.push((
+            "Peak",
+            format!("{} total tok/s", format::tok_per_s(p.total_tok_per_s)),
+            format!("at {}", p.at()),
+        ));
+    }
+    if let Some((ctx, v)) = crate::compare::single_stream(run) {
+        out.push((
+            "One request",
+            format!("{} tok/s", format::tok_per_s(v)),
+            format!("at {}", format::context_label(ctx)),
+        ));
+    }
+    if let Some((ctx, v)) = crate::compare::first_prefill(run) {
+        out.push((
+            "Prefill",
+            format!("{} prompt tok/s", format::tok_per_s(v)),
+            format!("at {}", format::context_label(ctx)),
+        ));
+    }
+    out
+}
+
 impl RunPage {
     pub fn new(run: &Run, compared_in: &[&Comparison]) -> Result<Self, ChartError> {
         let title = labels::run_title(run);
@@ -215,6 +246,7 @@ impl RunPage {
             page_title: format!("{title} · Speed test matrix"),
             generator: super::GENERATOR,
             badges: labels::engine_badges(&run.meta.engine),
+            key_figures: key_figures(run),
             summary: [labels::matrix_summary(run), labels::prefill_summary(run)]
                 .into_iter()
                 .flatten()

@@ -388,6 +388,17 @@ async function checkPage({ url, name }) {
     if (overflow.scroll > overflow.client) {
       problems.push(`phone: the page scrolls sideways at 390 px (${overflow.scroll} px wide)`);
     }
+    // The answer first: a run page's key figure, the index's first run's
+    // peak tok/s, is inside the first screen, unscrolled, where a page has one.
+    const first = await page.evaluate(() => {
+      const figure = document.querySelector(".key-figures strong, #runs-table tbody tr td:nth-child(2)");
+      if (!figure) return null;
+      const box = figure.getBoundingClientRect();
+      return { text: figure.textContent, bottom: box.bottom, right: box.right, height: window.innerHeight, width: window.innerWidth };
+    });
+    if (first && (first.bottom > first.height || first.right > first.width)) {
+      problems.push(`phone: the first tok/s figure (${first.text}) is off the first screen (ends at ${Math.round(first.right)}×${Math.round(first.bottom)} px of ${first.width}×${first.height})`);
+    }
     if (checks.has("reading")) {
       await checkReadingPhone(page, problems);
       checked.push("reading");
@@ -408,7 +419,7 @@ async function checkPage({ url, name }) {
 }
 
 // Selects runs on the index by their checkboxes, in order, follows the
-// "Compare the selected runs" link and reads the comparison built in the
+// "Compare selected runs" button and reads the comparison built in the
 // browser: each ratio matrix's heading and its cells ("1.23×|" or "—|why"),
 // the title of each prefill and decode chart, and the rows of their numbers.
 async function selectAndCompare({ index, runs }) {
