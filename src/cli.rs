@@ -45,11 +45,13 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Folder holding the runs, as for sitegen build.
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
-    /// Port on 127.0.0.1; 0 picks a free one.
-    #[arg(long, default_value_t = 8000)]
-    pub port: u16,
+    /// Port on 127.0.0.1; 0 picks a free one. Without it: 8000, or a free
+    /// port when 8000 is taken.
+    #[arg(long)]
+    pub port: Option<u16>,
     /// Serve the site under this path, as a static host serving it from a sub-path would.
     #[arg(long, default_value = "/")]
     pub base_path: String,
@@ -147,6 +149,7 @@ pub struct RunArgs {
     /// Run id: the folder under --data and the page URL runs/<run-id>/.
     #[arg(long)]
     pub run_id: String,
+    /// Data folder the run is written into (data/<run-id>/).
     #[arg(long, default_value = "data")]
     pub data: PathBuf,
     /// Context lengths, e.g. 2K,8K,32K (8K = 8,192 tokens); default 8K, 16K ... up to what fits.
@@ -287,5 +290,29 @@ impl RunArgs {
             meta_file: self.meta,
             meta: self.cards,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option of every command says what it is in --help.
+    #[test]
+    fn every_option_has_help_text() {
+        let cli = super::Cli::command();
+        let mut missing = Vec::new();
+        for command in cli.get_subcommands() {
+            for arg in command.get_arguments() {
+                let id = arg.get_id().as_str();
+                if id == "help" || id == "version" {
+                    continue;
+                }
+                if arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("sitegen {} --{id}", command.get_name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "options without help: {missing:?}");
     }
 }

@@ -18,10 +18,35 @@ use crate::render::Site;
 
 pub struct ServeOptions {
     pub data: PathBuf,
-    pub port: u16,
+    /// The port asked for; `None` is [`DEFAULT_PORT`], or any free port when
+    /// that one is taken (as `hugo server` does).
+    pub port: Option<u16>,
     pub base_path: String,
     /// Serve an empty site when the data folder has no run.
     pub allow_empty: bool,
+}
+
+/// The port `sitegen serve` listens on when none is asked for.
+pub const DEFAULT_PORT: u16 = 8000;
+
+/// A server on 127.0.0.1 at the port asked for, or at the default one and,
+/// when that is taken, at any free one. A port asked for and taken is an
+/// error that names the way out.
+fn listen(port: Option<u16>) -> anyhow::Result<tiny_http::Server> {
+    let at = |p: u16| tiny_http::Server::http(("127.0.0.1", p));
+    match port {
+        Some(p) => at(p).map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on 127.0.0.1:{p}: {e}; another program may be using that port: pass another --port, or --port 0 for any free one"
+            )
+        }),
+        None => at(DEFAULT_PORT).or_else(|first| {
+            eprintln!(
+                "port {DEFAULT_PORT} is not free ({first}); serving on a free port instead"
+            );
+            at(0).map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1 at any port: {e}"))
+        }),
+    }
 }
 
 /// What a request path resolves to.
@@ -100,8 +125,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     };
     let (site, summary) = pipeline::render_data(&opts.data, build)?;
     let site = Arc::new(RwLock::new(site));
-    let server = tiny_http::Server::http(("127.0.0.1", opts.port))
-        .map_err(|e| anyhow::anyhow!("cannot listen on 127.0.0.1:{}: {e}", opts.port))?;
+    let server = listen(opts.port)?;
     let port = server
         .server_addr()
         .to_ip()
@@ -184,7 +208,7 @@ fn watch(
             match pipeline::render_data(&data, build) {
                 Ok((new_site, summary)) => {
                     *site.write().unwrap_or_else(|e| e.into_inner()) = new_site;
-                    eprintln!("rebuilt: {} runs", summary.runs);
+                    eprintln!("rebuilt: {}", crate::format::counted(summary.runs, "run"));
                 }
                 Err(e) => eprintln!("rebuild failed, still serving the last good site: {e:#}"),
             }

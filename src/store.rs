@@ -34,6 +34,17 @@ pub enum StoreError {
         field: String,
         message: String,
     },
+    /// JSON that does not parse: where, what, and the line as it reads.
+    #[error("{}:{line}:{column}: not valid JSON: {message}; the line reads: {text}", path.display())]
+    Syntax {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+        text: String,
+    },
+    #[error("{}: no such folder; pass --data with the folder that holds your runs, or run `sitegen init` to set up a results folder (its data/ has an example run)", path.display())]
+    NoDataFolder { path: PathBuf },
     #[error("{}: cell {key} is also in {}", first.display(), second.display())]
     DuplicateCell {
         first: PathBuf,
@@ -103,6 +114,11 @@ pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
 /// Reads every run under `data_dir`, sorted by id. Directories whose name
 /// starts with '.' are skipped (temporary folders of an interrupted write).
 pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
+    if !data_dir.exists() {
+        return Err(StoreError::NoDataFolder {
+            path: data_dir.to_path_buf(),
+        });
+    }
     let mut dirs = Vec::new();
     for entry in fs::read_dir(data_dir).map_err(io_err(data_dir))? {
         let entry = entry.map_err(io_err(data_dir))?;
@@ -277,6 +293,12 @@ fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreEr
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let field = e.path().to_string();
         let inner = e.into_inner();
+        if matches!(
+            inner.classify(),
+            serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+        ) {
+            return syntax_err(path, text, &inner);
+        }
         field_err(
             path,
             // "." is the whole document, "?" a place serde could not name
@@ -289,6 +311,32 @@ fn parse_json<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, StoreEr
             inner.to_string(),
         )
     })
+}
+
+/// A JSON syntax error as `file:line:column`, with the line it is on.
+fn syntax_err(path: &Path, text: &str, e: &serde_json::Error) -> StoreError {
+    let message = e.to_string();
+    // serde_json ends its message with " at line L column C": said apart.
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message.as_str(), |(m, _)| m)
+        .to_string();
+    let line = text.lines().nth(e.line().saturating_sub(1)).unwrap_or("");
+    let mut shown: String = line.trim().chars().take(80).collect();
+    if shown.len() < line.trim().len() {
+        shown.push('…');
+    }
+    StoreError::Syntax {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message,
+        text: if shown.is_empty() {
+            "(an empty line)".into()
+        } else {
+            format!("`{shown}`")
+        },
+    }
 }
 
 /// Reads one cell file. The `phase` tag is read first, so that errors inside
@@ -538,10 +586,31 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{}: field `(document)`: key must be a string at line 1 column 3",
+                "{}:1:3: not valid JSON: key must be a string; the line reads: `{{ not json`",
                 p.display()
             )
         );
+        // A missing comma two lines down: that line, said as it reads.
+        let p = write(
+            &run,
+            RUN_FILE,
+            "{\n  \"schema_version\": 1\n  \"model\": \"x\"\n}\n",
+        );
+        let e = load_run(&run).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:3:3: not valid JSON: expected `,` or `}}`; the line reads: `\"model\": \"x\"`",
+                p.display()
+            )
+        );
+    }
+
+    #[test]
+    fn a_missing_data_folder_names_the_flag_and_init() {
+        let tmp = tempfile::tempdir().unwrap();
+        let e = load_runs(&tmp.path().join("data")).unwrap_err().to_string();
+        assert!(e.ends_with("data: no such folder; pass --data with the folder that holds your runs, or run `sitegen init` to set up a results folder (its data/ has an example run)"), "{e}");
     }
 
     #[test]

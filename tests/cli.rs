@@ -157,7 +157,7 @@ fn an_empty_or_missing_data_folder_publishes_nothing_unless_asked() {
     assert!(!out.status.success());
     assert_eq!(
         stderr(&out),
-        "error: nonexistent: No such file or directory (os error 2)\n"
+        "error: nonexistent: no such folder; pass --data with the folder that holds your runs, or run `sitegen init` to set up a results folder (its data/ has an example run)\n"
     );
     assert_eq!(files_under(&tmp.path().join("public")), before);
     // On purpose: an empty site.
@@ -214,7 +214,7 @@ fn every_broken_file_of_a_build_is_reported_at_once() {
     let err = stderr(&out);
     assert!(err.starts_with("error: 3 problems:\n"), "{err}");
     for expected in [
-        "decode-00008192-x002.json: field `(document)`: EOF while parsing an object",
+        "decode-00008192-x002.json:1:18: not valid JSON: EOF while parsing an object; the line reads: `{\"phase\": \"decode\"`",
         "prefill-00008192.json: field `(document)`: expected a JSON object",
         "run.json: field `hardware.gpu_count`: expected at least 1",
     ] {

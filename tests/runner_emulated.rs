@@ -666,7 +666,17 @@ async fn a_rerun_resumes_and_force_measures_again() {
     let again = sitegen_run(&emu.url, &data, &plan, &[]).await;
     assert!(again.success);
     assert!(
-        again.stderr.contains("2 cells already measured were kept"),
+        again
+            .stderr
+            .contains("done: 0 cells measured, 2 already measured were kept"),
+        "{}",
+        again.stderr
+    );
+    // A resumed run's estimate counts only what is left.
+    assert!(
+        again
+            .stderr
+            .contains("plan: 2 of 2 cells already measured are kept; about 0s left"),
         "{}",
         again.stderr
     );
@@ -842,8 +852,8 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
     let again = sitegen_run(&emu.url, &data, &args, &[]).await;
     assert!(again.success, "{}", again.stderr);
     let expected = format!(
-        "done: {} cells measured, {} cells already measured were kept",
-        3 - files.len(),
+        "done: {} measured, {} already measured were kept",
+        sitegen::format::counted(3 - files.len(), "cell"),
         files.len()
     );
     assert!(again.stderr.contains(&expected), "{}", again.stderr);
@@ -920,7 +930,7 @@ async fn error_cells_are_measured_again_on_rerun_unless_kept() {
     assert!(
         again
             .stderr
-            .contains("done: 2 cells measured, 0 cells already measured"),
+            .contains("done: 2 cells measured, 0 already measured were kept"),
         "{}",
         again.stderr
     );

@@ -241,9 +241,9 @@ impl Outcome {
         }
         let verb = if dry_run { "would write" } else { "wrote" };
         out.push_str(&format!(
-            "  {verb} {} with {} cells:\n",
+            "  {verb} {} with {}:\n",
             self.dir.display(),
-            self.cells.len()
+            crate::format::counted(self.cells.len(), "cell")
         ));
         for cell in &self.cells {
             let line = match cell {

@@ -19,31 +19,40 @@ pub struct MetaFlags {
     /// Display name of the model (default: the served model name).
     #[arg(long)]
     pub model_name: Option<String>,
+    /// Kind of accelerator for the Hardware card, e.g. "Discrete GPU".
     #[arg(long)]
     pub hardware_type: Option<String>,
     /// GPU model, e.g. "H200 SXM" (default: from nvidia-smi when the server is on this host).
     #[arg(long)]
     pub gpu: Option<String>,
+    /// Number of GPUs the server runs on (default: from nvidia-smi when the server is on this host).
     #[arg(long)]
     pub gpu_count: Option<u32>,
     /// Memory of one GPU in GB.
     #[arg(long)]
     pub vram_gb: Option<u32>,
+    /// Operating system of the server, e.g. "linux".
     #[arg(long)]
     pub os: Option<String>,
     /// Engine name (default: recognised from the server).
     #[arg(long)]
     pub engine: Option<String>,
+    /// Engine version, e.g. "0.29.0" (default: from the server's /version).
     #[arg(long)]
     pub engine_version: Option<String>,
+    /// Weight format, e.g. "FP8", "BF16", "Q4_K_M".
     #[arg(long)]
     pub quantization: Option<String>,
+    /// Compute backend, e.g. "cuda", "rocm", "cpu".
     #[arg(long)]
     pub backend: Option<String>,
+    /// Source repository of the engine, e.g. "github.com/vllm-project/vllm".
     #[arg(long)]
     pub repository: Option<String>,
+    /// Build flavour of the engine, e.g. "cuda-13.2".
     #[arg(long)]
     pub build: Option<String>,
+    /// Source commit of the engine build.
     #[arg(long)]
     pub commit: Option<String>,
     /// Model revision.

@@ -118,12 +118,13 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     let (endpoint, why) =
         probe::choose_endpoint(&client, &info.served_model, opts.endpoint).await?;
     eprintln!("endpoint: {why}");
-    print_plan(&plan);
+    let run_dir = opts.data.join(&opts.run_id);
+    let done = cells_done(&plan, &run_dir, opts.force, opts.keep_errors)?;
+    print_plan(&plan, &done);
     if opts.dry_run {
         return Ok(());
     }
 
-    let run_dir = opts.data.join(&opts.run_id);
     let meta = meta::build_meta(
         &opts.meta,
         &info,
@@ -185,7 +186,10 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     }
 }
 
-fn print_plan(plan: &Plan) {
+/// Prompt tok/s the estimates assume for sending prompts.
+const ESTIMATE_PREFILL_TOK_PER_S: f64 = 10_000.0;
+
+fn print_plan(plan: &Plan, done: &BTreeSet<CellKey>) {
     let contexts: Vec<String> = plan
         .prefill
         .iter()
@@ -215,15 +219,83 @@ fn print_plan(plan: &Plan) {
         .iter()
         .filter(|d| d.over_capacity.is_none())
         .count();
-    let secs = plan.estimated_seconds(10_000.0);
+    let secs = plan.estimated_seconds(ESTIMATE_PREFILL_TOK_PER_S);
     eprintln!(
-        "plan: {} prefill cells, {} decode windows of {}, {} skipped as over capacity; about {} in all (prefill at ~10K tok/s)",
-        plan.prefill.len(),
-        runnable * plan.repeat.max(1) as usize,
+        "plan: {}, {} of {}, {} skipped as over capacity; about {} in all (prefill at ~10K tok/s)",
+        format::counted(plan.prefill.len(), "prefill cell"),
+        format::counted(runnable * plan.repeat.max(1) as usize, "decode window"),
         format::seconds_setting(plan.window_s),
         plan.decode.len() - runnable,
-        humantime::format_duration(Duration::from_secs(secs.round() as u64))
+        seconds_text(secs)
     );
+    if !done.is_empty() {
+        let left = plan.seconds_of(&plan.remaining(done), ESTIMATE_PREFILL_TOK_PER_S);
+        eprintln!(
+            "plan: {} of {} already measured {} kept; about {} left",
+            done.len(),
+            format::counted(plan.cell_count(), "cell"),
+            if done.len() == 1 { "is" } else { "are" },
+            seconds_text(left)
+        );
+    }
+}
+
+/// "1m 20s": a whole number of seconds, as the plan and the bar say it.
+fn seconds_text(secs: f64) -> String {
+    humantime::format_duration(Duration::from_secs(secs.max(0.0).round() as u64)).to_string()
+}
+
+/// The time the run has left, as the progress bar shows it: set from the
+/// plan's remaining work whenever a cell starts, counting down between.
+#[derive(Clone)]
+struct Eta(Arc<std::sync::Mutex<(Instant, f64)>>);
+
+impl Eta {
+    fn new(secs: f64) -> Eta {
+        Eta(Arc::new(std::sync::Mutex::new((Instant::now(), secs))))
+    }
+
+    fn set(&self, secs: f64) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (Instant::now(), secs);
+    }
+
+    fn left(&self) -> f64 {
+        let (at, secs) = *self.0.lock().unwrap_or_else(|e| e.into_inner());
+        (secs - at.elapsed().as_secs_f64()).max(0.0)
+    }
+}
+
+/// The cells of the plan already in `run_dir` (none with `force`): a rerun
+/// resumes after them. An Error is not a result, so Error cells are
+/// measured again unless `keep_errors`. A cell file that is there but
+/// cannot be read stops the run: it is never silently replaced.
+fn cells_done(
+    plan: &Plan,
+    run_dir: &std::path::Path,
+    force: bool,
+    keep_errors: bool,
+) -> anyhow::Result<BTreeSet<CellKey>> {
+    let mut done = BTreeSet::new();
+    if force {
+        return Ok(done);
+    }
+    let cells = run_dir.join(store::CELLS_DIR);
+    for key in plan.keys() {
+        let path = cells.join(key.file_name());
+        if !path.exists() {
+            continue;
+        }
+        let cell = store::read_cell(&path).with_context(|| {
+            format!(
+                "a cell file of this run cannot be read, and is left as it is: fix or delete {}, or measure every cell again with --force",
+                path.display()
+            )
+        })?;
+        if cell.status() != Status::Error || keep_errors {
+            done.insert(key);
+        }
+    }
+    Ok(done)
 }
 
 struct Measure {
@@ -243,58 +315,63 @@ struct Measure {
 impl Measure {
     /// Measures what the plan still lacks, context by context.
     async fn all(&self) -> anyhow::Result<()> {
-        let work = self.plan.remaining(&self.cells_done()?);
+        let work = self.plan.remaining(&cells_done(
+            &self.plan,
+            &self.run_dir,
+            self.force,
+            self.keep_errors,
+        )?);
         let total = self.plan.cell_count();
         let left: usize = work.iter().map(ContextWork::cells).sum();
+        let eta = Eta::new(self.plan.seconds_of(&work, ESTIMATE_PREFILL_TOK_PER_S));
+        let shown = eta.clone();
         let bar = ProgressBar::new(total as u64);
         bar.set_style(
-            ProgressStyle::with_template("{bar:30} {pos}/{len} cells, ETA {eta} {msg}")
-                .expect("valid template"),
+            ProgressStyle::with_template("{bar:30} {pos}/{len} cells, about {left} left {msg}")
+                .expect("valid template")
+                .with_key(
+                    "left",
+                    move |_: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = w.write_str(&seconds_text(shown.left()));
+                    },
+                ),
         );
+        bar.enable_steady_tick(Duration::from_secs(1));
         bar.inc((total - left) as u64);
-        for w in &work {
-            self.context(w, &bar).await?;
+        for (i, w) in work.iter().enumerate() {
+            let later = self
+                .plan
+                .seconds_of(&work[i + 1..], ESTIMATE_PREFILL_TOK_PER_S);
+            eta.set(
+                later
+                    + self
+                        .plan
+                        .seconds_of(std::slice::from_ref(w), ESTIMATE_PREFILL_TOK_PER_S),
+            );
+            self.context(w, &bar, &eta, later).await?;
         }
         bar.finish_and_clear();
         eprintln!(
-            "done: {left} cells measured, {} cells already measured were kept, in {}",
+            "done: {} measured, {} already measured {} kept, in {}",
+            format::counted(left, "cell"),
             total - left,
+            if total - left == 1 { "was" } else { "were" },
             self.run_dir.display()
         );
         Ok(())
     }
 
-    /// The cells of the plan already measured (none with --force): a rerun
-    /// resumes after them. An Error is not a result, so Error cells are
-    /// measured again unless --keep-errors. A cell file that is there but
-    /// cannot be read stops the run: it is never silently replaced.
-    fn cells_done(&self) -> anyhow::Result<BTreeSet<CellKey>> {
-        let mut done = BTreeSet::new();
-        if self.force {
-            return Ok(done);
-        }
-        let cells = self.run_dir.join(store::CELLS_DIR);
-        for key in self.plan.keys() {
-            let path = cells.join(key.file_name());
-            if !path.exists() {
-                continue;
-            }
-            let cell = store::read_cell(&path).with_context(|| {
-                format!(
-                    "a cell file of this run cannot be read, and is left as it is: fix or delete {}, or measure every cell again with --force",
-                    path.display()
-                )
-            })?;
-            if cell.status() != Status::Error || self.keep_errors {
-                done.insert(key);
-            }
-        }
-        Ok(done)
-    }
-
     /// One context: build its prompts, measure its prefill (which also warms
     /// stream 0's prompt), warm the other prompts, then each decode cell.
-    async fn context(&self, w: &ContextWork<'_>, bar: &ProgressBar) -> anyhow::Result<()> {
+    /// `eta` is set at each decode cell from what is left of this context
+    /// and `later`, the seconds of the contexts after it.
+    async fn context(
+        &self,
+        w: &ContextWork<'_>,
+        bar: &ProgressBar,
+        eta: &Eta,
+        later: f64,
+    ) -> anyhow::Result<()> {
         let ctx = w.context;
         let streams = self.plan.streams_at(ctx).max(1);
         // Prompts only for a prefill leave room for its one output token.
@@ -328,7 +405,12 @@ impl Measure {
             format::context_label(ctx)
         ));
         self.warm(&prompts[1..]).await;
-        for d in &w.decode {
+        for (k, d) in w.decode.iter().enumerate() {
+            let windows = w.decode[k..]
+                .iter()
+                .filter(|d| d.over_capacity.is_none())
+                .count();
+            eta.set(later + self.plan.decode_seconds(windows));
             let cell = match &d.over_capacity {
                 Some(reason) => Cell::Decode(DecodeCell::without_figures(
                     ctx,
@@ -654,5 +736,23 @@ fn describe(cell: &Cell) -> String {
                 _ => String::new(),
             }
         ),
+    }
+}
+
+#[cfg(test)]
+mod eta_tests {
+    use super::Eta;
+
+    #[test]
+    fn the_time_left_counts_down_and_is_set_from_the_plan() {
+        let eta = Eta::new(30.0);
+        let first = eta.left();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let later = eta.left();
+        assert!(later < first && first <= 30.0, "{first} then {later}");
+        eta.set(5.0);
+        assert!(eta.left() <= 5.0);
+        eta.set(0.0);
+        assert_eq!(eta.left(), 0.0, "never below nothing left");
     }
 }

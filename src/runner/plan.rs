@@ -220,27 +220,41 @@ impl Plan {
             .unwrap_or(0)
     }
 
-    /// A rough duration: every decode window, plus prefill of every prompt at
+    /// Seconds `work` is expected to take: its decode windows (not the
+    /// cells skipped as over capacity) and sending its prompts once, at
     /// `prefill_tok_per_s`.
+    pub(crate) fn seconds_of(&self, work: &[ContextWork<'_>], prefill_tok_per_s: f64) -> f64 {
+        work.iter()
+            .map(|w| {
+                let windows = w
+                    .decode
+                    .iter()
+                    .filter(|d| d.over_capacity.is_none())
+                    .count();
+                self.decode_seconds(windows) + self.prompt_seconds(w, prefill_tok_per_s)
+            })
+            .sum()
+    }
+
+    /// Seconds of `windows` decode cells, each measured `repeat` times.
+    pub(crate) fn decode_seconds(&self, windows: usize) -> f64 {
+        windows as f64 * self.window_s * f64::from(self.repeat.max(1))
+    }
+
+    /// Seconds to send a context's prompts once: one per stream when it has
+    /// decode cells to measure, else the prefill's one.
+    fn prompt_seconds(&self, w: &ContextWork<'_>, prefill_tok_per_s: f64) -> f64 {
+        let streams = if w.decode.is_empty() {
+            1
+        } else {
+            self.streams_at(w.context).max(1)
+        };
+        w.context as f64 * f64::from(streams) / prefill_tok_per_s.max(1.0)
+    }
+
+    /// Seconds the whole plan is expected to take.
     pub(crate) fn estimated_seconds(&self, prefill_tok_per_s: f64) -> f64 {
-        let windows = self
-            .decode
-            .iter()
-            .filter(|d| d.over_capacity.is_none())
-            .count() as f64
-            * self.window_s
-            * f64::from(self.repeat.max(1));
-        let contexts: std::collections::BTreeSet<u64> = self
-            .prefill
-            .iter()
-            .copied()
-            .chain(self.decode.iter().map(|d| d.context))
-            .collect();
-        let prompt_tokens: f64 = contexts
-            .iter()
-            .map(|&c| c as f64 * f64::from(self.streams_at(c).max(1)))
-            .sum();
-        windows + prompt_tokens / prefill_tok_per_s.max(1.0)
+        self.seconds_of(&self.remaining(&BTreeSet::new()), prefill_tok_per_s)
     }
 }
 
@@ -406,6 +420,15 @@ mod tests {
         assert_eq!(plan.streams_at(8 * K), 4); // 16 x 8,292 > 40,000
         // 5 windows of 10 s, and (16 x 2K + 4 x 8K) prompt tokens at 1,000 tok/s.
         assert!((plan.estimated_seconds(1000.0) - (50.0 + 65.536)).abs() < 1e-9);
+        // Resumed with 2K done: what is left is 8K's prefill, its 4 streams'
+        // prompts and its two windows (the third is over capacity).
+        let done: BTreeSet<CellKey> = plan.keys().filter(|k| k.context_tokens == 2 * K).collect();
+        let left = plan.remaining(&done);
+        assert!((plan.seconds_of(&left, 1000.0) - (20.0 + 32.768)).abs() < 1e-9);
+        assert_eq!(
+            plan.seconds_of(&plan.remaining(&plan.keys().collect()), 1000.0),
+            0.0
+        );
     }
 
     #[test]
