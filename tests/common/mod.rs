@@ -282,7 +282,7 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         .as_array_mut()
         .unwrap()
         .push(serde_json::json!({
-            "title": "GLM-5.3-Flash on 4× H200 vs Paused-Model on 2× L40S",
+            "title": "GLM-5.3-Flash on H200 ×4 vs Paused-Model on L40S ×2",
             "runs": ["glm-5.3-flash-h200x4-vllm", "imported-paused"]
         }));
     // Both measured decode with no prompt: ids of "0 (no prompt)" contexts.
