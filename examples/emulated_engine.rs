@@ -46,6 +46,28 @@ struct Args {
     /// Seed of the jitter, so a noisy run can be made again.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Quirks of servers other than vLLM, to try the runner on them:
+    /// streams never carry usage (llama-cpp-python).
+    #[arg(long)]
+    no_stream_usage: bool,
+    /// A new request ends the running streams with [DONE] and no finish
+    /// reason (llama-cpp-python's default interrupt_requests).
+    #[arg(long)]
+    interrupt_requests: bool,
+    /// Past the context window, cut max_tokens to what fits, and answer a
+    /// prompt that does not fit with an empty streamed 200 (llama-cpp-python).
+    #[arg(long)]
+    cap_at_context: bool,
+    /// /v1/models without max_model_len.
+    #[arg(long)]
+    no_max_model_len: bool,
+    /// No /metrics, /version or /health (llama-cpp-python has none).
+    #[arg(long)]
+    no_vllm_routes: bool,
+    /// Where the tokenizer answers: vllm (/tokenize), extras
+    /// (/extras/tokenize, llama-cpp-python) or none.
+    #[arg(long, default_value = "vllm")]
+    tokenizer: String,
 }
 
 #[tokio::main]
@@ -64,6 +86,20 @@ async fn main() {
             segment: Duration::from_millis(500),
             seed: a.seed,
         }),
+        stream_usage: !a.no_stream_usage,
+        interrupt_requests: a.interrupt_requests,
+        cap_at_context: a.cap_at_context,
+        report_max_model_len: !a.no_max_model_len,
+        vllm_routes: !a.no_vllm_routes,
+        tokenizer: match a.tokenizer.as_str() {
+            "vllm" => emulator::Tokenizer::Vllm,
+            "extras" => emulator::Tokenizer::Extras,
+            "none" => emulator::Tokenizer::None,
+            other => {
+                eprintln!("--tokenizer: expected vllm, extras or none, found {other:?}");
+                std::process::exit(2);
+            }
+        },
         ..Default::default()
     };
     let emu = emulator::start_on(config, &format!("127.0.0.1:{}", a.port)).await;

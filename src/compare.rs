@@ -1303,6 +1303,7 @@ pub(crate) mod tests {
                     status: Valid,
                     reason: None,
                     prompt_tokens: Some(8192),
+                    prompt_tokens_from: None,
                     prompt_tok_per_s: Some(10_000.0),
                     ttft_ms: Some(819.2),
                     measured_by: None,

@@ -313,6 +313,7 @@ pub fn cards(meta: &RunMeta) -> Vec<Card> {
                     run.max_output_tokens
                         .map(|n| format!("{} tokens", format::count(n.into()))),
                 ),
+                ("Token count", run.token_count.map(|c| c.label().into())),
             ],
         ),
     ]

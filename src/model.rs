@@ -105,6 +105,47 @@ pub struct RunSettings {
     /// The API the requests were sent to, where the source says it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<ApiEndpoint>,
+    /// How `sitegen run` counted output tokens, where the server's stream
+    /// did not say (absent: from the stream's usage, or not measured here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_count: Option<TokenCount>,
+}
+
+/// How a run's output tokens were counted (docs/measurement.md, "Token counts").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenCount {
+    /// From the `usage` the server sent in the stream.
+    StreamUsage,
+    /// One token per streamed event: the stream carries no usage, and a
+    /// request of a known number of tokens streamed that many events.
+    OnePerEvent,
+}
+
+impl TokenCount {
+    /// The Run card's words.
+    pub fn label(self) -> &'static str {
+        match self {
+            TokenCount::StreamUsage => "usage in the stream",
+            TokenCount::OnePerEvent => "one per streamed event (checked; the stream has no usage)",
+        }
+    }
+}
+
+/// Where a prefill cell's prompt tokens come from, when not from the
+/// stream's `usage.prompt_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PromptCount {
+    /// The `usage.prompt_tokens` of the same request sent again, not
+    /// streamed, after the measurement (the stream reported none).
+    Unstreamed,
+    /// The server's tokenizer counted the prompt exactly when it was built
+    /// (neither the stream nor a request not streamed reported usage).
+    Tokenizer,
+    /// Estimated when the prompt was built, from the prompt tokens of a
+    /// request not streamed (no tokenizer, no usage in the stream).
+    Estimated,
 }
 
 /// The OpenAI-compatible API a run's requests use.
@@ -348,9 +389,13 @@ pub struct PrefillCell {
     /// Why the cell is not Valid (required for `error`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    /// Prompt tokens the server reported (`usage.prompt_tokens`).
+    /// Prompt tokens the server reported (`usage.prompt_tokens`), or as
+    /// `prompt_tokens_from` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tokens: Option<u64>,
+    /// Where `prompt_tokens` come from when the stream reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens_from: Option<PromptCount>,
     /// Prompt tokens / TTFT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_tok_per_s: Option<f64>,
@@ -672,7 +717,9 @@ pub struct RequestSample {
     pub output_tokens: u64,
     /// Seconds from sending to the last chunk (or to cancellation).
     pub duration_s: f64,
-    /// "length", "stop", "cancelled" at the window's end, or "error".
+    /// The server's "length" or "stop"; "capped" ("length" before
+    /// max_tokens), "cut short" (no finish reason before max_tokens), "no
+    /// reason", "cancelled" at the window's end, or "error".
     pub finish_reason: String,
     pub chunks: u64,
     /// This request's time between tokens inside the window, in ms: the

@@ -30,6 +30,8 @@ struct Loaded {
     runs: Vec<crate::model::Run>,
     comparisons: Vec<compare::Comparison>,
     prices: crate::model::PricesFile,
+    /// Runs left out of the site, each with why.
+    left_out: Vec<String>,
 }
 
 /// Reads and checks every run under `data_dir`. Every problem of the data is
@@ -38,7 +40,7 @@ fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
-    let (runs, file, prices) = match (runs, file, prices) {
+    let (mut runs, file, prices) = match (runs, file, prices) {
         (Ok(runs), Ok(file), Ok(prices)) => (runs, file, prices),
         (runs, file, prices) => {
             let errors = [runs.err(), file.err(), prices.err()]
@@ -48,6 +50,20 @@ fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
+    // A run without a cell (a run that failed before measuring) has nothing
+    // to show: left out, and said.
+    let mut left_out = Vec::new();
+    runs.retain(|r| {
+        let empty = r.cells.is_empty();
+        if empty {
+            left_out.push(format!(
+                "run {}: left out of the site: it has no cell (delete {} or measure it)",
+                r.id,
+                data_dir.join(&r.id).display()
+            ));
+        }
+        !empty
+    });
     if runs.is_empty() && !opts.allow_empty {
         return Err(StoreError::NoRuns {
             path: data_dir.to_path_buf(),
@@ -61,6 +77,7 @@ fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
         runs,
         comparisons,
         prices,
+        left_out,
     })
 }
 
@@ -70,7 +87,12 @@ fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSu
     Ok(BuildSummary {
         runs: data.runs.len(),
         files,
-        warnings: compare::unpaired_warnings(&data.runs),
+        warnings: data
+            .left_out
+            .iter()
+            .cloned()
+            .chain(compare::unpaired_warnings(&data.runs))
+            .collect(),
     })
 }
 

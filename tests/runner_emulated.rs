@@ -870,14 +870,15 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
 }
 
 /// Requests the engine served for measurements: all but the runner's
-/// one-token probe of `/v1/completions` ("Hello", a few tokens).
+/// probes, the one-token request to `/v1/completions` ("Hello", a few
+/// tokens) and the 16-token check of how tokens are counted.
 fn measured_requests(emu: &Emulator) -> usize {
     emu.engine
         .log
         .lock()
         .unwrap()
         .iter()
-        .filter(|r| r.prompt_tokens > 16)
+        .filter(|r| r.prompt_tokens > 16 && r.max_tokens != 16)
         .count()
 }
 
@@ -1131,4 +1132,252 @@ async fn repeated_windows_are_kept_and_give_the_cell_its_interval() {
     let ci = cell.total_tok_per_s_ci95.as_ref().unwrap();
     assert_eq!(ci.method, "3 repeated windows");
     assert!(ci.low <= totals[1] && totals[1] <= ci.high);
+}
+
+// ------------------------------------------------ servers other than vLLM
+
+/// A llama-cpp-python-like server: no usage in streams, its tokenizer at
+/// /extras/tokenize, no max_model_len anywhere but in its refusals, and an
+/// OpenAPI title that names it.
+fn llama_cpp_python_like() -> EmulatorConfig {
+    EmulatorConfig {
+        max_model_len: 16_384,
+        stream_usage: false,
+        report_max_model_len: false,
+        tokenizer: emulator::Tokenizer::Extras,
+        openapi_title: Some("🦙 llama.cpp Python API".into()),
+        vllm_routes: false,
+        ..Default::default()
+    }
+}
+
+/// The prompt tokens the engine logged for the first request that carried
+/// `prompt_tokens` around the prefill's size, so a test compares with the
+/// server's own count.
+fn logged_prompt_tokens(emu: &Emulator, near: u64) -> u64 {
+    emu.engine
+        .log
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.prompt_tokens)
+        .filter(|&p| p.abs_diff(near) * 20 < near)
+        .max()
+        .expect("a prompt near the context")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_streamed_usage_or_max_model_len_is_measured() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(llama_cpp_python_like()).await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1,2"]].concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    for said in [
+        "probe: found /extras/tokenize (Extras style)",
+        "probe: found /openapi.json: \"🦙 llama.cpp Python API\", an engine: llama-cpp-python",
+        "tokens: the stream carries no usage: tokens counted one per streamed event (a 16-token request streamed 16 events)",
+        "probe: found max_model_len 16384 in the server's refusal of a prompt of about 16384 tokens",
+    ] {
+        assert!(
+            out.stderr.contains(said),
+            "{said:?} not in:\n{}",
+            out.stderr
+        );
+    }
+    let run = load(&data);
+    assert_eq!(run.meta.engine.name, "llama-cpp-python");
+    assert_eq!(
+        run.meta.run.token_count,
+        Some(sitegen::model::TokenCount::OnePerEvent)
+    );
+    // The prefill's prompt tokens: as the server counted the same request
+    // not streamed.
+    let p = prefill(&run);
+    assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
+    assert_eq!(
+        p.prompt_tokens_from,
+        Some(sitegen::model::PromptCount::Unstreamed)
+    );
+    assert_eq!(p.prompt_tokens, Some(logged_prompt_tokens(&emu, 1024)));
+    for n in [1, 2] {
+        let cell = decode(&run, n);
+        assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+        assert_matches_truth(&emu, cell);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_tokenizer_prompts_are_sized_from_requests_not_streamed() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        tokenizer: emulator::Tokenizer::None,
+        ..llama_cpp_python_like()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    let p = prefill(&run);
+    assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
+    assert_eq!(
+        p.prompt_tokens_from,
+        Some(sitegen::model::PromptCount::Unstreamed)
+    );
+    // The prompt was built to an estimate (within 5% of the context); the
+    // cell says what the server counted.
+    let truth = logged_prompt_tokens(&emu, 1024);
+    assert_eq!(p.prompt_tokens, Some(truth));
+    assert!(
+        truth.abs_diff(1024) * 20 <= 1024,
+        "the estimate missed: {truth} tokens"
+    );
+    assert_matches_truth(&emu, decode(&run, 1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_a_server_interrupts_are_cut_short_and_never_valid() {
+    let _serial = SERIAL.lock().await;
+    let run = small_run(
+        EmulatorConfig {
+            interrupt_requests: true,
+            ..Default::default()
+        },
+        "1,4",
+    )
+    .await;
+    // One stream at a time interrupts nothing.
+    assert_eq!(decode(&run, 1).status, Status::Valid);
+    let cell = decode(&run, 4);
+    assert_eq!(cell.status, Status::Error);
+    let reason = cell.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("requests were cut short: their streams ended without a finish reason"),
+        "{reason}"
+    );
+    let detail = cell.detail.as_ref().unwrap();
+    let cut = detail
+        .requests
+        .iter()
+        .filter(|r| r.finish_reason == "cut short")
+        .count();
+    assert!(cut > 0);
+    assert!(
+        reason.starts_with(&format!("{cut} of {} requests", detail.requests.len())),
+        "{reason}"
+    );
+    // A cut-short request is never a completed one.
+    let finished = detail
+        .requests
+        .iter()
+        .filter(|r| {
+            r.finish_reason == "length" && r.start_s + r.duration_s <= cell.measured_s.unwrap()
+        })
+        .count() as u64;
+    assert_eq!(cell.completed_requests, Some(finished));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_capped_at_the_context_are_never_valid_and_a_refused_prompt_says_why() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_model_len: 4096,
+        cap_at_context: true,
+        // Capped requests end inside the window (96 tokens at 5 ms).
+        step: Duration::from_millis(5),
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    // A wrong --max-model-len: 4,000 + 300 does not fit 4,096, and 4,200 does not fit at all.
+    let plan = [
+        "--contexts",
+        "4000,4200",
+        "--concurrency",
+        "1",
+        "--duration",
+        "2s",
+        "--max-output",
+        "300",
+        "--max-model-len",
+        "8192",
+    ];
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    let capped = run.decode_cell(4000, 1).unwrap();
+    assert_eq!(capped.status, Status::Error);
+    let reason = capped.reason.as_deref().unwrap();
+    assert!(
+        reason
+            .contains("requests were capped: the server ended them with finish_reason \"length\""),
+        "{reason}"
+    );
+    let refused = run
+        .prefill_cells()
+        .find(|c| c.context_tokens == 4200)
+        .unwrap();
+    assert_eq!(refused.status, Status::Error);
+    let reason = refused.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("ended the stream without sending any event; the same request not streamed: /v1/completions: HTTP 400")
+            && reason.contains("maximum context length is 4096 tokens"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_fails_before_its_first_cell_leaves_no_folder() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        fail_status: Some(500),
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    // Chat prompts are sized from a chat request, which fails here.
+    let plan = [&SMALL_PLAN[..], &["--endpoint", "chat"]].concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(!out.success);
+    assert!(
+        out.stderr.contains("HTTP 500"),
+        "the server's words: {}",
+        out.stderr
+    );
+    assert!(!data.join("r").exists(), "no run folder without a cell");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_sizes_prompts_and_fails_where_the_run_would() {
+    let _serial = SERIAL.lock().await;
+    let healthy = emulator::start(llama_cpp_python_like()).await;
+    let (_tmp, data) = data_dir();
+    let plan = ["--contexts", "1K,4K", "--dry-run"];
+    let out = sitegen_run(&healthy.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("dry run: a prompt of")
+            && out.stderr.contains("counted by the server's tokenizer"),
+        "{}",
+        out.stderr
+    );
+    assert!(!data.exists());
+    // No tokenizer, and requests not streamed fail: the run could not size prompts.
+    let failing = emulator::start(EmulatorConfig {
+        tokenizer: emulator::Tokenizer::None,
+        fail_status: Some(500),
+        ..Default::default()
+    })
+    .await;
+    let out = sitegen_run(&failing.url, &data, &plan, &[]).await;
+    assert!(!out.success);
+    assert!(
+        out.stderr.contains("no tokenizer answers"),
+        "{}",
+        out.stderr
+    );
+    assert!(!data.exists());
 }

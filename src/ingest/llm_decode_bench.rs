@@ -406,6 +406,7 @@ fn prefill_cell(at: &At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
         status: Status::Valid,
         reason: None,
         prompt_tokens: at.opt_u64("prompt_tokens")?,
+        prompt_tokens_from: None,
         prompt_tok_per_s: Some(at.f64("tok_per_sec")?),
         ttft_ms: Some(ttft_s * 1000.0),
         measured_by: Some(MeasuredBy {

@@ -322,6 +322,7 @@ impl<'a> Parser<'a> {
             seconds_per_measurement: Some(seconds_per_measurement),
             max_output_tokens: Some(max_output_tokens),
             endpoint: None,
+            token_count: None,
         };
 
         let hardware_label = labels::hardware_label(&hardware);

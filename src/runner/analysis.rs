@@ -9,11 +9,54 @@ use crate::model::{
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finish {
-    /// The server ended it (`finish_reason` "length" or "stop").
+    /// The server ended it and said why (`finish_reason` "length", "stop").
     Done(String),
+    /// The stream ended (`[DONE]`) without any finish reason: the server
+    /// stopped it, and said nothing of why.
+    NoReason,
     /// Still running at the window's end; the runner cancelled it.
     Cancelled,
     Error(String),
+}
+
+/// How a request ended, against what it asked for (`max_tokens`, with
+/// `ignore_eos` and `min_tokens` equal to it): docs/measurement.md,
+/// "Every request accounted for".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// All the tokens it asked for (or the server's reason, when what it
+    /// asked is not known).
+    Finished,
+    /// "stop" before `max_tokens`: the server ended it at end-of-sequence,
+    /// honouring neither `ignore_eos` nor `min_tokens`. It finished.
+    StoppedEarly,
+    /// "length" before `max_tokens`: the server capped it, at the end of
+    /// its context window.
+    Capped,
+    /// Ended without a finish reason before `max_tokens`: cut short.
+    CutShort,
+    /// Running at the window's end.
+    Cancelled,
+    Failed,
+}
+
+impl RequestRecord {
+    /// Output tokens of the whole request, inside the window or not.
+    pub(crate) fn tokens(&self) -> u64 {
+        self.chunks.iter().map(|(_, k)| k).sum()
+    }
+
+    pub(crate) fn outcome(&self) -> Outcome {
+        let short = self.asked_tokens.is_some_and(|asked| self.tokens() < asked);
+        match &self.finish {
+            Some(Finish::Error(_)) => Outcome::Failed,
+            Some(Finish::Cancelled) | None => Outcome::Cancelled,
+            Some(_) if !short => Outcome::Finished,
+            Some(Finish::Done(reason)) if reason == "length" => Outcome::Capped,
+            Some(Finish::Done(_)) => Outcome::StoppedEarly,
+            Some(Finish::NoReason) => Outcome::CutShort,
+        }
+    }
 }
 
 /// One request as the client saw it. Times are seconds from the window's start.
@@ -33,6 +76,10 @@ pub struct RequestRecord {
     pub reasoning_tail: String,
     /// The server's own time per output token, if it sent one.
     pub server_ms_per_token: Option<f64>,
+    /// `max_tokens` the request asked for, when known.
+    pub asked_tokens: Option<u64>,
+    /// Whether any event of its stream carried a token count (usage).
+    pub stream_usage: bool,
 }
 
 /// The figures of a window and the raw material behind them.
@@ -296,6 +343,7 @@ pub(crate) fn summarize(
     let mut loop_evidence = None;
     let mut pauses = Vec::new();
     let mut all_chunks: Vec<(f64, u64)> = Vec::new();
+    let mut short = Short::default();
 
     for r in records {
         let window_chunks: Vec<(f64, u64)> = r
@@ -343,7 +391,9 @@ pub(crate) fn summarize(
             // cancelled at the window's end was still decoding then.
             let last_token = r.chunks.last().map_or(r.end, |(t, _)| *t);
             let decode_end = match r.finish {
-                Some(Finish::Done(_)) | Some(Finish::Error(_)) => last_token,
+                Some(Finish::Done(_)) | Some(Finish::NoReason) | Some(Finish::Error(_)) => {
+                    last_token
+                }
                 Some(Finish::Cancelled) | None => r.end,
             };
             let (a, b) = (f.max(0.0), decode_end.min(window_s));
@@ -352,10 +402,26 @@ pub(crate) fn summarize(
                 intervals.push((a, b));
             }
         }
-        match &r.finish {
-            Some(Finish::Done(_)) if r.end <= window_s => completed += 1,
-            Some(Finish::Error(e)) => failures.push(e.clone()),
+        let outcome = r.outcome();
+        match outcome {
+            Outcome::Finished | Outcome::StoppedEarly if r.end <= window_s => completed += 1,
+            Outcome::Failed => {
+                if let Some(Finish::Error(e)) = &r.finish {
+                    failures.push(e.clone());
+                }
+            }
             _ => {}
+        }
+        // A request that ended short counts wherever it ended: a request
+        // cut short at the window's edge was still cut short.
+        match outcome {
+            Outcome::CutShort => short.cut.push(r.tokens()),
+            Outcome::Capped => short.capped.push(r.tokens()),
+            Outcome::StoppedEarly => short.stopped.push(r.tokens()),
+            _ => {}
+        }
+        if let Some(asked) = r.asked_tokens {
+            short.asked = asked;
         }
         prompt_tokens.extend(r.prompt_tokens);
         // The answer and the reasoning are checked apart: a loop in one
@@ -380,10 +446,13 @@ pub(crate) fn summarize(
             ttft_ms,
             output_tokens: tokens,
             duration_s: r.end - r.start,
-            finish_reason: match &r.finish {
-                Some(Finish::Done(reason)) => reason.clone(),
-                Some(Finish::Cancelled) | None => "cancelled".into(),
-                Some(Finish::Error(_)) => "error".into(),
+            finish_reason: match (outcome, &r.finish) {
+                (Outcome::CutShort, _) => "cut short".into(),
+                (Outcome::Capped, _) => "capped".into(),
+                (_, Some(Finish::Done(reason))) => reason.clone(),
+                (_, Some(Finish::NoReason)) => "no reason".into(),
+                (_, Some(Finish::Cancelled) | None) => "cancelled".into(),
+                (_, Some(Finish::Error(_))) => "error".into(),
             },
             chunks: r.chunks.len() as u64,
             tbt_ms,
@@ -410,6 +479,8 @@ pub(crate) fn summarize(
                 failures[0]
             )),
         )
+    } else if let Some(why) = short.invalidating(records.len()) {
+        (Status::Error, Some(why))
     } else if let Some(e) = &loop_evidence {
         (
             Status::Looped,
@@ -430,6 +501,11 @@ pub(crate) fn summarize(
         (Status::RequestsQueued, Some(why))
     } else {
         (Status::Valid, None)
+    };
+    // Requests that ended at end-of-sequence are said even of a Valid cell.
+    let reason = match (reason, short.stopped_early(records.len())) {
+        (Some(r), Some(s)) => Some(format!("{r}; {s}")),
+        (r, s) => r.or(s),
     };
 
     let total_tok_per_s = output_tokens as f64 / window_s;
@@ -481,6 +557,56 @@ pub(crate) fn summarize(
         prompt_tokens: prompt_tokens.get(prompt_tokens.len() / 2).copied(),
         requests: samples,
         loop_evidence,
+    }
+}
+
+/// The requests of a window that ended before `max_tokens`, by how: the
+/// tokens each had.
+#[derive(Debug, Default)]
+struct Short {
+    cut: Vec<u64>,
+    capped: Vec<u64>,
+    stopped: Vec<u64>,
+    asked: u64,
+}
+
+impl Short {
+    fn mean(tokens: &[u64]) -> String {
+        crate::format::tenths(tokens.iter().sum::<u64>() as f64 / tokens.len().max(1) as f64)
+    }
+
+    /// Why the cell is not Valid, when requests were cut short or capped.
+    fn invalidating(&self, requests: usize) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.cut.is_empty() {
+            parts.push(format!(
+                "{} of {requests} requests were cut short: their streams ended without a finish reason after {} of {} tokens on average (a server that ends a running stream when another request arrives does this, as llama-cpp-python's interrupt_requests does)",
+                self.cut.len(),
+                Self::mean(&self.cut),
+                self.asked
+            ));
+        }
+        if !self.capped.is_empty() {
+            parts.push(format!(
+                "{} of {requests} requests were capped: the server ended them with finish_reason \"length\" after {} of {} tokens on average (the prompt and max_tokens do not fit its context window)",
+                self.capped.len(),
+                Self::mean(&self.capped),
+                self.asked
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+
+    /// What a cell says of requests that stopped at end-of-sequence.
+    fn stopped_early(&self, requests: usize) -> Option<String> {
+        (!self.stopped.is_empty()).then(|| {
+            format!(
+                "{} of {requests} requests stopped (finish_reason \"stop\") after {} of {} tokens on average: the server honoured neither ignore_eos nor min_tokens, so those requests were shorter than asked",
+                self.stopped.len(),
+                Self::mean(&self.stopped),
+                self.asked
+            )
+        })
     }
 }
 

@@ -15,6 +15,18 @@ pub enum TokenizeStyle {
     Prompt,
     /// llama.cpp: `{"content", "add_special": true}` -> `{"tokens"}`.
     Content,
+    /// llama-cpp-python: `/extras/tokenize` with `{"input"}` -> `{"tokens"}`.
+    Extras,
+}
+
+impl TokenizeStyle {
+    /// The route, as probes and messages name it.
+    pub fn path(self) -> &'static str {
+        match self {
+            TokenizeStyle::Prompt | TokenizeStyle::Content => "/tokenize",
+            TokenizeStyle::Extras => "/extras/tokenize",
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -43,6 +55,12 @@ pub struct Chunk {
     /// The server's own time per output token for the whole request, sent
     /// with the last chunk (llama.cpp's `timings.predicted_per_token_ms`).
     pub server_ms_per_token: Option<f64>,
+    /// Whether the event stands for one generated token when the stream
+    /// carries no usage: a choice with text (or content) and no finish
+    /// reason, its text empty or not (llama-cpp-python streams a byte token
+    /// as ""), or a finishing one with text. A chat delta naming the role
+    /// is none (vLLM's first chat event is `{"role", "content": ""}`).
+    pub token_event: bool,
 }
 
 /// What a streamed completion's events are read into.
@@ -189,8 +207,9 @@ impl Client {
         let body = match style {
             TokenizeStyle::Prompt => json!({"model": model, "prompt": text}),
             TokenizeStyle::Content => json!({"content": text, "add_special": true}),
+            TokenizeStyle::Extras => json!({"input": text}),
         };
-        let v = self.post_json("/tokenize", &body).await?;
+        let v = self.post_json(style.path(), &body).await?;
         v.get("count")
             .and_then(Value::as_u64)
             .or_else(|| {
@@ -199,6 +218,12 @@ impl Client {
                     .map(|t| t.len() as u64)
             })
             .ok_or_else(|| anyhow!("/tokenize answered without a token count: {v}"))
+    }
+
+    /// A request not streamed: its whole answer, or an error with the
+    /// server's status and words.
+    pub async fn complete(&self, path: &str, body: &Value) -> anyhow::Result<Value> {
+        self.post_json(path, body).await
     }
 
     /// Sends a streamed completion (or chat completion) to `path` and calls
@@ -219,8 +244,10 @@ impl Client {
         let response = Self::check(response, path).await?;
         let mut events = response.bytes_stream().eventsource();
         let mut done = false;
+        let mut received = 0u64;
         while let Some(event) = events.next().await {
-            let event = event.map_err(|e| anyhow!("broken stream: {e}"))?;
+            let event = event.map_err(|e| anyhow!("broken stream after {received} events: {e}"))?;
+            received += 1;
             let at = Instant::now();
             if event.data.trim() == "[DONE]" {
                 on_event(StreamEvent::Done);
@@ -257,20 +284,33 @@ impl Client {
                     .to_string()
             };
             let usage = v.get("usage").filter(|u| !u.is_null());
+            let finish_reason = choice
+                .and_then(|c| c.get("finish_reason"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let has_text = |v: Option<&Value>, keys: &[&str]| {
+                v.is_some_and(|v| keys.iter().any(|k| v.get(*k).is_some_and(Value::is_string)))
+            };
+            let text = text_of(choice, "text") + &text_of(delta, "content");
+            let reasoning = text_of(delta, "reasoning_content") + &text_of(delta, "reasoning");
+            let carries_text = has_text(choice, &["text"])
+                || has_text(delta, &["content", "reasoning_content", "reasoning"]);
+            let names_role = delta.is_some_and(|d| d.get("role").is_some());
+            let token_event = carries_text
+                && !names_role
+                && (finish_reason.is_none() || !text.is_empty() || !reasoning.is_empty());
             on_event(StreamEvent::Chunk(Chunk {
                 at,
-                text: text_of(choice, "text") + &text_of(delta, "content"),
-                reasoning: text_of(delta, "reasoning_content") + &text_of(delta, "reasoning"),
+                text,
+                reasoning,
+                token_event,
                 completion_tokens: usage
                     .and_then(|u| u.get("completion_tokens"))
                     .and_then(Value::as_u64),
                 prompt_tokens: usage
                     .and_then(|u| u.get("prompt_tokens"))
                     .and_then(Value::as_u64),
-                finish_reason: choice
-                    .and_then(|c| c.get("finish_reason"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
+                finish_reason,
                 server_ms_per_token: v
                     .get("timings")
                     .and_then(|t| t.get("predicted_per_token_ms"))
@@ -278,11 +318,20 @@ impl Client {
             }));
         }
         if !done {
-            bail!("broken stream: the connection closed before [DONE]");
+            if received == 0 {
+                bail!("{EMPTY_STREAM}");
+            }
+            bail!("broken stream: the connection closed before [DONE], after {received} events");
         }
         Ok(())
     }
 }
+
+/// What a stream that ends before its first event is called (a refused
+/// request, for llama-cpp-python); the runner then asks again unstreamed
+/// for the server's own words.
+pub const EMPTY_STREAM: &str =
+    "the server answered HTTP 200 and ended the stream without sending any event";
 
 /// An error with its causes, for a message that says what really happened.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {

@@ -116,13 +116,19 @@ fn default_repository(engine: &str) -> Option<String> {
 }
 
 /// Assembles `run.json`. `server_is_local` allows reading this host's GPUs and OS.
+/// How `sitegen run` measures: the Run card's settings it decided.
+pub(crate) struct HowMeasured {
+    pub window_s: f64,
+    pub max_output: u32,
+    pub endpoint: crate::model::ApiEndpoint,
+    pub token_count: crate::model::TokenCount,
+}
+
 pub(crate) fn build_meta(
     flags: &MetaFlags,
     info: &ServerInfo,
     server_is_local: bool,
-    window_s: f64,
-    max_output: u32,
-    endpoint: crate::model::ApiEndpoint,
+    how: &HowMeasured,
     meta_file: Option<&Path>,
 ) -> anyhow::Result<RunMeta> {
     let gpus = if server_is_local { local_gpus() } else { None };
@@ -181,9 +187,10 @@ pub(crate) fn build_meta(
             }),
             decode_test: DecodeTest::FixedDuration,
             prefill_mode: Some(PrefillMode::DecodeWarmup),
-            seconds_per_measurement: Some(window_s),
-            max_output_tokens: Some(max_output),
-            endpoint: Some(endpoint),
+            seconds_per_measurement: Some(how.window_s),
+            max_output_tokens: Some(how.max_output),
+            endpoint: Some(how.endpoint),
+            token_count: Some(how.token_count),
         },
         launch_command: flags.launch_command.as_deref().map(redact_command),
         source: None,
@@ -250,9 +257,12 @@ mod tests {
                 &flags,
                 &info,
                 false,
-                30.0,
-                4096,
-                ApiEndpoint::Completions,
+                &HowMeasured {
+                    window_s: 30.0,
+                    max_output: 4096,
+                    endpoint: ApiEndpoint::Completions,
+                    token_count: crate::model::TokenCount::StreamUsage,
+                },
                 meta_file,
             )
         };

@@ -71,14 +71,38 @@ fn is_local(url: &str) -> bool {
 pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     store::check_run_id(&opts.run_id)?;
     let client = Client::new(&opts.url, opts.api_key.clone(), opts.request_timeout)?;
-    let info = probe::probe(&client, opts.model.as_deref()).await?;
+    let mut info = probe::probe(&client, opts.model.as_deref()).await?;
     for line in &info.report {
         eprintln!("probe: {line}");
     }
-    let max_model_len = opts
-        .max_model_len
-        .or(info.max_model_len)
-        .context("the server does not say its max_model_len: pass --max-model-len")?;
+    let (endpoint, why) =
+        probe::choose_endpoint(&client, &info.served_model, opts.endpoint).await?;
+    eprintln!("endpoint: {why}");
+    let mut settings = RequestSettings {
+        model: info.served_model.clone(),
+        temperature: opts.temperature,
+        endpoint,
+        token_count: crate::model::TokenCount::StreamUsage,
+    };
+    let (token_count, how_counted) = probe::token_counting(&client, &settings).await?;
+    settings.token_count = token_count;
+    eprintln!("tokens: {how_counted}");
+    let max_model_len = match opts.max_model_len.or(info.max_model_len) {
+        Some(len) => len,
+        None => {
+            let mut report = Vec::new();
+            let found =
+                probe::context_window_from_refusal(&client, &settings, info.tokenize, &mut report)
+                    .await;
+            for line in &report {
+                eprintln!("probe: {line}");
+            }
+            found?.context(
+                "the server does not say its context window (no max_model_len in /v1/models, no /props, and no refusal of prompts up to 128K tokens named it): pass --max-model-len",
+            )?
+        }
+    };
+    info.max_model_len = Some(max_model_len);
     let kv_capacity = opts
         .kv_capacity
         .or(info.kv_capacity.as_ref().map(|(kv, _)| *kv));
@@ -115,23 +139,20 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         kv_capacity,
     )
     .repeated(opts.repeat);
-    let (endpoint, why) =
-        probe::choose_endpoint(&client, &info.served_model, opts.endpoint).await?;
-    eprintln!("endpoint: {why}");
     let run_dir = opts.data.join(&opts.run_id);
     let done = cells_done(&plan, &run_dir, opts.force, opts.keep_errors)?;
     print_plan(&plan, &done);
-    if opts.dry_run {
-        return Ok(());
-    }
 
     let meta = meta::build_meta(
         &opts.meta,
         &info,
         is_local(&opts.url),
-        opts.window.as_secs_f64(),
-        opts.max_output,
-        endpoint,
+        &meta::HowMeasured {
+            window_s: opts.window.as_secs_f64(),
+            max_output: opts.max_output,
+            endpoint,
+            token_count,
+        },
         opts.meta_file.as_deref(),
     )?;
     // A resumed run keeps the time it was first measured.
@@ -152,12 +173,6 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             }
         );
     }
-    store::write_meta(&run_dir, &meta)?;
-    let settings = RequestSettings {
-        model: info.served_model.clone(),
-        temperature: opts.temperature,
-        endpoint,
-    };
     let template_tokens = match endpoint {
         ApiEndpoint::Completions => 0,
         ApiEndpoint::Chat => {
@@ -177,7 +192,18 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         force: opts.force,
         keep_errors: opts.keep_errors,
         metrics_every: opts.metrics_every.filter(|_| info.has_metrics),
+        meta,
+        meta_written: std::sync::atomic::AtomicBool::new(false),
     };
+    if opts.dry_run {
+        // The whole probe ran; sizing one prompt per context shows the run
+        // could build its prompts. Nothing is measured or written.
+        measure.size_prompts().await?;
+        eprintln!(
+            "dry run: the probe, the token count and the prompt sizing passed; nothing was measured or written"
+        );
+        return Ok(());
+    }
     tokio::select! {
         result = measure.all() => result,
         _ = tokio::signal::ctrl_c() => {
@@ -185,6 +211,10 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         }
     }
 }
+
+/// Streams whose texts calibrate prompt lengths are numbered past every
+/// stream a run has, so no sample shares a prompt's start.
+const CALIBRATION_STREAMS: u32 = 1 << 20;
 
 /// Prompt tok/s the estimates assume for sending prompts.
 const ESTIMATE_PREFILL_TOK_PER_S: f64 = 10_000.0;
@@ -310,9 +340,36 @@ struct Measure {
     force: bool,
     keep_errors: bool,
     metrics_every: Option<Duration>,
+    /// run.json, written with the run's first cell: a run that fails
+    /// before measuring anything leaves no folder.
+    meta: crate::model::RunMeta,
+    meta_written: std::sync::atomic::AtomicBool,
 }
 
 impl Measure {
+    /// A prompt at the plan's smallest and largest contexts, built as the
+    /// run builds them: sizing fails, if it does, at one end or the other.
+    async fn size_prompts(&self) -> anyhow::Result<()> {
+        let contexts = self.plan.contexts();
+        let mut ends = vec![contexts[0], contexts[contexts.len() - 1]];
+        ends.dedup();
+        for ctx in ends {
+            let target = plan::prompt_target(ctx, self.max_model_len, self.plan.max_output);
+            let built = self.prompts(ctx, 1, target).await?;
+            eprintln!(
+                "dry run: a prompt of {} tokens for {} ({})",
+                format::count(built[0].tokens),
+                format::context_label(ctx),
+                if built[0].exact {
+                    "counted by the server's tokenizer"
+                } else {
+                    "estimated from a request's prompt tokens"
+                }
+            );
+        }
+        Ok(())
+    }
+
     /// Measures what the plan still lacks, context by context.
     async fn all(&self) -> anyhow::Result<()> {
         let work = self.plan.remaining(&cells_done(
@@ -385,11 +442,12 @@ impl Measure {
             "building {streams} prompts of {} tokens",
             format::count(target)
         ));
-        let prompts = self.prompts(ctx, streams, target).await?;
+        let built = self.prompts(ctx, streams, target).await?;
+        let prompts: Vec<String> = built.iter().map(|p| p.text.clone()).collect();
 
         bar.set_message(format!("prefill at {}", format::context_label(ctx)));
         self.settle().await;
-        let cell = self.prefill(ctx, target, &prompts[0]).await;
+        let cell = self.prefill(ctx, target, &built[0]).await;
         if cell.status() == Status::Error {
             self.check_alive("prefill", ctx, 1, bar).await?;
         }
@@ -430,8 +488,11 @@ impl Measure {
         Ok(())
     }
 
-    /// Writes a finished cell and says so.
+    /// Writes a finished cell (and, before the first, run.json) and says so.
     fn record(&self, cell: &Cell, bar: &ProgressBar) -> anyhow::Result<()> {
+        if !self.meta_written.swap(true, Ordering::SeqCst) {
+            store::write_meta(&self.run_dir, &self.meta)?;
+        }
         store::write_cell(&self.run_dir, cell)?;
         say(bar, describe(cell));
         bar.inc(1);
@@ -462,7 +523,12 @@ impl Measure {
 
     /// One exact prompt per stream: `target` tokens as the server counts
     /// the request, so with chat the text is shorter by the template's tokens.
-    async fn prompts(&self, ctx: u64, streams: u32, target: u64) -> anyhow::Result<Vec<String>> {
+    async fn prompts(
+        &self,
+        ctx: u64,
+        streams: u32,
+        target: u64,
+    ) -> anyhow::Result<Vec<prompt::Prompt>> {
         let target = target.saturating_sub(self.template_tokens).max(1);
         let mut prompts = Vec::with_capacity(streams as usize);
         for stream in 0..streams {
@@ -477,34 +543,26 @@ impl Measure {
                 }
                 None => self.calibrated_prompt(stream, ctx, target).await?,
             };
-            prompts.push(p.text);
+            prompts.push(p);
         }
         Ok(prompts)
     }
 
-    /// Without `/tokenize`: counts from `usage.prompt_tokens` of a one-token
-    /// completion (which also fills the cache, so only small texts are sent).
+    /// Without a tokenizer: the characters per token of a sample, from the
+    /// `usage.prompt_tokens` of a one-token request not streamed (every
+    /// server reports usage there). The sample is a text of its own, so the
+    /// prompt's start is not in the server's prefix cache when its prefill
+    /// is measured.
     async fn calibrated_prompt(
         &self,
         stream: u32,
         ctx: u64,
         target: u64,
     ) -> anyhow::Result<prompt::Prompt> {
-        let sample = prompt::words(stream, ctx, 4000).join(" ");
-        let body = window::completion_body(&self.settings, &sample, 1);
-        let r = window::record_request(
-            &self.client,
-            &self.settings,
-            &body,
-            stream,
-            Instant::now(),
-            None,
-            None,
-        )
-        .await;
-        let tokens = r.prompt_tokens.context(
-            "the server has no /tokenize and reports no usage.prompt_tokens: cannot size prompts",
-        )?;
+        let sample = prompt::words(stream + CALIBRATION_STREAMS, ctx, 4000).join(" ");
+        let tokens = window::unstreamed_prompt_tokens(&self.client, &self.settings, &sample)
+            .await
+            .context("no tokenizer answers (/tokenize, /extras/tokenize), so prompts are sized from the prompt tokens of a request not streamed, and that failed")?;
         let text_tokens = tokens.saturating_sub(self.template_tokens);
         let chars_per_token = sample.len() as f64 / text_tokens.max(1) as f64;
         let text: String = prompt::words(
@@ -519,30 +577,60 @@ impl Measure {
         Ok(prompt::Prompt {
             text,
             tokens: target,
+            exact: false,
         })
     }
 
-    async fn prefill(&self, ctx: u64, target: u64, prompt: &str) -> Cell {
-        let body = window::completion_body(&self.settings, prompt, 1);
+    /// The prefill cell: `prompt` sent cold for one token. Its prompt
+    /// tokens are the stream's usage, else the count the prompt was built
+    /// to (and the cell says which).
+    async fn prefill(&self, ctx: u64, target: u64, prompt: &prompt::Prompt) -> Cell {
+        let body = window::completion_body(&self.settings, &prompt.text, 1);
         let t0 = Instant::now();
         let r =
             window::record_request(&self.client, &self.settings, &body, 0, t0, None, None).await;
+        // Without usage in the stream, the same request not streamed says
+        // how many prompt tokens the server counted (after the measurement:
+        // the cache it warms no longer matters), else the prompt's own count.
+        let unstreamed = match r.prompt_tokens {
+            Some(_) => None,
+            None => window::unstreamed_prompt_tokens(&self.client, &self.settings, &prompt.text)
+                .await
+                .ok(),
+        };
+        let (prompt_tokens, from) = match (r.prompt_tokens, unstreamed) {
+            (Some(p), _) => (Some(p), None),
+            (None, Some(p)) => (Some(p), Some(crate::model::PromptCount::Unstreamed)),
+            (None, None) if prompt.exact => (
+                Some(prompt.tokens + self.template_tokens),
+                Some(crate::model::PromptCount::Tokenizer),
+            ),
+            (None, None) => (Some(target), Some(crate::model::PromptCount::Estimated)),
+        };
         let mut cell = PrefillCell {
             context_tokens: ctx,
             status: Status::Valid,
             reason: None,
-            prompt_tokens: r.prompt_tokens,
+            prompt_tokens,
+            prompt_tokens_from: from,
             prompt_tok_per_s: None,
             ttft_ms: None,
             measured_by: None,
         };
-        let error = match (&r.finish, r.chunks.first(), r.prompt_tokens) {
+        let error = match (&r.finish, r.chunks.first(), prompt_tokens) {
+            (Some(analysis::Finish::Error(e)), _, _) if e.contains(client::EMPTY_STREAM) => {
+                Some(window::refusal_in_words(&self.client, &self.settings, &body).await)
+            }
             (Some(analysis::Finish::Error(e)), _, _) => Some(e.clone()),
             (_, None, _) => Some("the server sent no token".into()),
             (_, _, None) => Some("the server reported no usage.prompt_tokens".into()),
-            (_, Some(_), Some(p)) if !prompt::close_enough(p, target) => Some(format!(
-                "the server counted {p} prompt tokens for a prompt of {target}: more than 0.5% apart"
-            )),
+            // An exact prompt must be what the server counted; an estimated
+            // one says what the server counted.
+            (_, Some(_), Some(p)) if prompt.exact && !prompt::close_enough(p, target) => {
+                Some(format!(
+                    "the server counted {p} prompt tokens for a prompt of {target}: more than 0.5% apart"
+                ))
+            }
             (_, Some((first, _)), Some(p)) => {
                 let ttft = first - r.start;
                 cell.ttft_ms = Some(ttft * 1000.0);
@@ -656,7 +744,15 @@ impl Measure {
         .await;
         ticker.abort();
         let mut server = rec.server;
-        let f = analysis::summarize(&rec.records, self.plan.window_s, n, server.as_ref());
+        let mut f = analysis::summarize(&rec.records, self.plan.window_s, n, server.as_ref());
+        // A stream refused without a word: ask once, not streamed, for the server's.
+        if let Some(reason) = f.reason.as_mut()
+            && reason.contains(client::EMPTY_STREAM)
+        {
+            let body = window::completion_body(&self.settings, &prompts[0], self.plan.max_output);
+            let words = window::refusal_in_words(&self.client, &self.settings, &body).await;
+            *reason = reason.replace(client::EMPTY_STREAM, &words);
+        }
         if let Some(s) = &mut server {
             s.client_output_tokens = f.output_tokens;
         }

@@ -8,8 +8,8 @@ use serde_json::Value;
 use super::analysis::Finish;
 use super::client::{Client, TokenizeStyle};
 use super::metrics;
-use super::window::{RequestSettings, completion_body, record_request};
-use crate::model::ApiEndpoint;
+use super::window::{RequestSettings, completion_body, record_request, unstreamed_prompt_tokens};
+use crate::model::{ApiEndpoint, TokenCount};
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ServerInfo {
@@ -25,6 +25,9 @@ pub struct ServerInfo {
     pub has_metrics: bool,
     /// llama.cpp's parallel slots.
     pub slots: Option<u32>,
+    /// A gateway in front of the engine (LiteLLM), named by its API: the
+    /// engine behind it is not known from here.
+    pub gateway: Option<String>,
     /// One line per thing looked for: what was found, what was not.
     pub report: Vec<String>,
 }
@@ -150,6 +153,34 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
     {
         info.engine_version = str_at(&v, &["version"]);
     }
+    // FastAPI servers name themselves in their OpenAPI document.
+    if let Ok(v) = client.get_json("/openapi.json").await
+        && let Some(title) = str_at(&v, &["info", "title"])
+    {
+        let version = str_at(&v, &["info", "version"]);
+        match server_from_title(&title) {
+            Some(ServerKind::Engine(name)) => {
+                // The server's own name wins over a guess from metric names.
+                info.engine = Some(name.to_string());
+                if info.engine_version.is_none() {
+                    info.engine_version = version;
+                }
+                info.report
+                    .push(format!("found /openapi.json: {title:?}, an engine: {name}"));
+            }
+            Some(ServerKind::Gateway(name)) => {
+                let named = match &version {
+                    Some(v) => format!("{name} {v}"),
+                    None => name.to_string(),
+                };
+                info.report.push(format!(
+                    "found /openapi.json: {title:?}, a gateway ({named}): the engine behind it is not known from here (pass --engine)"
+                ));
+                info.gateway = Some(named);
+            }
+            None => {}
+        }
+    }
     if let Some(v) = &info.engine_version {
         info.report.push(format!("found engine version {v}"));
     }
@@ -157,9 +188,17 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
     // llama.cpp answers the vLLM form with an empty token list, so a style
     // counts only if it finds the tokens of a text that surely has some.
     let styles = if info.engine.as_deref() == Some("llama.cpp") {
-        [TokenizeStyle::Content, TokenizeStyle::Prompt]
+        [
+            TokenizeStyle::Content,
+            TokenizeStyle::Prompt,
+            TokenizeStyle::Extras,
+        ]
     } else {
-        [TokenizeStyle::Prompt, TokenizeStyle::Content]
+        [
+            TokenizeStyle::Prompt,
+            TokenizeStyle::Content,
+            TokenizeStyle::Extras,
+        ]
     };
     for style in styles {
         let count = client
@@ -168,13 +207,14 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
         if count.is_ok_and(|n| n >= 3) {
             info.tokenize = Some(style);
             info.report
-                .push(format!("found /tokenize ({style:?} style)"));
+                .push(format!("found {} ({style:?} style)", style.path()));
             break;
         }
     }
     if info.tokenize.is_none() {
-        info.report
-            .push("no /tokenize: prompt lengths are calibrated from usage.prompt_tokens".into());
+        info.report.push(
+            "no tokenizer (/tokenize, /extras/tokenize): prompt lengths are calibrated from the usage.prompt_tokens of requests not streamed".into(),
+        );
     }
     match &info.kv_capacity {
         Some((kv, from)) => info.report.push(format!("KV cache: {kv} tokens ({from})")),
@@ -184,6 +224,47 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
         ),
     }
     Ok(info)
+}
+
+/// What an OpenAPI title says a server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    Engine(&'static str),
+    Gateway(&'static str),
+}
+
+/// Servers that name themselves in `/openapi.json` (vLLM and SGLang keep
+/// FastAPI's default title, which says nothing).
+pub(crate) fn server_from_title(title: &str) -> Option<ServerKind> {
+    let t = title.to_lowercase();
+    if t.contains("llama.cpp python") {
+        Some(ServerKind::Engine("llama-cpp-python"))
+    } else if t.contains("litellm") {
+        Some(ServerKind::Gateway("LiteLLM"))
+    } else {
+        None
+    }
+}
+
+/// The context window a server's refusal names: "maximum context length
+/// is 4096 tokens" (vLLM, OpenAI, llama-cpp-python, LiteLLM passing either
+/// on), "exceed context window of 4096" (llama-cpp-python's own words),
+/// "context length (4096 tokens)" (SGLang), `"n_ctx": 4096` (llama.cpp).
+pub(crate) fn context_window_in(message: &str) -> Option<u64> {
+    static PATTERNS: std::sync::LazyLock<Vec<regex_lite::Regex>> = std::sync::LazyLock::new(|| {
+        [
+            r"maximum context length is (\d+)",
+            r"exceeds? (?:the )?context window of (\d+)",
+            r"context length \((\d+) tokens\)",
+            r#""n_ctx"\s*:\s*(\d+)"#,
+        ]
+        .iter()
+        .map(|p| regex_lite::Regex::new(p).expect("a valid pattern"))
+        .collect()
+    });
+    PATTERNS
+        .iter()
+        .find_map(|re| re.captures(message)?.get(1)?.as_str().parse().ok())
 }
 
 /// The API to use and why: the one asked for; else `/v1/completions` when
@@ -215,24 +296,18 @@ pub async fn choose_endpoint(
 }
 
 /// Prompt tokens a chat template adds to one user message: the server's
-/// count of a chat request less its tokenizer's count of the text alone
-/// (without `/tokenize`: the count of a one-character message less one).
+/// count of a chat request (not streamed: every server sends its usage)
+/// less its tokenizer's count of the text alone (without a tokenizer: the
+/// count of a one-character message less one).
 pub async fn chat_template_tokens(
     client: &Client,
     settings: &RequestSettings,
     tokenize: Option<TokenizeStyle>,
 ) -> anyhow::Result<u64> {
-    let counted = |text: String| {
-        let body = completion_body(settings, &text, 1);
-        async move {
-            let r = record_request(client, settings, &body, 0, Instant::now(), None, None).await;
-            if let Some(Finish::Error(e)) = &r.finish {
-                anyhow::bail!("a chat request to size prompts failed: {e}");
-            }
-            r.prompt_tokens.context(
-                "the server reported no usage.prompt_tokens for a chat request: cannot size chat prompts",
-            )
-        }
+    let counted = |text: String| async move {
+        unstreamed_prompt_tokens(client, settings, &text)
+            .await
+            .context("a chat request to size prompts")
     };
     Ok(match tokenize {
         Some(style) => {
@@ -242,4 +317,188 @@ pub async fn chat_template_tokens(
         }
         None => counted("a".to_string()).await?.saturating_sub(1),
     })
+}
+
+/// Tokens the counting check asks for.
+const CHECK_TOKENS: u32 = 16;
+
+/// How the run counts output tokens, and what showed it: the stream's
+/// usage when it gives the tokens a request asked for (with `min_tokens`
+/// equal to `max_tokens`), else one token per streamed event when the
+/// events match them. A stream whose usage disagrees with its request (a
+/// gateway's estimate) is not trusted. Fails when neither counts.
+pub async fn token_counting(
+    client: &Client,
+    settings: &RequestSettings,
+) -> anyhow::Result<(TokenCount, String)> {
+    let prompt = super::prompt::words(0, 0, 120).join(" ");
+    let by_usage = RequestSettings {
+        token_count: TokenCount::StreamUsage,
+        ..settings.clone()
+    };
+    let by_events = RequestSettings {
+        token_count: TokenCount::OnePerEvent,
+        ..settings.clone()
+    };
+    let body = completion_body(settings, &prompt, CHECK_TOKENS);
+    let send = |s: RequestSettings| {
+        let body = body.clone();
+        async move {
+            let r = record_request(client, &s, &body, 0, Instant::now(), None, None).await;
+            match &r.finish {
+                Some(Finish::Error(e)) => Err(e.clone()),
+                _ => Ok(r),
+            }
+        }
+    };
+    let asked = u64::from(CHECK_TOKENS);
+    // A server that fails the check fails the cells too, which say why;
+    // the run goes on, reading usage where the stream has it.
+    let unchecked = |e: String| {
+        Ok((
+            TokenCount::StreamUsage,
+            format!(
+                "a request of {asked} tokens to check how tokens are counted failed ({e}); usage in the stream is read where it is sent"
+            ),
+        ))
+    };
+    let usage = match send(by_usage).await {
+        Ok(r) => r,
+        Err(e) => return unchecked(e),
+    };
+    if usage.stream_usage && usage.tokens() == asked {
+        return Ok((
+            TokenCount::StreamUsage,
+            format!(
+                "tokens counted from the stream's usage (a {asked}-token request reported {asked})"
+            ),
+        ));
+    }
+    let events = match send(by_events).await {
+        Ok(r) => r,
+        Err(e) => return unchecked(e),
+    };
+    let said = if usage.stream_usage {
+        format!(
+            "the stream's usage said {} tokens for {asked} asked, so it is not trusted",
+            usage.tokens()
+        )
+    } else {
+        "the stream carries no usage".to_string()
+    };
+    let stopped = matches!(&events.finish, Some(Finish::Done(r)) if r == "stop");
+    if events.tokens() == asked || (stopped && events.tokens() < asked) {
+        return Ok((
+            TokenCount::OnePerEvent,
+            format!(
+                "{said}: tokens counted one per streamed event (a {asked}-token request streamed {} events{})",
+                events.tokens(),
+                if stopped {
+                    ", stopping at end-of-sequence"
+                } else {
+                    ""
+                }
+            ),
+        ));
+    }
+    anyhow::bail!(
+        "{said}, and a {asked}-token request streamed {} token events: sitegen cannot count this server's output tokens",
+        events.tokens()
+    )
+}
+
+/// Prompt lengths tried, doubling, to find a context window no route says.
+const CONTEXT_PROBES: [u64; 7] = [2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
+
+/// The context window from the server's own refusal: prompts of about 2K,
+/// 4K ... 128K tokens, not streamed, until one is refused with words that
+/// name the window. One line per prompt tried goes into `report`.
+pub async fn context_window_from_refusal(
+    client: &Client,
+    settings: &RequestSettings,
+    tokenize: Option<TokenizeStyle>,
+    report: &mut Vec<String>,
+) -> anyhow::Result<Option<u64>> {
+    let sample = super::prompt::words(0, 1, 4000).join(" ");
+    let sample_tokens = match tokenize {
+        Some(style) => client.count_tokens(style, &settings.model, &sample).await?,
+        None => unstreamed_prompt_tokens(client, settings, &sample).await?,
+    };
+    let chars_per_token = sample.len() as f64 / sample_tokens.max(1) as f64;
+    for tokens in CONTEXT_PROBES {
+        let chars = (tokens as f64 * chars_per_token * 1.05) as usize;
+        let text = super::prompt::words(0, tokens, chars).join(" ");
+        match unstreamed_prompt_tokens(client, settings, &text).await {
+            Ok(n) => report.push(format!("a prompt of {n} tokens fits the context window")),
+            Err(e) => {
+                let words = format!("{e:#}");
+                return Ok(match context_window_in(&words) {
+                    Some(window) => {
+                        report.push(format!(
+                            "found max_model_len {window} in the server's refusal of a prompt of about {tokens} tokens"
+                        ));
+                        Some(window)
+                    }
+                    None => {
+                        report.push(format!(
+                            "a prompt of about {tokens} tokens was refused without naming the context window: {words}"
+                        ));
+                        None
+                    }
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_window_is_read_from_each_server_s_refusal() {
+        let cases = [
+            // vLLM, and LiteLLM passing it on.
+            (
+                "This model's maximum context length is 65536 tokens. However, you requested 70000 tokens",
+                Some(65_536),
+            ),
+            (
+                "litellm.ContextWindowExceededError: litellm.BadRequestError: OpenAIException - Error code: 400 - This model's maximum context length is 4096 tokens, however you requested 4164 tokens",
+                Some(4096),
+            ),
+            // llama-cpp-python's own words, and SGLang's.
+            (
+                "ValueError: Requested tokens (4100) exceed context window of 4096",
+                Some(4096),
+            ),
+            (
+                "The input (5000 tokens) is longer than the model's context length (4096 tokens).",
+                Some(4096),
+            ),
+            // llama.cpp's JSON error.
+            (
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size","n_prompt_tokens":5000,"n_ctx":2048}}"#,
+                Some(2048),
+            ),
+            ("HTTP 500: engine core died", None),
+        ];
+        for (words, window) in cases {
+            assert_eq!(context_window_in(words), window, "{words}");
+        }
+    }
+
+    #[test]
+    fn servers_named_in_their_openapi_title() {
+        assert_eq!(
+            server_from_title("🦙 llama.cpp Python API"),
+            Some(ServerKind::Engine("llama-cpp-python"))
+        );
+        assert_eq!(
+            server_from_title("LiteLLM API"),
+            Some(ServerKind::Gateway("LiteLLM"))
+        );
+        assert_eq!(server_from_title("FastAPI"), None);
+    }
 }

@@ -120,6 +120,8 @@ fn capitalise(s: &str) -> String {
 pub struct Prompt {
     pub text: String,
     pub tokens: u64,
+    /// Counted by the server's tokenizer (else estimated).
+    pub exact: bool,
 }
 
 /// Builds the longest prompt of `stream`'s text with at most `target` tokens,
@@ -155,13 +157,18 @@ where
     let mut best = Prompt {
         text: all[0].clone(),
         tokens: count(all[0].clone()).await?,
+        exact: true,
     };
     while lo <= hi {
         let mid = lo + (hi - lo) / 2;
         let text = all[..mid].join(" ");
         let tokens = count(text.clone()).await?;
         if tokens <= target {
-            best = Prompt { text, tokens };
+            best = Prompt {
+                text,
+                tokens,
+                exact: true,
+            };
             lo = mid + 1;
         } else {
             hi = mid - 1;
@@ -177,7 +184,11 @@ where
         if tokens > target {
             break;
         }
-        best = Prompt { text, tokens };
+        best = Prompt {
+            text,
+            tokens,
+            exact: true,
+        };
     }
     Ok(best)
 }

@@ -21,6 +21,9 @@ pub struct RequestSettings {
     pub model: String,
     pub temperature: f64,
     pub endpoint: ApiEndpoint,
+    /// How output tokens are counted: a stream's usage is read only when
+    /// the probe found it trustworthy.
+    pub token_count: crate::model::TokenCount,
 }
 
 /// A streamed request that generates exactly `max_tokens` tokens (ignoring
@@ -43,6 +46,66 @@ pub(crate) fn completion_body(settings: &RequestSettings, prompt: &str, max_toke
     body
 }
 
+/// The same request not streamed: sizing reads its `usage`, and a refused
+/// stream's reason is asked for with it.
+pub(crate) fn unstreamed_body(settings: &RequestSettings, prompt: &str, max_tokens: u32) -> Value {
+    let mut body = completion_body(settings, prompt, max_tokens);
+    let o = body.as_object_mut().expect("a JSON object");
+    o.remove("stream_options");
+    o.insert("stream".into(), json!(false));
+    body
+}
+
+/// `usage.prompt_tokens` of `prompt` sent once, not streamed, for one token.
+pub(crate) async fn unstreamed_prompt_tokens(
+    client: &Client,
+    settings: &RequestSettings,
+    prompt: &str,
+) -> anyhow::Result<u64> {
+    let answer = client
+        .complete(
+            settings.endpoint.path(),
+            &unstreamed_body(settings, prompt, 1),
+        )
+        .await?;
+    answer
+        .get("usage")
+        .and_then(|u| u.get("prompt_tokens"))
+        .and_then(Value::as_u64)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "the server's answer to a request not streamed has no usage.prompt_tokens: {}",
+                answer.to_string().chars().take(200).collect::<String>()
+            )
+        })
+}
+
+/// Why a stream was refused, in the server's words: the same request not
+/// streamed, whose error says what the empty stream did not.
+pub(crate) async fn refusal_in_words(
+    client: &Client,
+    settings: &RequestSettings,
+    body: &Value,
+) -> String {
+    let mut again = body.clone();
+    if let Some(o) = again.as_object_mut() {
+        o.remove("stream_options");
+        o.insert("stream".into(), json!(false));
+        o.insert("max_tokens".into(), json!(1));
+        o.insert("min_tokens".into(), json!(1));
+    }
+    match client.complete(settings.endpoint.path(), &again).await {
+        Err(e) => format!(
+            "{}; the same request not streamed: {e:#}",
+            super::client::EMPTY_STREAM
+        ),
+        Ok(_) => format!(
+            "{}; the same request not streamed was answered (the server refuses only the stream)",
+            super::client::EMPTY_STREAM
+        ),
+    }
+}
+
 /// Sends one request to `settings.endpoint` and records it, relative to
 /// `t0`, until it ends or `deadline`.
 pub async fn record_request(
@@ -62,6 +125,7 @@ pub async fn record_request(
     let mut record = RequestRecord {
         stream,
         start: secs(start),
+        asked_tokens: body.get("max_tokens").and_then(Value::as_u64),
         ..Default::default()
     };
     let mut counted = 0u64;
@@ -75,14 +139,19 @@ pub async fn record_request(
                 return;
             };
             last_event = chunk.at;
-            if let Some(p) = chunk.prompt_tokens {
+            let trusted = settings.token_count == crate::model::TokenCount::StreamUsage;
+            if let Some(p) = chunk.prompt_tokens.filter(|_| trusted) {
                 record.prompt_tokens = Some(p);
             }
-            // Usage on the chunk is the truth; without it a chunk with text
-            // (answer or reasoning) is one token.
-            let tokens = match chunk.completion_tokens {
+            // Usage on the chunk is the truth; without it an event that
+            // stands for a token is one (docs/measurement.md, "Token counts").
+            record.stream_usage |= chunk.completion_tokens.is_some();
+            let usage = chunk
+                .completion_tokens
+                .filter(|_| settings.token_count == crate::model::TokenCount::StreamUsage);
+            let tokens = match usage {
                 Some(total) => total.saturating_sub(counted),
-                None if !chunk.text.is_empty() || !chunk.reasoning.is_empty() => 1,
+                None if chunk.token_event => 1,
                 None => 0,
             };
             if tokens > 0 {
@@ -115,7 +184,7 @@ pub async fn record_request(
             record.end = secs(deadline.expect("only a deadline cancels"));
         }
         Some(Ok(())) => {
-            record.finish = Some(Finish::Done(finish_reason.unwrap_or_else(|| "stop".into())));
+            record.finish = Some(finish_reason.map_or(Finish::NoReason, Finish::Done));
             record.end = secs(last_event);
         }
         Some(Err(e)) => {

@@ -65,6 +65,37 @@ pub struct EmulatorConfig {
     /// of engine time and shared by all requests (a real engine's whole
     /// batch slows together), times a small per-step factor.
     pub jitter: Option<Jitter>,
+    /// Quirks of real servers other than vLLM:
+    /// Whether streams may carry usage at all (llama-cpp-python's never do,
+    /// whatever `stream_options` asks).
+    pub stream_usage: bool,
+    /// A new completion ends every running stream at its next step with
+    /// `[DONE]` and no finish reason (llama-cpp-python's default
+    /// `interrupt_requests`).
+    pub interrupt_requests: bool,
+    /// Past the context window, llama-cpp-python's ways instead of vLLM's
+    /// 400: `max_tokens` is cut to what fits (finish "length"), and a prompt
+    /// that does not fit gets a streamed HTTP 200 with an empty body (a
+    /// non-streamed request still gets the 400).
+    pub cap_at_context: bool,
+    /// Whether `/v1/models` says `max_model_len`.
+    pub report_max_model_len: bool,
+    pub tokenizer: Tokenizer,
+    /// `/openapi.json`'s `info.title`, as FastAPI servers name themselves.
+    pub openapi_title: Option<String>,
+    /// vLLM's `/metrics`, `/version` and `/health` (llama-cpp-python has none).
+    pub vllm_routes: bool,
+}
+
+/// Where the emulator's tokenizer answers, if anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// vLLM's `POST /tokenize {"prompt"}` -> `{"count", "tokens"}`.
+    Vllm,
+    /// llama-cpp-python's `POST /extras/tokenize {"input"}` -> `{"tokens"}`.
+    Extras,
+    /// None: a gateway that forwards no tokenizer.
+    None,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -119,8 +150,24 @@ impl Default for EmulatorConfig {
             reasoning_tokens: 0,
             stall: None,
             jitter: None,
+            stream_usage: true,
+            interrupt_requests: false,
+            cap_at_context: false,
+            report_max_model_len: true,
+            tokenizer: Tokenizer::Vllm,
+            openapi_title: None,
+            vllm_routes: true,
         }
     }
+}
+
+/// vLLM's message for a request past the context window, which other
+/// servers and gateways word alike ("maximum context length is N tokens").
+pub fn context_error(max_model_len: u64, prompt: u64, output: u64) -> String {
+    format!(
+        "This model's maximum context length is {max_model_len} tokens. However, you requested {} tokens ({prompt} in the messages, {output} in the completion). Please reduce the length of the messages or completion.",
+        prompt + output
+    )
 }
 
 /// What the engine did with one request. Times are Unix seconds.
@@ -155,6 +202,9 @@ pub struct Engine {
     counters: Mutex<Counters>,
     freed: Notify,
     pub log: Mutex<Vec<RequestLog>>,
+    /// Completions that have arrived: a running stream started before the
+    /// latest one is interrupted when `interrupt_requests` is on.
+    arrivals: std::sync::atomic::AtomicU64,
 }
 
 fn now() -> f64 {
@@ -353,20 +403,33 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
         counters: Mutex::new(Counters::default()),
         freed: Notify::new(),
         log: Mutex::new(Vec::new()),
+        arrivals: std::sync::atomic::AtomicU64::new(0),
     });
-    let app = axum::Router::new()
-        .route("/v1/models", get(models))
-        .route("/tokenize", post(tokenize))
-        .route("/metrics", get(metrics))
-        // vLLM's liveness probe; guidellm and AIPerf check it before a run.
-        .route("/health", get(|| async { StatusCode::OK }))
-        .route(
-            "/version",
-            get(|| async { Json(json!({"version": "emulated-1"})) }),
-        )
+    let mut app = axum::Router::new().route("/v1/models", get(models));
+    app = match engine.config.tokenizer {
+        Tokenizer::Vllm => app.route("/tokenize", post(tokenize)),
+        Tokenizer::Extras => app.route("/extras/tokenize", post(extras_tokenize)),
+        Tokenizer::None => app,
+    };
+    if engine.config.openapi_title.is_some() {
+        app = app.route("/openapi.json", get(openapi));
+    }
+    if engine.config.vllm_routes {
+        app = app
+            .route("/metrics", get(metrics))
+            // vLLM's liveness probe; guidellm and AIPerf check it before a run.
+            .route("/health", get(|| async { StatusCode::OK }))
+            .route(
+                "/version",
+                get(|| async { Json(json!({"version": "emulated-1"})) }),
+            );
+    }
+    let app = app
         .route("/v1/completions", post(completions))
         .route("/v1/chat/completions", post(chat_completions))
         .layer(axum::middleware::from_fn(stamp_arrival))
+        // Prompts of a million tokens are megabytes: no 2 MB limit, as vLLM has none.
+        .layer(axum::extract::DefaultBodyLimit::max(256 << 20))
         .with_state(Arc::clone(&engine));
     let listener = tokio::net::TcpListener::bind(address).await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -424,7 +487,26 @@ async fn models(State(e): State<Arc<Engine>>, headers: HeaderMap) -> Response {
     if !authorized(&e, &headers) {
         return unauthorized();
     }
-    Json(json!({"object": "list", "data": [{"id": e.config.model, "object": "model", "max_model_len": e.config.max_model_len}]})).into_response()
+    let mut model = json!({"id": e.config.model, "object": "model"});
+    if e.config.report_max_model_len {
+        model["max_model_len"] = json!(e.config.max_model_len);
+    }
+    Json(json!({"object": "list", "data": [model]})).into_response()
+}
+
+/// llama-cpp-python's tokenizer: `{"input": text}`, start token included.
+async fn extras_tokenize(Json(body): Json<Value>) -> Response {
+    let n = count_tokens(
+        body.get("input")
+            .and_then(Value::as_str)
+            .unwrap_or_default(),
+    );
+    Json(json!({"tokens": (0..n).collect::<Vec<u64>>()})).into_response()
+}
+
+async fn openapi(State(e): State<Arc<Engine>>) -> Response {
+    Json(json!({"openapi": "3.1.0", "info": {"title": e.config.openapi_title, "version": "9.9.9"}, "paths": {}}))
+        .into_response()
 }
 
 async fn tokenize(
@@ -522,8 +604,10 @@ impl Usage {
                 == Some(true)
         };
         Usage {
-            every_chunk: config.continuous_usage && option("continuous_usage_stats"),
-            last_chunk: option("include_usage"),
+            every_chunk: config.stream_usage
+                && config.continuous_usage
+                && option("continuous_usage_stats"),
+            last_chunk: config.stream_usage && option("include_usage"),
         }
     }
 }
@@ -626,13 +710,33 @@ async fn serve(
         .find_map(|k| body.get(*k).and_then(Value::as_u64))
         .unwrap_or(16);
     let prompt_tokens = count_tokens(&prompt);
-    if prompt_tokens + max_tokens > e.config.max_model_len {
-        return (
+    let streamed = body.get("stream").and_then(Value::as_bool) == Some(true);
+    let max_len = e.config.max_model_len;
+    let refused = || {
+        (
             StatusCode::BAD_REQUEST,
-            Json(json!({"error": {"message": "prompt too long"}})),
+            Json(json!({"error": {"message": context_error(max_len, prompt_tokens, max_tokens), "type": "BadRequestError", "code": 400}})),
         )
-            .into_response();
-    }
+            .into_response()
+    };
+    let max_tokens = if prompt_tokens + max_tokens <= max_len {
+        max_tokens
+    } else if !e.config.cap_at_context {
+        return refused();
+    } else if prompt_tokens >= max_len {
+        // llama-cpp-python: the 400 only when not streamed; a stream is a
+        // 200 whose body ends before any event.
+        if !streamed {
+            return refused();
+        }
+        let (_tx, rx) = mpsc::channel::<Result<Event, Infallible>>(1);
+        return Sse::new(ReceiverStream::new(rx)).into_response();
+    } else {
+        max_len - prompt_tokens
+    };
+    let arrived_as = e.arrivals.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    // A request not streamed holds the model to its end: never interrupted.
+    let epoch = if streamed { arrived_as } else { u64::MAX };
     let index = {
         let mut log = e.log.lock().unwrap();
         log.push(RequestLog {
@@ -654,12 +758,46 @@ async fn serve(
             prompt_tokens,
             max_tokens,
             usage,
+            epoch,
         };
         generate(engine, request, tx).await
     });
+    if !streamed {
+        return answer_whole(&e, api, index, prompt_tokens, rx).await;
+    }
     // No SSE keep-alive comments: vLLM sends none while a request waits, and
     // clients that parse every line as JSON (SGLang's bench_serving) fail on them.
     Sse::new(ReceiverStream::new(rx)).into_response()
+}
+
+/// A request not streamed: the whole answer once generated, with usage,
+/// as every OpenAI-compatible server sends it.
+async fn answer_whole(
+    e: &Engine,
+    api: Api,
+    index: usize,
+    prompt_tokens: u64,
+    mut rx: mpsc::Receiver<Result<Event, Infallible>>,
+) -> Response {
+    // The events themselves are not read back: the log holds what was emitted.
+    while rx.recv().await.is_some() {}
+    let emitted: u64 = e.log.lock().unwrap()[index]
+        .emissions
+        .iter()
+        .map(|(_, k)| k)
+        .sum();
+    let text: String = (0..emitted)
+        .map(|i| e.text_of_token(i, index as u64))
+        .collect();
+    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted});
+    let choice = match api {
+        Api::Completions => json!({"index": 0, "text": text, "finish_reason": "length"}),
+        Api::Chat => {
+            json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"})
+        }
+    };
+    Json(json!({"id": "emulated", "object": "completion", "model": e.config.model, "choices": [choice], "usage": usage}))
+        .into_response()
 }
 
 /// One admitted completion request, as `generate` serves it.
@@ -670,6 +808,8 @@ struct Request {
     prompt_tokens: u64,
     max_tokens: u64,
     usage: Usage,
+    /// Its place among the completions that arrived (see `interrupt_requests`).
+    epoch: u64,
 }
 
 /// Waits one decode step: the configured step, or with jitter that step
@@ -731,6 +871,14 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
             && emitted >= limit
         {
             // Close the stream without [DONE].
+            break true;
+        }
+        if e.config.interrupt_requests
+            && e.arrivals.load(std::sync::atomic::Ordering::SeqCst) > r.epoch
+        {
+            // A later request took the model: this stream ends here, with
+            // [DONE] and no finish reason, as llama-cpp-python ends it.
+            let _ = tx.send(Ok(Event::default().data("[DONE]"))).await;
             break true;
         }
         // The prefill yields one token; each decode step yields tokens_per_step.

@@ -1,0 +1,200 @@
+//! `sitegen run` through a real gateway: LiteLLM's proxy (from PyPI) in
+//! front of the emulated engine, as many teams measure a server behind one.
+//! The gateway forwards no tokenizer, no metrics and no context length, drops
+//! the stream's per-event usage and adds its own latency; the figures must
+//! still be those of the same run made directly.
+//!
+//! Needs LiteLLM's venv in ~/.cache/sitegen (tests/servers/install.sh, which
+//! .ci/run calls). A test target of its own (`harness = false`,
+//! tests/common/tier.rs).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sitegen::model::{Run, Status};
+
+const VERSION: &str = "1.108.7";
+
+fn main() -> std::process::ExitCode {
+    common::tier::run(
+        "gateway",
+        litellm,
+        vec![(
+            "a_run_through_litellm_gives_the_figures_of_the_same_run_direct",
+            a_run_through_litellm_gives_the_figures_of_the_same_run_direct,
+        )],
+    )
+}
+
+fn litellm() -> Result<PathBuf, String> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or("no HOME to find ~/.cache/sitegen in")?;
+    let bin = cache.join(format!("sitegen/litellm-{VERSION}/bin/litellm"));
+    if bin.exists() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "no LiteLLM {VERSION} at {} (tests/servers/install.sh)",
+            bin.display()
+        ))
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The emulated engine of the examples (cargo test builds it), on its own port.
+fn engine() -> (common::Background, String) {
+    let sitegen = PathBuf::from(env!("CARGO_BIN_EXE_sitegen"));
+    let example = sitegen.parent().unwrap().join("examples/emulated_engine");
+    assert!(example.exists(), "{} is missing", example.display());
+    let port = free_port();
+    let (process, line) = common::spawn_with_first_line(
+        Command::new(example).args(["--port", &port.to_string(), "--max-model-len", "65536"]),
+        std::process::Stdio::null(),
+    );
+    assert!(line.starts_with("emulated engine at"), "{line}");
+    (process, format!("http://127.0.0.1:{port}"))
+}
+
+/// LiteLLM's proxy on 127.0.0.1 in front of `backend`, no database, no key,
+/// no price list fetched; waits for its liveliness route (its start is
+/// Python imports: tens of seconds).
+fn gateway(litellm: &Path, backend: &str, dir: &Path) -> (common::Background, String) {
+    let config = dir.join("litellm.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "model_list:\n  - model_name: emulated-model\n    litellm_params:\n      model: openai/emulated-model\n      api_base: {backend}/v1\n      api_key: dummy\ngeneral_settings:\n  dangerously_permit_weak_or_unset_master_key: true\n"
+        ),
+    )
+    .unwrap();
+    let port = free_port();
+    let child = Command::new(litellm)
+        .args(["--config"])
+        .arg(&config)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .env_remove("HOST")
+        .env_remove("PORT")
+        .env("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let process = common::Background(child);
+    let url = format!("http://127.0.0.1:{port}");
+    let started = Instant::now();
+    // Not /health: that sends a real request to the backend.
+    while !common::http_get(&format!("{url}/health/liveliness"))
+        .is_ok_and(|r| r.status().is_success())
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(240),
+            "LiteLLM did not start in 4 minutes"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    eprintln!(
+        "LiteLLM ready after {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    (process, url)
+}
+
+fn sitegen_run(url: &str, data: &Path, id: &str) -> (String, Run) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", url, "--run-id", id, "--data"])
+        .arg(data)
+        .args([
+            "--contexts",
+            "1K",
+            "--concurrency",
+            "1,4",
+            "--duration",
+            "5s",
+        ])
+        // Requests longer than the window: the gateway's own latency, which
+        // every new request pays (30 to 90 ms), is paid once per stream, so
+        // what is compared is how the tokens are counted.
+        .args(["--max-output", "2000", "--gpu", "CPU", "--gpu-count", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (stderr, sitegen::store::load_run(&data.join(id)).unwrap())
+}
+
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
+fn a_run_through_litellm_gives_the_figures_of_the_same_run_direct(litellm: &PathBuf) {
+    let (_engine, direct_url) = engine();
+    let tmp = tempfile::tempdir().unwrap();
+    let (_gateway, gateway_url) = gateway(litellm, &direct_url, tmp.path());
+    let data = tmp.path().join("data");
+    // Alternately, twice each: the machine's speed drifts.
+    let mut pairs = Vec::new();
+    for round in 0..2 {
+        let (_, direct) = sitegen_run(&direct_url, &data, &format!("direct-{round}"));
+        let (said, through) = sitegen_run(&gateway_url, &data, &format!("gateway-{round}"));
+        for line in [
+            "a gateway (LiteLLM 1.108.7)",
+            "found max_model_len 65536 in the server's refusal",
+            "tokens counted from the stream's usage",
+        ] {
+            assert!(said.contains(line), "{line:?} not in:\n{said}");
+        }
+        pairs.push((direct, through));
+    }
+    for n in [1, 4] {
+        for (round, (direct, through)) in pairs.iter().enumerate() {
+            let (a, b) = (
+                direct.decode_cell(1024, n).unwrap(),
+                through.decode_cell(1024, n).unwrap(),
+            );
+            assert_eq!(a.status, Status::Valid, "direct × {n}: {:?}", a.reason);
+            assert_eq!(b.status, Status::Valid, "gateway × {n}: {:?}", b.reason);
+            let (x, y) = (a.total_tok_per_s.unwrap(), b.total_tok_per_s.unwrap());
+            let (ttft_a, ttft_b) = (a.ttft_median_ms.unwrap(), b.ttft_median_ms.unwrap());
+            // The gateway's one effect on the window should be its own
+            // latency before each stream's first token (30 to 150 ms here):
+            // the direct total less that share of the window.
+            let window_ms = a.measured_s.unwrap() * 1000.0;
+            let expected = x * (1.0 - (ttft_b - ttft_a).max(0.0) / window_ms);
+            let (per_a, per_b) = (
+                a.per_request_tok_per_s.unwrap(),
+                b.per_request_tok_per_s.unwrap(),
+            );
+            eprintln!(
+                "round {round}, 1K × {n}: total direct {x:.1} tok/s, through LiteLLM {y:.1} ({:.4}×; {:.4}× the direct figure less the gateway's TTFT); per request {per_a:.2} against {per_b:.2} tok/s; TTFT {ttft_a:.1} ms against {ttft_b:.1} ms",
+                y / x,
+                y / expected,
+            );
+            assert!(
+                (y / expected - 1.0).abs() <= 0.02,
+                "1K × {n}: {y:.1} tok/s through the gateway, {expected:.1} expected from {x:.1} direct"
+            );
+            assert!(
+                (per_b / per_a - 1.0).abs() <= 0.02,
+                "1K × {n}: {per_b:.2} tok/s per request through the gateway, {per_a:.2} direct"
+            );
+        }
+    }
+    // Its prompts were as long as the direct run's, without a tokenizer.
+    let (direct, through) = &pairs[0];
+    let prompt = |r: &Run| r.prefill_cells().next().unwrap().prompt_tokens.unwrap();
+    assert!(
+        prompt(through).abs_diff(prompt(direct)) * 50 <= prompt(direct),
+        "{} against {}",
+        prompt(through),
+        prompt(direct)
+    );
+}

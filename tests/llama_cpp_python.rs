@@ -1,0 +1,419 @@
+//! `sitegen run` against llama-cpp-python's server (`python -m
+//! llama_cpp.server`), one of the most common local servers, and unlike
+//! vLLM in every way that matters to a benchmark client: its streams carry
+//! no usage, its tokenizer is at /extras/tokenize, nothing says its context
+//! window but its refusals, and by default a new request ends the running
+//! stream (`interrupt_requests`). The tiny random-weight model of
+//! tests/llama/make_model.py runs on the CPU; nothing is downloaded.
+//!
+//! Needs llama-cpp-python's venv in ~/.cache/sitegen (tests/servers/install.sh,
+//! which .ci/run calls) and target/llama-venv for the model writer. A test
+//! target of its own (`harness = false`, tests/common/tier.rs).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use sitegen::model::{Run, Status};
+
+const VERSION: &str = "0.3.36";
+const N_CTX: u64 = 4096;
+/// Output per request: with random weights a stray UTF-8 byte token makes
+/// the server hold its later tokens back and re-decode them at every step,
+/// at a cost that grows fast with the output's length (a 3,000-token stream
+/// spun for minutes); short requests stay clear of it.
+const MAX_OUTPUT: &str = "32";
+
+/// The tests time a server on a 2-core machine: one at a time, so one
+/// test's server does not slow another's.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Tools {
+    /// llama-cpp-python's venv.
+    server: PathBuf,
+    /// A Python with gguf and numpy, which writes the model.
+    model_writer: PathBuf,
+}
+
+fn main() -> std::process::ExitCode {
+    common::tier::run(
+        "llama-cpp-python",
+        tools,
+        vec![
+            (
+                "its_default_settings_are_measured_and_interrupted_streams_are_cut_short",
+                its_default_settings_are_measured_and_interrupted_streams_are_cut_short,
+            ),
+            (
+                "total_tok_per_s_agrees_with_an_independent_client",
+                total_tok_per_s_agrees_with_an_independent_client,
+            ),
+            (
+                "without_interrupts_requests_wait_and_the_cell_says_so",
+                without_interrupts_requests_wait_and_the_cell_says_so,
+            ),
+            (
+                "capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words",
+                capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words,
+            ),
+        ],
+    )
+}
+
+fn tools() -> Result<Tools, String> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .ok_or("no HOME to find ~/.cache/sitegen in")?;
+    let server = cache.join(format!("sitegen/llama-cpp-python-{VERSION}/bin/python"));
+    let imports = |python: &Path, modules: &str| {
+        Command::new(python)
+            .args(["-c", &format!("import {modules}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !imports(&server, "llama_cpp.server.app") {
+        return Err(format!(
+            "no llama-cpp-python {VERSION} at {} (tests/servers/install.sh)",
+            server.display()
+        ));
+    }
+    let model_writer = common::repo().join("target/llama-venv/bin/python");
+    if !imports(&model_writer, "gguf, numpy") {
+        return Err(format!(
+            "no Python with gguf and numpy at {}",
+            model_writer.display()
+        ));
+    }
+    Ok(Tools {
+        server,
+        model_writer,
+    })
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The server on the tiny model, killed when dropped.
+struct Server {
+    _process: common::Background,
+    _model: tempfile::TempDir,
+    url: String,
+}
+
+/// Starts llama-cpp-python's server on the tiny model with `n_ctx` 4096 and
+/// one thread, plus `extra` settings; waits until /v1/models answers.
+fn serve(tools: &Tools, extra: &[&str]) -> Server {
+    let model = tempfile::tempdir().unwrap();
+    let gguf = model.path().join("tiny.gguf");
+    let made = Command::new(&tools.model_writer)
+        .arg(common::repo().join("tests/llama/make_model.py"))
+        .arg(&gguf)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let port = free_port();
+    let child = Command::new(&tools.server)
+        .args(["-m", "llama_cpp.server", "--model"])
+        .arg(&gguf)
+        .args(["--model_alias", "tiny-llama", "--host", "127.0.0.1"])
+        .args(["--port", &port.to_string(), "--n_ctx", &N_CTX.to_string()])
+        .args([
+            "--n_threads",
+            "1",
+            "--n_threads_batch",
+            "1",
+            "--verbose",
+            "False",
+        ])
+        .args(extra)
+        // Its settings fall back to environment variables of the same names.
+        .env_remove("HOST")
+        .env_remove("PORT")
+        .env_remove("N_CTX")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !common::http_get(&format!("{url}/v1/models")).is_ok_and(|r| r.status().is_success()) {
+        assert!(
+            Instant::now() < deadline,
+            "llama-cpp-python did not answer /v1/models"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Server {
+        _process: common::Background(child),
+        _model: model,
+        url,
+    }
+}
+
+/// `sitegen run` against `url` into `data/<id>`: what it printed, and the run.
+fn sitegen_run(url: &str, data: &Path, id: &str, args: &[&str]) -> (String, Run) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", url, "--run-id", id, "--data"])
+        .arg(data)
+        .args([
+            "--gpu",
+            "CPU",
+            "--gpu-count",
+            "1",
+            "--max-output",
+            MAX_OUTPUT,
+        ])
+        .args(["--temperature", "1.0"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (stderr, sitegen::store::load_run(&data.join(id)).unwrap())
+}
+
+/// Each prefill cell is Valid with the prompt length its context asked
+/// for, as the server counted the same request not streamed (its stream
+/// reports none).
+fn assert_prefill_exact(run: &Run) {
+    for p in run.prefill_cells() {
+        assert_eq!(p.status, Status::Valid, "{:?}", p.reason);
+        assert_eq!(
+            p.prompt_tokens,
+            Some(p.context_tokens),
+            "at {}",
+            p.context_tokens
+        );
+        assert_eq!(
+            p.prompt_tokens_from,
+            Some(sitegen::model::PromptCount::Unstreamed)
+        );
+    }
+}
+
+fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools: &Tools) {
+    let _serial = serial();
+    let server = serve(tools, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    for endpoint in ["completions", "chat"] {
+        let (stderr, run) = sitegen_run(
+            &server.url,
+            &data,
+            endpoint,
+            &[
+                "--endpoint",
+                endpoint,
+                "--contexts",
+                "256,1K",
+                "--concurrency",
+                "1,2",
+                "--duration",
+                "3s",
+            ],
+        );
+        for said in [
+            "probe: found /extras/tokenize (Extras style)",
+            "tokens: the stream carries no usage: tokens counted one per streamed event",
+            "probe: found max_model_len 4096 in the server's refusal",
+        ] {
+            assert!(
+                stderr.contains(said),
+                "{endpoint}: {said:?} not in:\n{stderr}"
+            );
+        }
+        assert_eq!(run.meta.engine.name, "llama-cpp-python");
+        assert_eq!(run.meta.engine.version.as_deref(), Some(VERSION));
+        assert_prefill_exact(&run);
+        for c in run.decode_cells() {
+            match c.concurrency {
+                // One stream at a time: nothing interrupts it.
+                1 => assert_eq!(c.status, Status::Valid, "{endpoint}: {:?}", c.reason),
+                // Each new request ends the running one: counted, and not Valid.
+                _ => {
+                    assert_eq!(c.status, Status::Error, "{endpoint} × {}", c.concurrency);
+                    let reason = c.reason.as_deref().unwrap();
+                    assert!(reason.contains("were cut short"), "{reason}");
+                    let detail = c.detail.as_ref().unwrap();
+                    let cut = detail
+                        .requests
+                        .iter()
+                        .filter(|r| r.finish_reason == "cut short")
+                        .count();
+                    eprintln!(
+                        "{endpoint} {} × 2: {reason}",
+                        sitegen::format::count(c.context_tokens)
+                    );
+                    assert!(cut > 0);
+                }
+            }
+        }
+    }
+}
+
+/// sitegen's total tok/s at one stream against tests/servers/client.py's,
+/// in alternating pairs (the machine's speed drifts between them); the
+/// median of the five ratios must be within 3%.
+fn total_tok_per_s_agrees_with_an_independent_client(tools: &Tools) {
+    let _serial = serial();
+    let server = serve(tools, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    let prompt = tmp.path().join("prompt.txt");
+    std::fs::write(
+        &prompt,
+        "The quick brown fox jumps over the lazy dog. ".repeat(20),
+    )
+    .unwrap();
+    let window = "3";
+    let mut ratios = Vec::new();
+    for pair in 0..5 {
+        let data = tmp.path().join(format!("data-{pair}"));
+        let client = || -> f64 {
+            let out = Command::new(&tools.server)
+                .arg(common::repo().join("tests/servers/client.py"))
+                .args([&server.url, "tiny-llama"])
+                .arg(&prompt)
+                .args([window, MAX_OUTPUT])
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            v["total_tok_per_s"].as_f64().unwrap()
+        };
+        let measure = || -> f64 {
+            let (_, run) = sitegen_run(
+                &server.url,
+                &data,
+                "pair",
+                &[
+                    "--contexts",
+                    "256",
+                    "--concurrency",
+                    "1",
+                    "--duration",
+                    "3s",
+                    "--max-model-len",
+                    "4096",
+                    "--force",
+                ],
+            );
+            let cell = run.decode_cell(256, 1).unwrap();
+            assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+            cell.total_tok_per_s.unwrap()
+        };
+        // Alternate which goes first, so a drift favours neither.
+        let (ours, theirs) = if pair % 2 == 0 {
+            let ours = measure();
+            (ours, client())
+        } else {
+            let theirs = client();
+            (measure(), theirs)
+        };
+        eprintln!(
+            "pair {pair}: sitegen {ours:.1} tok/s, independent client {theirs:.1} tok/s, ratio {:.3}",
+            ours / theirs
+        );
+        ratios.push(ours / theirs);
+    }
+    ratios.sort_by(f64::total_cmp);
+    let median = ratios[2];
+    eprintln!("median ratio of 5 pairs: {median:.3}");
+    assert!(
+        (median - 1.0).abs() <= 0.03,
+        "median ratio {median:.3}: {ratios:?}"
+    );
+}
+
+fn without_interrupts_requests_wait_and_the_cell_says_so(tools: &Tools) {
+    let _serial = serial();
+    let server = serve(tools, &["--interrupt_requests", "False"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let (_, run) = sitegen_run(
+        &server.url,
+        &tmp.path().join("data"),
+        "serial",
+        &[
+            "--contexts",
+            "256",
+            "--concurrency",
+            "1,2",
+            "--duration",
+            "3s",
+            "--max-model-len",
+            "4096",
+        ],
+    );
+    assert_prefill_exact(&run);
+    let one = run.decode_cell(256, 1).unwrap();
+    assert_eq!(one.status, Status::Valid, "{:?}", one.reason);
+    // The server runs one request at a time: the second waits, finished, never cut.
+    let two = run.decode_cell(256, 2).unwrap();
+    assert_eq!(two.status, Status::RequestsQueued, "{:?}", two.reason);
+    let detail = two.detail.as_ref().unwrap();
+    assert!(
+        detail
+            .requests
+            .iter()
+            .all(|r| r.finish_reason != "cut short")
+    );
+    assert_eq!(detail.peak_decoding_requests, 1);
+}
+
+fn capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words(tools: &Tools) {
+    let _serial = serial();
+    let server = serve(tools, &[]);
+    let tmp = tempfile::tempdir().unwrap();
+    // A wrong --max-model-len: 4,080 + 32 does not fit 4,096, and 4,100 not at all.
+    let (_, run) = sitegen_run(
+        &server.url,
+        &tmp.path().join("data"),
+        "edge",
+        &[
+            "--contexts",
+            "4080,4100",
+            "--concurrency",
+            "1",
+            "--duration",
+            "3s",
+            "--max-model-len",
+            "8192",
+        ],
+    );
+    let capped = run.decode_cell(4080, 1).unwrap();
+    assert_eq!(capped.status, Status::Error);
+    let reason = capped.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("were capped: the server ended them with finish_reason \"length\""),
+        "{reason}"
+    );
+    let refused = run
+        .prefill_cells()
+        .find(|c| c.context_tokens == 4100)
+        .unwrap();
+    assert_eq!(refused.status, Status::Error);
+    let reason = refused.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("HTTP 400") && reason.contains("maximum context length is 4096 tokens"),
+        "{reason}"
+    );
+}
