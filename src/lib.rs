@@ -13,6 +13,8 @@
 //! sets up a new results repository; [`cli`] parses arguments.
 
 pub mod atomic;
+pub mod change;
+pub mod change_points;
 pub mod cli;
 pub mod compare;
 pub mod comparison_words;

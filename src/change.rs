@@ -1,0 +1,620 @@
+//! The one judgement of change, for series pages, run pages, the index and
+//! `sitegen check` (docs/measurement.md, "Judging a run against its
+//! history"): a run against the median of a window of earlier runs of its
+//! setup, cell by cell and as a whole, and the change points of the whole
+//! series. Pure functions over runs.
+//!
+//! Every cell's figure is compared on a log scale with the median of the
+//! same cell in the baseline window. Its noise is the window's run-to-run
+//! spread of that cell (shrunk towards the spread of all cells, since five
+//! runs say little alone), never less than the run's own interval. The
+//! cells of a run are one family: Holm's method holds the chance of any
+//! false "slower" cell in an unchanged run at `alpha`. The run as a whole is
+//! the median of its cells' log ratios, against how that median moves
+//! among the baseline runs themselves (leave one out). A change is called
+//! only when it is significant and at least `threshold` large.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::model::{Run, Status};
+
+/// The rule, with its settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rule {
+    /// Earlier runs in the baseline window.
+    pub window: usize,
+    /// The smallest change called, as a share (0.03: 3%).
+    pub threshold: f64,
+    /// The chance of a false call per run, whole run and any cell alike.
+    pub alpha: f64,
+}
+
+impl Default for Rule {
+    fn default() -> Self {
+        Rule {
+            window: 5,
+            threshold: 0.03,
+            alpha: 0.01,
+        }
+    }
+}
+
+/// Fewer earlier runs than this and nothing is judged.
+pub const MIN_BASELINE: usize = 3;
+
+/// What a run is, against its baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Regression,
+    Improvement,
+    WithinNoise,
+    InsufficientData,
+}
+
+impl Verdict {
+    /// The words pages and `check` use.
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::WithinNoise => "within noise",
+            Verdict::InsufficientData => "insufficient data",
+        }
+    }
+}
+
+/// One cell's call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Call {
+    Slower,
+    Faster,
+    Same,
+}
+
+/// A ratio with its 95% interval.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Estimate {
+    pub ratio: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Two-sided p-value of "no change".
+    pub p: f64,
+}
+
+/// A cell of the judged run against the same cell of the baseline.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct CellJudgement {
+    pub context_tokens: u64,
+    pub concurrency: u32,
+    pub estimate: Estimate,
+    /// `p` after Holm's correction over the run's cells.
+    pub p_family: f64,
+    pub call: Call,
+}
+
+/// A run against its baseline window.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Judgement {
+    /// Positions in the series of the runs it was judged against.
+    pub baseline: Vec<usize>,
+    /// The median over its cells, against how that median moves among the
+    /// baseline runs.
+    pub whole: Option<Estimate>,
+    pub whole_call: Call,
+    pub cells: Vec<CellJudgement>,
+    pub verdict: Verdict,
+}
+
+impl Judgement {
+    pub fn slower(&self) -> usize {
+        self.cells.iter().filter(|c| c.call == Call::Slower).count()
+    }
+
+    pub fn faster(&self) -> usize {
+        self.cells.iter().filter(|c| c.call == Call::Faster).count()
+    }
+}
+
+/// ln of a cell's total tok/s, when Valid and positive.
+fn log_total(run: &Run, ctx: u64, n: u32) -> Option<f64> {
+    let c = run.decode_cell(ctx, n)?;
+    (c.status == Status::Valid)
+        .then_some(c.total_tok_per_s?)
+        .filter(|t| *t > 0.0)
+        .map(f64::ln)
+}
+
+fn sample_sd(v: &[f64]) -> Option<f64> {
+    (v.len() >= 2).then(|| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
+    })
+}
+
+fn median(v: &[f64]) -> f64 {
+    crate::model::median(v.to_vec()).unwrap_or(f64::NAN)
+}
+
+/// `x` against zero on a t distribution with `df` degrees of freedom and
+/// standard error `se`: the two-sided p and the 95% half-width.
+fn t_test(x: f64, se: f64, df: f64) -> (f64, f64) {
+    let t = StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df > 0");
+    let half = t.inverse_cdf(0.975) * se;
+    let p = if se > 0.0 {
+        (2.0 * t.sf((x / se).abs())).min(1.0)
+    } else if x == 0.0 {
+        1.0
+    } else {
+        0.0
+    };
+    (p, half)
+}
+
+fn estimate(log_ratio: f64, se: f64, df: f64) -> Estimate {
+    let (p, half) = t_test(log_ratio, se, df);
+    Estimate {
+        ratio: log_ratio.exp(),
+        low: (log_ratio - half).exp(),
+        high: (log_ratio + half).exp(),
+        p,
+    }
+}
+
+/// Holm's step-down adjustment: each p times the hypotheses still standing
+/// when it is reached, never below an earlier one's.
+pub(crate) fn holm(p: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..p.len()).collect();
+    order.sort_by(|&a, &b| p[a].total_cmp(&p[b]));
+    let m = p.len();
+    let mut out = vec![1.0; m];
+    let mut running: f64 = 0.0;
+    for (rank, &i) in order.iter().enumerate() {
+        running = running.max(((m - rank) as f64 * p[i]).min(1.0));
+        out[i] = running;
+    }
+    out
+}
+
+/// Slower or faster when significant at `alpha` and possibly at least the
+/// threshold large: its 95% interval reaches past it. A change whose
+/// interval lies within ± the threshold is real but too small to call.
+fn call(e: &Estimate, p: f64, rule: &Rule) -> Call {
+    if p >= rule.alpha {
+        Call::Same
+    } else if e.ratio < 1.0 && e.low < 1.0 - rule.threshold {
+        Call::Slower
+    } else if e.ratio > 1.0 && e.high > 1.0 + rule.threshold {
+        Call::Faster
+    } else {
+        Call::Same
+    }
+}
+
+/// The decode cells `run` ran validly, in order.
+fn valid_cells(run: &Run) -> Vec<(u64, u32)> {
+    run.decode_cells()
+        .filter(|c| c.status == Status::Valid && c.total_tok_per_s.is_some_and(|t| t > 0.0))
+        .map(|c| (c.context_tokens, c.concurrency))
+        .collect()
+}
+
+/// The relative half-width of a cell's own 95% interval, as a log sd.
+fn own_sd(run: &Run, ctx: u64, n: u32) -> f64 {
+    run.decode_cell(ctx, n)
+        .and_then(|c| c.total_noise())
+        .map_or(0.0, |h| (1.0 + h).ln() / 1.96)
+}
+
+/// Earlier runs whose spread gives the noise (the center is the window's):
+/// five runs say little of a spread, twenty say enough.
+pub const HISTORY: usize = 20;
+
+/// What a judgement compares: the runs judged (one, or the newest two for
+/// persistence, their figures averaged), the baseline window whose median
+/// is the reference, and the earlier runs whose spread is the noise.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Against {
+    pub judged: Vec<usize>,
+    pub baseline: Vec<usize>,
+    pub history: Vec<usize>,
+}
+
+impl Against {
+    /// `series[at]` against the window before it, none before `from`.
+    pub fn window(at: usize, from: usize, rule: &Rule) -> Against {
+        Against {
+            judged: vec![at],
+            baseline: baseline_window(at, from, rule),
+            history: (at.saturating_sub(HISTORY).max(from)..at).collect(),
+        }
+    }
+}
+
+/// `series[at]` against its baseline window (positions, oldest first).
+pub fn judge(series: &[&Run], at: usize, baseline: &[usize], rule: &Rule) -> Judgement {
+    let history: Vec<usize> = match baseline.first() {
+        Some(&first) => (at.saturating_sub(HISTORY).max(first.min(at))..at).collect(),
+        None => Vec::new(),
+    };
+    judge_against(
+        series,
+        &Against {
+            judged: vec![at],
+            baseline: baseline.to_vec(),
+            history,
+        },
+        rule,
+    )
+}
+
+/// The judged runs' mean log figure of a cell, when every one ran it validly.
+fn judged_log(series: &[&Run], judged: &[usize], ctx: u64, n: u32) -> Option<f64> {
+    let v: Option<Vec<f64>> = judged
+        .iter()
+        .map(|&j| log_total(series[j], ctx, n))
+        .collect();
+    v.map(|v| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// A judged cell's figures: (cell, the judged runs' log figure, the
+/// baseline's, the history's).
+type CellFigures = ((u64, u32), f64, Vec<f64>, Vec<f64>);
+
+/// The judged runs of `a` against its baseline and history.
+pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
+    let insufficient = || Judgement {
+        baseline: a.baseline.clone(),
+        whole: None,
+        whole_call: Call::Same,
+        cells: Vec::new(),
+        verdict: Verdict::InsufficientData,
+    };
+    if a.baseline.len() < MIN_BASELINE || a.judged.is_empty() {
+        return insufficient();
+    }
+    let newest = *a.judged.last().expect("a run judged");
+    let values = |runs: &[usize], ctx: u64, n: u32| -> Vec<f64> {
+        runs.iter()
+            .filter_map(|&j| log_total(series[j], ctx, n))
+            .collect()
+    };
+    // The cells the judged runs and enough of the baseline ran validly.
+    let cells: Vec<CellFigures> = valid_cells(series[newest])
+        .into_iter()
+        .filter_map(|(ctx, n)| {
+            let base = values(&a.baseline, ctx, n);
+            let y = judged_log(series, &a.judged, ctx, n)?;
+            (base.len() >= MIN_BASELINE).then(|| ((ctx, n), y, base, values(&a.history, ctx, n)))
+        })
+        .collect();
+    if cells.is_empty() {
+        return insufficient();
+    }
+    // The noise of averaging the judged runs: one run's variance over how many.
+    let judged_share = 1.0 / a.judged.len() as f64;
+    // The spread of all cells, which each cell's own is shrunk towards.
+    let sds: Vec<f64> = cells
+        .iter()
+        .filter_map(|(_, _, _, h)| sample_sd(h))
+        .collect();
+    let pooled = (sds.iter().map(|s| s * s).sum::<f64>() / sds.len().max(1) as f64).sqrt();
+    let mut judged: Vec<CellJudgement> = cells
+        .iter()
+        .map(|&((ctx, n), y, ref base, ref history)| {
+            let k = base.len() as f64;
+            let own = sample_sd(history).unwrap_or(pooled);
+            let own_interval = a
+                .judged
+                .iter()
+                .map(|&j| own_sd(series[j], ctx, n))
+                .fold(0.0, f64::max);
+            let spread = ((own * own + pooled * pooled) / 2.0)
+                .sqrt()
+                .max(own_interval);
+            // The median of k values has about π/2 times the mean's variance.
+            let se = spread * (judged_share + std::f64::consts::FRAC_PI_2 / k).sqrt();
+            let df = (history.len().max(base.len()) as f64 - 1.0).max(1.0);
+            CellJudgement {
+                context_tokens: ctx,
+                concurrency: n,
+                estimate: estimate(y - median(base), se, df),
+                p_family: 1.0,
+                call: Call::Same,
+            }
+        })
+        .collect();
+    let family = holm(&judged.iter().map(|c| c.estimate.p).collect::<Vec<_>>());
+    for (c, p) in judged.iter_mut().zip(family) {
+        c.p_family = p;
+        c.call = call(&c.estimate, p, rule);
+    }
+    // The whole run: the median of its cells' log ratios to the window,
+    // against the spread of the same median among the history's runs
+    // (each against the history's own per-cell median).
+    let whole_of = |of: &dyn Fn(u64, u32) -> Option<f64>, centers: &dyn Fn(usize) -> f64| {
+        let v: Vec<f64> = (0..cells.len())
+            .filter_map(|c| {
+                let ((ctx, n), _, _, _) = cells[c];
+                Some(of(ctx, n)? - centers(c))
+            })
+            .filter(|d| d.is_finite())
+            .collect();
+        (!v.is_empty()).then(|| median(&v))
+    };
+    let window_center = |c: usize| median(&cells[c].2);
+    // Each history run against the others (its own figure in the median
+    // would make many of its cells' differences exactly zero).
+    let history_center = |c: usize, without: usize| {
+        let ((ctx, n), _, _, _) = cells[c];
+        let others: Vec<usize> = a
+            .history
+            .iter()
+            .copied()
+            .filter(|&j| j != without)
+            .collect();
+        median(&values(&others, ctx, n))
+    };
+    let scores: Vec<f64> = a
+        .history
+        .iter()
+        .filter_map(|&j| {
+            whole_of(&|ctx, n| log_total(series[j], ctx, n), &|c| {
+                history_center(c, j)
+            })
+        })
+        .collect();
+    let whole = whole_of(
+        &|ctx, n| judged_log(series, &a.judged, ctx, n),
+        &window_center,
+    )
+    .zip(sample_sd(&scores))
+    .map(|(m, sd)| {
+        let k = a.baseline.len() as f64;
+        let se = sd * (judged_share + std::f64::consts::FRAC_PI_2 / k).sqrt();
+        estimate(m, se, scores.len() as f64 - 1.0)
+    });
+    let whole_call = whole.map_or(Call::Same, |e| call(&e, e.p, rule));
+    let slower = judged.iter().any(|c| c.call == Call::Slower);
+    let faster = judged.iter().any(|c| c.call == Call::Faster);
+    let verdict = if whole_call == Call::Slower || slower {
+        Verdict::Regression
+    } else if whole_call == Call::Faster || faster {
+        Verdict::Improvement
+    } else {
+        Verdict::WithinNoise
+    };
+    Judgement {
+        baseline: a.baseline.clone(),
+        whole,
+        whole_call,
+        cells: judged,
+        verdict,
+    }
+}
+
+/// The baseline window of `series[at]`: up to `rule.window` runs right
+/// before it, none before `from` (the first run after an annotated change).
+pub fn baseline_window(at: usize, from: usize, rule: &Rule) -> Vec<usize> {
+    (at.saturating_sub(rule.window).max(from)..at).collect()
+}
+
+/// A shift the whole series shows: from run `at` on, decode moved by
+/// `change` (-0.09: 9% slower), found by change-point detection.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Shift {
+    /// Position in the series of the first run after the change.
+    pub at: usize,
+    pub change: f64,
+    pub p: f64,
+    /// Contexts and concurrency levels that moved with it (beyond the
+    /// threshold, the same way), and those that did not.
+    pub contexts: Vec<u64>,
+    pub levels: Vec<u32>,
+    pub all_contexts: Vec<u64>,
+    pub all_levels: Vec<u32>,
+}
+
+/// Each run's figure against the series: the median over its Valid cells
+/// of its total over the cell's median in `runs` (1.0: as usual).
+fn run_scores(series: &[&Run], runs: &[usize]) -> Vec<Option<f64>> {
+    let mut cells: Vec<(u64, u32)> = runs.iter().flat_map(|&j| valid_cells(series[j])).collect();
+    cells.sort_unstable();
+    cells.dedup();
+    let centers: Vec<f64> = cells
+        .iter()
+        .map(|&(ctx, n)| {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter_map(|&j| log_total(series[j], ctx, n))
+                .collect();
+            median(&v)
+        })
+        .collect();
+    runs.iter()
+        .map(|&j| {
+            let v: Vec<f64> = cells
+                .iter()
+                .zip(&centers)
+                .filter_map(|(&(ctx, n), c)| Some(log_total(series[j], ctx, n)? - c))
+                .collect();
+            (!v.is_empty()).then(|| median(&v).exp())
+        })
+        .collect()
+}
+
+/// The shifts of `series[from..]`: change points of the runs' scores
+/// (Otava's E-divisive means, p ≤ 0.001), each moving them by more than
+/// half the threshold (what is called is judged with the interval, below).
+pub fn shifts(series: &[&Run], from: usize, rule: &Rule) -> Vec<Shift> {
+    let runs: Vec<usize> = (from..series.len()).collect();
+    let scored: Vec<(usize, f64)> = runs
+        .iter()
+        .zip(run_scores(series, &runs))
+        .filter_map(|(&j, s)| Some((j, s?)))
+        .collect();
+    if scored.len() < 2 * MIN_BASELINE {
+        return Vec::new();
+    }
+    let x: Vec<f64> = scored.iter().map(|(_, s)| *s).collect();
+    let cps = crate::change_points::change_points(
+        &x,
+        crate::change_points::DEFAULT_WINDOW,
+        crate::change_points::DEFAULT_MAX_P,
+        rule.threshold / 2.0,
+    );
+    let bounds: Vec<usize> = cps.iter().map(|c| c.index).collect();
+    cps.iter()
+        .enumerate()
+        .map(|(k, cp)| {
+            let lo = if k > 0 { bounds[k - 1] } else { 0 };
+            let hi = bounds.get(k + 1).copied().unwrap_or(x.len());
+            let before: Vec<usize> = scored[lo..cp.index].iter().map(|(j, _)| *j).collect();
+            let after: Vec<usize> = scored[cp.index..hi].iter().map(|(j, _)| *j).collect();
+            let change = cp.split.forward_change();
+            let (contexts, levels, all_contexts, all_levels) =
+                what_moved(series, &before, &after, change, rule);
+            Shift {
+                at: scored[cp.index].0,
+                change,
+                p: cp.split.p,
+                contexts,
+                levels,
+                all_contexts,
+                all_levels,
+            }
+        })
+        .collect()
+}
+
+/// The contexts and levels whose median ratio (after over before) moved
+/// beyond the threshold the way `change` did; and all contexts and levels.
+fn what_moved(
+    series: &[&Run],
+    before: &[usize],
+    after: &[usize],
+    change: f64,
+    rule: &Rule,
+) -> (Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>) {
+    let mut cells: Vec<(u64, u32)> = after.iter().flat_map(|&j| valid_cells(series[j])).collect();
+    cells.sort_unstable();
+    cells.dedup();
+    let ratio = |ctx: u64, n: u32| {
+        let side = |runs: &[usize]| {
+            let v: Vec<f64> = runs
+                .iter()
+                .filter_map(|&j| log_total(series[j], ctx, n))
+                .collect();
+            (!v.is_empty()).then(|| median(&v))
+        };
+        Some(side(after)? - side(before)?)
+    };
+    let moved = |r: f64| {
+        if change < 0.0 {
+            r.exp() < 1.0 - rule.threshold
+        } else {
+            r.exp() > 1.0 + rule.threshold
+        }
+    };
+    let ratios: Vec<((u64, u32), f64)> = cells
+        .iter()
+        .filter_map(|&(ctx, n)| Some(((ctx, n), ratio(ctx, n)?)))
+        .collect();
+    let mut all_contexts: Vec<u64> = ratios.iter().map(|((c, _), _)| *c).collect();
+    all_contexts.dedup();
+    let mut all_levels: Vec<u32> = ratios.iter().map(|((_, n), _)| *n).collect();
+    all_levels.sort_unstable();
+    all_levels.dedup();
+    let by = |keep: &dyn Fn(&(u64, u32)) -> bool| {
+        let v: Vec<f64> = ratios
+            .iter()
+            .filter(|(k, _)| keep(k))
+            .map(|(_, r)| *r)
+            .collect();
+        median(&v)
+    };
+    let contexts = all_contexts
+        .iter()
+        .copied()
+        .filter(|&c| moved(by(&|k: &(u64, u32)| k.0 == c)))
+        .collect();
+    let levels = all_levels
+        .iter()
+        .copied()
+        .filter(|&n| moved(by(&|k: &(u64, u32)| k.1 == n)))
+        .collect();
+    (contexts, levels, all_contexts, all_levels)
+}
+
+/// The newest run's verdict: against its baseline window; the newest two
+/// against the window before them (a change that persists, which one run
+/// alone may not show beyond noise); and, where the series shifted since it
+/// began (after `from`), against the runs before the last shift, so that a
+/// slow creep the window keeps up with is still called once the series
+/// shows it. The strongest of these is the verdict.
+pub fn newest(series: &[&Run], from: usize, rule: &Rule) -> (Judgement, Option<Shift>) {
+    let at = series.len() - 1;
+    // Two tests of the newest run (and a third after a shift): each at
+    // half the rule's alpha, so that together they keep to it.
+    let rule = &Rule {
+        alpha: rule.alpha / 2.0,
+        ..*rule
+    };
+    let rank = |v: Verdict| match v {
+        Verdict::Regression => 3,
+        Verdict::Improvement => 2,
+        Verdict::WithinNoise => 1,
+        Verdict::InsufficientData => 0,
+    };
+    let mut best = judge_against(series, &Against::window(at, from, rule), rule);
+    let mut consider = |j: Judgement| {
+        if rank(j.verdict) > rank(best.verdict) {
+            best = j;
+        }
+    };
+    if at > from {
+        let before = Against::window(at - 1, from, rule);
+        consider(judge_against(
+            series,
+            &Against {
+                judged: vec![at - 1, at],
+                ..before
+            },
+            rule,
+        ));
+    }
+    let last = shifts(series, from, rule).into_iter().last();
+    if let Some(shift) = &last
+        && shift.at > from
+        && at >= shift.at
+    {
+        let before = Against::window(shift.at, from, rule);
+        consider(judge_against(
+            series,
+            &Against {
+                judged: vec![at],
+                ..before
+            },
+            rule,
+        ));
+    }
+    (best, last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn holm_adjusts_in_order_and_never_decreases() {
+        let p = [0.01, 0.04, 0.03, 0.005];
+        let adjusted = holm(&p);
+        // Sorted 0.005, 0.01, 0.03, 0.04: × 4, 3, 2, 1 = 0.02, 0.03, 0.06, 0.06 (kept >= the last).
+        let want = [0.03, 0.06, 0.06, 0.02];
+        for (a, w) in adjusted.iter().zip(want) {
+            assert!((a - w).abs() < 1e-12, "{adjusted:?}");
+        }
+        assert_eq!(holm(&[]), Vec::<f64>::new());
+    }
+}

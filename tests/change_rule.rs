@@ -1,0 +1,264 @@
+//! The judgement of change on simulated nightly series, measured: how often
+//! an unchanged setup is called changed, and how soon a step and a creep
+//! are found. Seeded, so every run of the test measures the same series;
+//! the figures it prints are the ones docs/measurement.md states.
+//!
+//! Each series has 30 runs of 30 Valid decode cells shaped like the GLM
+//! reference grid's. A cell's total is its own rate times noise of the
+//! stated standard deviation: each cell's own (as the simulation
+//! draws it), or half of its variance shared by the run's cells (the
+//! machine that night); each cell carries an honest 95% interval of its own
+//! part, as a measured window does.
+
+use sitegen::change::{self, Rule, Verdict};
+use sitegen::model::Run;
+
+const RUNS: usize = 30;
+const SERIES: usize = 200;
+
+/// A seeded standard normal (Box–Muller over splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn uniform(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.uniform().max(1e-300), self.uniform());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+}
+
+/// The reference grid's Valid cells (GLM-5.3-Flash): (context, level, tok/s).
+fn grid() -> Vec<(u64, u32, f64)> {
+    let mut cells = Vec::new();
+    let levels = [1u32, 2, 4, 8, 16, 32];
+    for (i, ctx) in [8192u64, 16_384, 32_768, 65_536, 131_072, 262_144]
+        .iter()
+        .enumerate()
+    {
+        for &n in &levels[..(6 - i / 2).min(6)] {
+            cells.push((
+                *ctx,
+                n,
+                170.0 * f64::from(n).powf(0.85) / (1.0 + 0.1 * i as f64),
+            ));
+        }
+    }
+    cells.truncate(33);
+    cells
+}
+
+/// One run: every cell's total times `factor` and the noise, a `shared`
+/// share of whose variance is the run's (the machine that night) and the
+/// rest each cell's own, which its interval states.
+fn run(i: usize, cells: &[(u64, u32, f64)], factor: f64, noise: Noise, rng: &mut Rng) -> Run {
+    let (run_sd, own_sd) = (
+        noise.sd * noise.shared.sqrt(),
+        noise.sd * (1.0 - noise.shared).sqrt(),
+    );
+    let night = (run_sd * rng.normal()).exp();
+    let cells: Vec<serde_json::Value> = cells
+        .iter()
+        .map(|&(ctx, n, rate)| {
+            let t = rate * factor * night * (own_sd * rng.normal()).exp();
+            let h = 1.96 * own_sd;
+            serde_json::json!({
+                "phase": "decode", "context_tokens": ctx, "concurrency": n, "status": "valid",
+                "total_tok_per_s": t,
+                "total_tok_per_s_ci95": {"low": t * (1.0 - h), "high": t * (1.0 + h), "method": "simulated"},
+            })
+        })
+        .collect();
+    let meta = serde_json::json!({
+        "schema_version": 1, "model": "M", "served_model": "m",
+        "hardware": {"gpu": "H200 SXM", "gpu_count": 4}, "engine": {"name": "vllm"},
+        "run": {"decode_test": "fixed_duration"},
+    });
+    Run {
+        id: format!("night-{i:02}"),
+        meta: serde_json::from_value(meta).unwrap(),
+        cells: cells
+            .into_iter()
+            .map(|c| {
+                sitegen::store::parse_cell(std::path::Path::new("sim"), &c.to_string()).unwrap()
+            })
+            .collect(),
+        notes_markdown: None,
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Noise {
+    sd: f64,
+    shared: f64,
+}
+
+/// A series whose run `i` has its figures times `factor(i)`.
+fn series(seed: u64, noise: Noise, factor: impl Fn(usize) -> f64) -> Vec<Run> {
+    let mut rng = Rng(seed);
+    let cells = grid();
+    (0..RUNS)
+        .map(|i| run(i, &cells, factor(i), noise, &mut rng))
+        .collect()
+}
+
+fn newest(runs: &[Run], upto: usize) -> (change::Judgement, Option<change::Shift>) {
+    let refs: Vec<&Run> = runs[..=upto].iter().collect();
+    change::newest(&refs, 0, &Rule::default())
+}
+
+/// The figures of one noise model, with the seeds of case `case`.
+struct Measured {
+    alarms: usize,
+    cell_alarms: usize,
+    shifted: usize,
+    any_run: usize,
+    step: f64,
+    found: usize,
+    shifts_found: usize,
+    dated: usize,
+    by_eighth: usize,
+    median_first: usize,
+}
+
+fn measure(case: usize, noise: Noise) -> Measured {
+    let rule = Rule::default();
+    let seed = |s: usize| (case * 1_000_003 + s) as u64;
+    // Unchanged: the newest run's verdict, and any change point.
+    let (mut alarms, mut cell_alarms, mut shifted, mut any_run) = (0, 0, 0, 0);
+    for s in 0..SERIES {
+        let runs = series(seed(s), noise, |_| 1.0);
+        let (j, shift) = newest(&runs, RUNS - 1);
+        alarms += usize::from(j.verdict != Verdict::WithinNoise);
+        cell_alarms += usize::from(j.slower() + j.faster() > 0);
+        shifted += usize::from(shift.is_some());
+        // Every run of the series judged as its page does: any called changed?
+        let refs: Vec<&Run> = runs.iter().collect();
+        any_run += usize::from((change::MIN_BASELINE..RUNS).any(|at| {
+            let b = change::baseline_window(at, 0, &rule);
+            change::judge(&refs, at, &b, &rule).verdict != Verdict::WithinNoise
+        }));
+    }
+    // A step of 3 x the noise at run 20: called at run 20 or 21; its change point dated.
+    let step_at = 20;
+    let drop = (-3.0 * noise.sd).exp();
+    let (mut found, mut dated, mut shifts_found) = (0, 0, 0);
+    for s in 0..SERIES {
+        let runs = series(seed(s) + 7_000_000, noise, |i| {
+            if i >= step_at { drop } else { 1.0 }
+        });
+        found += usize::from(
+            (step_at..=step_at + 1)
+                .any(|upto| newest(&runs, upto).0.verdict == Verdict::Regression),
+        );
+        let refs: Vec<&Run> = runs.iter().collect();
+        let all = change::shifts(&refs, 0, &rule);
+        shifts_found += usize::from(!all.is_empty());
+        dated += usize::from(!all.is_empty() && all.iter().all(|sh| sh.at.abs_diff(step_at) <= 1));
+    }
+    // A creep of 1% a run from run 15: the first creep run called slower.
+    let creep_from = 15;
+    let mut by_eighth = 0;
+    let mut firsts = Vec::new();
+    for s in 0..SERIES {
+        let runs = series(seed(s) + 9_000_000, noise, |i| {
+            0.99f64.powi(i.saturating_sub(creep_from - 1) as i32)
+        });
+        let first = (creep_from..RUNS)
+            .find(|&upto| newest(&runs, upto).0.verdict == Verdict::Regression)
+            .map(|upto| upto - creep_from + 1);
+        by_eighth += usize::from(first.is_some_and(|k| k <= 8));
+        firsts.push(first.unwrap_or(99));
+    }
+    firsts.sort_unstable();
+    Measured {
+        alarms,
+        cell_alarms,
+        shifted,
+        any_run,
+        step: 1.0 - drop,
+        found,
+        shifts_found,
+        dated,
+        by_eighth,
+        median_first: firsts[SERIES / 2],
+    }
+}
+
+fn report(model: &str, noise: Noise, m: &Measured) {
+    println!(
+        "{model}, noise {}%: unchanged: newest run called changed in {} of {SERIES} series (a cell in {}), a change point in {}, any of runs 4-30 called changed in {}; step of {:.1}% at run 20: called by run 21 in {}, a change point in {}, every one within 1 run in {}; creep of 1% a run: called by its 8th run in {} (median: its run {})",
+        noise.sd * 100.0,
+        m.alarms,
+        m.cell_alarms,
+        m.shifted,
+        m.any_run,
+        m.step * 100.0,
+        m.found,
+        m.shifts_found,
+        m.dated,
+        m.by_eighth,
+        m.median_first
+    );
+}
+
+/// Each cell's noise its own, as the simulation draws it.
+#[test]
+fn independent_cell_noise_false_alarms_and_detection() {
+    let rule = Rule::default();
+    println!(
+        "rule: baseline median of the {} runs before, noise from up to {} runs, threshold {}%, alpha {} per run (whole run and Holm over cells)",
+        rule.window,
+        change::HISTORY,
+        rule.threshold * 100.0,
+        rule.alpha
+    );
+    for (case, sd) in [0.01, 0.02, 0.05].into_iter().enumerate() {
+        let noise = Noise { sd, shared: 0.0 };
+        let m = measure(case, noise);
+        report("each cell's own noise", noise, &m);
+        assert!(
+            m.alarms * 100 <= SERIES,
+            "noise {sd}: {} false alarms",
+            m.alarms
+        );
+        assert!(
+            m.found * 100 >= 95 * SERIES,
+            "noise {sd}: the step was called in {}",
+            m.found
+        );
+        assert!(
+            m.by_eighth * 100 >= 95 * SERIES,
+            "noise {sd}: creep by its 8th run in {}",
+            m.by_eighth
+        );
+        assert!(
+            m.dated * 100 >= 95 * SERIES,
+            "noise {sd}: change point dated in {}",
+            m.dated
+        );
+    }
+}
+
+/// Half of the noise shared by the run's cells (a slower machine that
+/// night): harder to tell from a change, since it does not average out.
+/// False alarms must stay as rare; detection is measured and printed.
+#[test]
+fn shared_night_noise_false_alarms_and_detection() {
+    for (case, sd) in [0.01, 0.02, 0.05].into_iter().enumerate() {
+        let noise = Noise { sd, shared: 0.5 };
+        let m = measure(case + 10, noise);
+        report("half the noise shared by the night", noise, &m);
+        assert!(
+            m.alarms * 100 <= SERIES,
+            "noise {sd}: {} false alarms",
+            m.alarms
+        );
+    }
+}
