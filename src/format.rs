@@ -49,6 +49,18 @@ pub(crate) fn grouped(value: f64, decimals: usize) -> String {
     out
 }
 
+/// Items in an English list: "a", "a and b", "a, b and c".
+pub fn and_list<T: std::fmt::Display>(items: &[T]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => {
+            let init: Vec<String> = init.iter().map(T::to_string).collect();
+            format!("{} and {last}", init.join(", "))
+        }
+    }
+}
+
 /// A count with its noun: "1 run page", "2 run pages", "1,200 files".
 pub fn counted(n: usize, noun: &str) -> String {
     let s = if n == 1 { "" } else { "s" };

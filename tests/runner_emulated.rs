@@ -1381,3 +1381,33 @@ async fn dry_run_sizes_prompts_and_fails_where_the_run_would() {
     );
     assert!(!data.exists());
 }
+
+/// Without usage, events that each hold two tokens cannot be counted: the
+/// run stops before measuring, saying what the checks streamed, rather
+/// than report half the tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_of_several_tokens_without_usage_are_refused() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        tokens_per_step: 2,
+        ..llama_cpp_python_like()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let plan = [&SMALL_PLAN[..], &["--concurrency", "1"]].concat();
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(!out.success, "{}", out.stderr);
+    let said = "the stream carries no usage, and 4 requests of 16 tokens streamed 9, 9, 9 and 9 token events: sitegen cannot count this server's output tokens";
+    assert!(
+        out.stderr.contains(said),
+        "{said:?} not in:\n{}",
+        out.stderr
+    );
+    assert!(
+        !data.exists()
+            || walkdir::WalkDir::new(&data)
+                .into_iter()
+                .flatten()
+                .all(|e| !e.path().to_string_lossy().contains("/cells/"))
+    );
+}

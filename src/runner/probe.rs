@@ -374,10 +374,6 @@ pub async fn token_counting(
             ),
         ));
     }
-    let events = match send(by_events).await {
-        Ok(r) => r,
-        Err(e) => return unchecked(e),
-    };
     let said = if usage.stream_usage {
         format!(
             "the stream's usage said {} tokens for {asked} asked, so it is not trusted",
@@ -386,26 +382,50 @@ pub async fn token_counting(
     } else {
         "the stream carries no usage".to_string()
     };
-    let stopped = matches!(&events.finish, Some(Finish::Done(r)) if r == "stop");
-    if events.tokens() == asked || (stopped && events.tokens() < asked) {
-        return Ok((
-            TokenCount::OnePerEvent,
-            format!(
-                "{said}: tokens counted one per streamed event (a {asked}-token request streamed {} events{})",
-                events.tokens(),
-                if stopped {
-                    ", stopping at end-of-sequence"
-                } else {
-                    ""
-                }
-            ),
-        ));
+    // llama-cpp-python sometimes generates past max_tokens (it holds a
+    // token that may start a multi-byte character and checks the limit only
+    // after it: 8 of 150 requests of 16 tokens made 17 to 19, by its own
+    // usage), so one try that streams more events than asked is no proof
+    // that events are not tokens; a server whose events hold several tokens
+    // never streams exactly the number asked.
+    let mut streamed = Vec::new();
+    for _ in 0..EVENT_CHECK_TRIES {
+        let events = match send(by_events.clone()).await {
+            Ok(r) => r,
+            Err(e) => return unchecked(e),
+        };
+        let stopped = matches!(&events.finish, Some(Finish::Done(r)) if r == "stop");
+        streamed.push(events.tokens());
+        if events.tokens() == asked || (stopped && events.tokens() < asked) {
+            let tries = match streamed.len() {
+                1 => String::new(),
+                n => format!(
+                    "; on try {n}, the tries before streamed {}",
+                    crate::format::and_list(&streamed[..n - 1])
+                ),
+            };
+            return Ok((
+                TokenCount::OnePerEvent,
+                format!(
+                    "{said}: tokens counted one per streamed event (a {asked}-token request streamed {} events{}{tries})",
+                    events.tokens(),
+                    if stopped {
+                        ", stopping at end-of-sequence"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
     }
     anyhow::bail!(
-        "{said}, and a {asked}-token request streamed {} token events: sitegen cannot count this server's output tokens",
-        events.tokens()
+        "{said}, and {EVENT_CHECK_TRIES} requests of {asked} tokens streamed {} token events: sitegen cannot count this server's output tokens",
+        crate::format::and_list(&streamed)
     )
 }
+
+/// Requests of `CHECK_TOKENS` tried before events are judged not tokens.
+const EVENT_CHECK_TRIES: usize = 4;
 
 /// Prompt lengths tried, doubling, to find a context window no route says.
 const CONTEXT_PROBES: [u64; 7] = [2048, 4096, 8192, 16_384, 32_768, 65_536, 131_072];
