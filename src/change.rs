@@ -53,6 +53,22 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// How much a verdict says, least first: the stronger of two
+    /// judgements, and a report's worst series.
+    pub fn rank(self) -> u8 {
+        match self {
+            Verdict::InsufficientData => 0,
+            Verdict::WithinNoise => 1,
+            Verdict::Improvement => 2,
+            Verdict::Regression => 3,
+        }
+    }
+
+    /// A regression or an improvement.
+    pub fn is_change(self) -> bool {
+        matches!(self, Verdict::Regression | Verdict::Improvement)
+    }
+
     /// The words pages and `check` use.
     pub fn label(self) -> &'static str {
         match self {
@@ -94,11 +110,24 @@ pub struct CellJudgement {
     pub call: Call,
 }
 
+/// What a judgement set the run against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Basis {
+    /// The runs right before it.
+    Window,
+    /// The runs before the series' last shift, at this position.
+    BeforeShift { at: usize },
+}
+
 /// A run against its baseline window.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Judgement {
+    pub basis: Basis,
     /// Positions in the series of the runs it was judged against.
     pub baseline: Vec<usize>,
+    /// Runs within the window's span left out, having been called changed.
+    pub left_out: usize,
     /// The median over its cells, against how that median moves among the
     /// baseline runs.
     pub whole: Option<Estimate>,
@@ -211,25 +240,69 @@ fn own_sd(run: &Run, ctx: u64, n: u32) -> f64 {
 /// five runs say little of a spread, twenty say enough.
 pub const HISTORY: usize = 20;
 
-/// What a judgement compares: the runs judged (one, or the newest two for
-/// persistence, their figures averaged), the baseline window whose median
-/// is the reference, and the earlier runs whose spread is the noise.
-#[derive(Debug, Clone, PartialEq)]
+/// What a judgement compares: the run judged, the baseline window whose
+/// median is the reference, and the earlier runs whose spread is the noise,
+/// less the figures those runs' own judgements called changed.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Against {
-    pub judged: Vec<usize>,
+    pub judged: usize,
     pub baseline: Vec<usize>,
     pub history: Vec<usize>,
+    /// (history run, cell) called slower or faster when that run was judged.
+    pub changed_cells: Vec<(usize, (u64, u32))>,
+    /// History runs called slower or faster as a whole.
+    pub changed_wholes: Vec<usize>,
+    /// Runs between the window's first and the judged run left out of the
+    /// window, having been called changed.
+    pub left_out: usize,
 }
 
 impl Against {
-    /// `series[at]` against the window before it, none before `from`.
-    pub fn window(at: usize, from: usize, rule: &Rule) -> Against {
+    /// `series[at]` against the window before it, none before `from`; the
+    /// noise from up to HISTORY runs before it, each cell's without the runs
+    /// `earlier` (the judgements of the runs before) called changed in that
+    /// cell: a slow night says nothing of the noise, and would hide a change
+    /// that lasts.
+    pub fn window(at: usize, from: usize, earlier: &[Judgement], rule: &Rule) -> Against {
+        let history: Vec<usize> = (at.saturating_sub(HISTORY).max(from)..at).collect();
+        let judged = |j: usize| earlier.get(j);
+        let baseline = baseline_window(at, from, earlier, rule);
         Against {
-            judged: vec![at],
-            baseline: baseline_window(at, from, rule),
-            history: (at.saturating_sub(HISTORY).max(from)..at).collect(),
+            judged: at,
+            left_out: baseline
+                .first()
+                .map_or(0, |&first| at - first - baseline.len()),
+            baseline,
+            changed_cells: history
+                .iter()
+                .filter_map(|&j| Some((j, judged(j)?)))
+                .flat_map(|(j, e)| {
+                    e.cells
+                        .iter()
+                        .filter(|c| c.call != Call::Same)
+                        .map(move |c| (j, (c.context_tokens, c.concurrency)))
+                })
+                .collect(),
+            changed_wholes: history
+                .iter()
+                .copied()
+                .filter(|&j| judged(j).is_some_and(|e| e.whole_call != Call::Same))
+                .collect(),
+            history,
         }
     }
+}
+
+/// Every run of a series against the runs before it, oldest first; run
+/// `at`'s baseline starts no earlier than `from(at)` (the first run after
+/// the last noted change).
+pub fn judge_all(series: &[&Run], from: impl Fn(usize) -> usize, rule: &Rule) -> Vec<Judgement> {
+    let mut out: Vec<Judgement> = Vec::with_capacity(series.len());
+    for at in 0..series.len() {
+        let j = judge_against(series, &Against::window(at, from(at), &out, rule), rule);
+        out.push(j);
+    }
+    out
 }
 
 /// `series[at]` against its baseline window (positions, oldest first).
@@ -241,92 +314,95 @@ pub fn judge(series: &[&Run], at: usize, baseline: &[usize], rule: &Rule) -> Jud
     judge_against(
         series,
         &Against {
-            judged: vec![at],
+            judged: at,
             baseline: baseline.to_vec(),
             history,
+            ..Default::default()
         },
         rule,
     )
 }
 
-/// The judged runs' mean log figure of a cell, when every one ran it validly.
-fn judged_log(series: &[&Run], judged: &[usize], ctx: u64, n: u32) -> Option<f64> {
-    let v: Option<Vec<f64>> = judged
-        .iter()
-        .map(|&j| log_total(series[j], ctx, n))
-        .collect();
-    v.map(|v| v.iter().sum::<f64>() / v.len() as f64)
-}
-
-/// A judged cell's figures: (cell, the judged runs' log figure, the
-/// baseline's, the history's).
+/// A judged cell's figures: (cell, the judged run's change (log), the
+/// baseline's log figures, the history's).
 type CellFigures = ((u64, u32), f64, Vec<f64>, Vec<f64>);
 
 /// The judged runs of `a` against its baseline and history.
 pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
+    let basis = Basis::Window;
     let insufficient = || Judgement {
+        basis,
         baseline: a.baseline.clone(),
+        left_out: a.left_out,
         whole: None,
         whole_call: Call::Same,
         cells: Vec::new(),
         verdict: Verdict::InsufficientData,
     };
-    if a.baseline.len() < MIN_BASELINE || a.judged.is_empty() {
+    if a.baseline.len() < MIN_BASELINE {
         return insufficient();
     }
-    let newest = *a.judged.last().expect("a run judged");
+    let judged = series[a.judged];
     let values = |runs: &[usize], ctx: u64, n: u32| -> Vec<f64> {
         runs.iter()
             .filter_map(|&j| log_total(series[j], ctx, n))
             .collect()
     };
     // The cells the judged runs and enough of the baseline ran validly.
-    let cells: Vec<CellFigures> = valid_cells(series[newest])
+    let cells: Vec<CellFigures> = valid_cells(judged)
         .into_iter()
         .filter_map(|(ctx, n)| {
             let base = values(&a.baseline, ctx, n);
-            let y = judged_log(series, &a.judged, ctx, n)?;
-            (base.len() >= MIN_BASELINE).then(|| ((ctx, n), y, base, values(&a.history, ctx, n)))
+            if base.len() < MIN_BASELINE {
+                return None;
+            }
+            let y = log_total(judged, ctx, n)? - median(&base);
+            let noise_runs: Vec<usize> = a
+                .history
+                .iter()
+                .copied()
+                .filter(|&j| !a.changed_cells.contains(&(j, (ctx, n))))
+                .collect();
+            Some(((ctx, n), y, base, values(&noise_runs, ctx, n)))
         })
         .collect();
     if cells.is_empty() {
         return insufficient();
     }
-    // The noise of averaging the judged runs: one run's variance over how many.
-    let judged_share = 1.0 / a.judged.len() as f64;
     // The spread of all cells, which each cell's own is shrunk towards.
     let sds: Vec<f64> = cells
         .iter()
         .filter_map(|(_, _, _, h)| sample_sd(h))
         .collect();
     let pooled = (sds.iter().map(|s| s * s).sum::<f64>() / sds.len().max(1) as f64).sqrt();
-    let mut judged: Vec<CellJudgement> = cells
+    let mut judged_cells: Vec<CellJudgement> = cells
         .iter()
         .map(|&((ctx, n), y, ref base, ref history)| {
             let k = base.len() as f64;
             let own = sample_sd(history).unwrap_or(pooled);
-            let own_interval = a
-                .judged
-                .iter()
-                .map(|&j| own_sd(series[j], ctx, n))
-                .fold(0.0, f64::max);
+            let own_interval = own_sd(judged, ctx, n);
             let spread = ((own * own + pooled * pooled) / 2.0)
                 .sqrt()
                 .max(own_interval);
             // The median of k values has about π/2 times the mean's variance.
-            let se = spread * (judged_share + std::f64::consts::FRAC_PI_2 / k).sqrt();
+            let se = spread * (1.0 + std::f64::consts::FRAC_PI_2 / k).sqrt();
             let df = (history.len().max(base.len()) as f64 - 1.0).max(1.0);
             CellJudgement {
                 context_tokens: ctx,
                 concurrency: n,
-                estimate: estimate(y - median(base), se, df),
+                estimate: estimate(y, se, df),
                 p_family: 1.0,
                 call: Call::Same,
             }
         })
         .collect();
-    let family = holm(&judged.iter().map(|c| c.estimate.p).collect::<Vec<_>>());
-    for (c, p) in judged.iter_mut().zip(family) {
+    let family = holm(
+        &judged_cells
+            .iter()
+            .map(|c| c.estimate.p)
+            .collect::<Vec<_>>(),
+    );
+    for (c, p) in judged_cells.iter_mut().zip(family) {
         c.p_family = p;
         c.call = call(&c.estimate, p, rule);
     }
@@ -359,25 +435,23 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
     let scores: Vec<f64> = a
         .history
         .iter()
+        .filter(|j| !a.changed_wholes.contains(j))
         .filter_map(|&j| {
             whole_of(&|ctx, n| log_total(series[j], ctx, n), &|c| {
                 history_center(c, j)
             })
         })
         .collect();
-    let whole = whole_of(
-        &|ctx, n| judged_log(series, &a.judged, ctx, n),
-        &window_center,
-    )
-    .zip(sample_sd(&scores))
-    .map(|(m, sd)| {
-        let k = a.baseline.len() as f64;
-        let se = sd * (judged_share + std::f64::consts::FRAC_PI_2 / k).sqrt();
-        estimate(m, se, scores.len() as f64 - 1.0)
-    });
+    let whole = whole_of(&|ctx, n| log_total(judged, ctx, n), &window_center)
+        .zip(sample_sd(&scores))
+        .map(|(m, sd)| {
+            let k = a.baseline.len() as f64;
+            let se = sd * (1.0 + std::f64::consts::FRAC_PI_2 / k).sqrt();
+            estimate(m, se, scores.len() as f64 - 1.0)
+        });
     let whole_call = whole.map_or(Call::Same, |e| call(&e, e.p, rule));
-    let slower = judged.iter().any(|c| c.call == Call::Slower);
-    let faster = judged.iter().any(|c| c.call == Call::Faster);
+    let slower = judged_cells.iter().any(|c| c.call == Call::Slower);
+    let faster = judged_cells.iter().any(|c| c.call == Call::Faster);
     let verdict = if whole_call == Call::Slower || slower {
         Verdict::Regression
     } else if whole_call == Call::Faster || faster {
@@ -386,18 +460,30 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
         Verdict::WithinNoise
     };
     Judgement {
+        basis,
         baseline: a.baseline.clone(),
+        left_out: a.left_out,
         whole,
         whole_call,
-        cells: judged,
+        cells: judged_cells,
         verdict,
     }
 }
 
-/// The baseline window of `series[at]`: up to `rule.window` runs right
-/// before it, none before `from` (the first run after an annotated change).
-pub fn baseline_window(at: usize, from: usize, rule: &Rule) -> Vec<usize> {
-    (at.saturating_sub(rule.window).max(from)..at).collect()
+/// The baseline window of `series[at]`: the `rule.window` runs closest
+/// before it that `earlier` (their own judgements) did not call changed,
+/// none before `from` (the first run after a noted change). A slow night
+/// left out, the night after it is judged against normal ones; a change
+/// that lasts stays a change against the runs before it until it is noted
+/// in data/changes.json.
+pub fn baseline_window(at: usize, from: usize, earlier: &[Judgement], rule: &Rule) -> Vec<usize> {
+    let mut window: Vec<usize> = (from..at)
+        .rev()
+        .filter(|&j| earlier.get(j).is_none_or(|e| !e.verdict.is_change()))
+        .take(rule.window)
+        .collect();
+    window.reverse();
+    window
 }
 
 /// A shift the whole series shows: from run `at` on, decode moved by
@@ -547,58 +633,45 @@ fn what_moved(
     (contexts, levels, all_contexts, all_levels)
 }
 
-/// The newest run's verdict: against its baseline window; the newest two
-/// against the window before them (a change that persists, which one run
-/// alone may not show beyond noise); and, where the series shifted since it
-/// began (after `from`), against the runs before the last shift, so that a
-/// slow creep the window keeps up with is still called once the series
-/// shows it. The strongest of these is the verdict.
-pub fn newest(series: &[&Run], from: usize, rule: &Rule) -> (Judgement, Option<Shift>) {
+/// The newest run's verdict: against its baseline window, and, where the
+/// series shifted since it began (after `from`), against the runs before
+/// the last shift, so that a slow creep the window keeps up with is still
+/// called once the series shows it. The stronger of the two is the verdict.
+/// `earlier` are the judgements of the runs before it (`judge_all`).
+pub fn newest(
+    series: &[&Run],
+    from: usize,
+    earlier: &[Judgement],
+    rule: &Rule,
+) -> (Judgement, Option<Shift>) {
     let at = series.len() - 1;
-    // Two tests of the newest run (and a third after a shift): each at
-    // half the rule's alpha, so that together they keep to it.
+    // Two tests of one run, each at half the rule's alpha (Bonferroni), so
+    // that together they keep to it.
     let rule = &Rule {
         alpha: rule.alpha / 2.0,
         ..*rule
     };
-    let rank = |v: Verdict| match v {
-        Verdict::Regression => 3,
-        Verdict::Improvement => 2,
-        Verdict::WithinNoise => 1,
-        Verdict::InsufficientData => 0,
-    };
-    let mut best = judge_against(series, &Against::window(at, from, rule), rule);
-    let mut consider = |j: Judgement| {
-        if rank(j.verdict) > rank(best.verdict) {
-            best = j;
-        }
-    };
-    if at > from {
-        let before = Against::window(at - 1, from, rule);
-        consider(judge_against(
-            series,
-            &Against {
-                judged: vec![at - 1, at],
-                ..before
-            },
-            rule,
-        ));
-    }
+    let window = judge_against(series, &Against::window(at, from, earlier, rule), rule);
     let last = shifts(series, from, rule).into_iter().last();
-    if let Some(shift) = &last
-        && shift.at > from
-        && at >= shift.at
-    {
-        let before = Against::window(shift.at, from, rule);
-        consider(judge_against(
-            series,
-            &Against {
-                judged: vec![at],
-                ..before
-            },
-            rule,
-        ));
-    }
+    let before_shift = last
+        .as_ref()
+        .filter(|shift| shift.at > from && at >= shift.at)
+        .map(|shift| {
+            let mut j = judge_against(
+                series,
+                &Against {
+                    judged: at,
+                    ..Against::window(shift.at, from, earlier, rule)
+                },
+                rule,
+            );
+            j.basis = Basis::BeforeShift { at: shift.at };
+            j
+        });
+    let best = match before_shift {
+        Some(j) if j.verdict.rank() > window.verdict.rank() => j,
+        _ => window,
+    };
     (best, last)
 }
 

@@ -39,8 +39,108 @@ pub enum Command {
     /// Set up a results repository: data/ with an example run, a GitHub Pages
     /// workflow that builds with a released sitegen, .gitignore and README.
     Init(InitArgs),
-    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, prices.json).
+    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, changes.json, prices.json).
     Schema(SchemaArgs),
+    /// Judge the newest run of every series against the runs before it:
+    /// Markdown for people, JSON for machines, and an exit code for CI
+    /// (1 on a regression, 2 on data that cannot be read).
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Folder holding the runs, as for sitegen build.
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Judge this run (instead of every series' newest) against --baseline.
+    #[arg(long, requires = "baseline")]
+    pub run: Option<String>,
+    /// The run ids to judge --run against, comma-separated, oldest first
+    /// (three or more; fewer give "insufficient data").
+    #[arg(long, requires = "run", value_delimiter = ',')]
+    pub baseline: Vec<String>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+/// The rule of change: the same flags for the pages `build` writes and for `check`.
+#[derive(Debug, Args)]
+pub struct JudgeArgs {
+    /// Earlier runs in the baseline window.
+    #[arg(long, default_value_t = crate::change::Rule::default().window)]
+    pub window: usize,
+    /// The smallest change called, in percent.
+    #[arg(long, default_value_t = crate::change::Rule::default().threshold * 100.0)]
+    pub threshold: f64,
+}
+
+impl JudgeArgs {
+    /// The rule of change from the flags, each checked.
+    pub fn rule(&self) -> anyhow::Result<crate::change::Rule> {
+        if self.window < crate::change::MIN_BASELINE {
+            anyhow::bail!(
+                "--window: expected {} or more runs, found {}",
+                crate::change::MIN_BASELINE,
+                self.window
+            );
+        }
+        if !(self.threshold.is_finite() && (0.0..100.0).contains(&self.threshold)) {
+            anyhow::bail!(
+                "--threshold: expected a percentage from 0 to 100, found {}",
+                self.threshold
+            );
+        }
+        Ok(crate::change::Rule {
+            window: self.window,
+            threshold: self.threshold / 100.0,
+            ..Default::default()
+        })
+    }
+}
+
+/// Where a check's report goes and when it fails the job.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// When to exit with 1: regression, change (a regression or an improvement), or never.
+    #[arg(long, value_enum, default_value_t = crate::check::FailOn::Regression)]
+    pub fail_on: crate::check::FailOn,
+    /// Also append the Markdown report to this file (GitHub's $GITHUB_STEP_SUMMARY is
+    /// appended to whenever it is set).
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+    /// Write the report as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Write the Markdown report to this file, replacing it (the body of a
+    /// pull request's comment).
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+    /// The published site's address, so the report links to its pages.
+    #[arg(long)]
+    pub site_url: Option<String>,
+}
+
+impl ReportArgs {
+    /// The flags given, by name: `build` takes them only with --check.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.fail_on != crate::check::FailOn::Regression {
+            given.push("--fail-on");
+        }
+        for (name, set) in [
+            ("--summary", self.summary.is_some()),
+            ("--json", self.json.is_some()),
+            ("--markdown", self.markdown.is_some()),
+            ("--site-url", self.site_url.is_some()),
+        ] {
+            if set {
+                given.push(name);
+            }
+        }
+        given
+    }
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +214,15 @@ pub struct BuildArgs {
     /// error: a wrong path would otherwise publish an empty site).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Also judge every series' newest run, as sitegen check does (the
+    /// report on stderr and in $GITHUB_STEP_SUMMARY; exit 1 on a regression,
+    /// after the site is written).
+    #[arg(long)]
+    pub check: bool,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,8 @@
 pub mod atomic;
 pub mod change;
 pub mod change_points;
+pub mod change_words;
+pub mod check;
 pub mod cli;
 pub mod compare;
 pub mod comparison_words;

@@ -4,24 +4,86 @@ use clap::Parser;
 
 use sitegen::cli::{Cli, Command};
 
-fn main() -> std::process::ExitCode {
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            std::process::ExitCode::FAILURE
+            ExitCode::FAILURE
         }
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
+/// What `check` (and `build --check`) exits with when the data cannot be read.
+const UNREADABLE_DATA: u8 = 2;
+
+/// Says a check's report: Markdown on `out` (stdout for `check`, stderr for
+/// `build --check`), appended to `--summary` and to `$GITHUB_STEP_SUMMARY`
+/// when it is set, written to `--markdown`, and JSON to `--json`. Returns
+/// the exit code `--fail-on` asks for.
+fn say_report(
+    report: &sitegen::check::Report,
+    args: &sitegen::cli::ReportArgs,
+    rule: &sitegen::change::Rule,
+    to_stdout: bool,
+) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    let markdown = report.markdown(args.site_url.as_deref(), rule);
+    if to_stdout {
+        print!("{markdown}");
+    } else {
+        eprint!("{markdown}");
+    }
+    let step_summary = std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(std::path::PathBuf::from);
+    for path in args.summary.iter().cloned().chain(step_summary) {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| anyhow::anyhow!("{}: cannot append the summary: {e}", path.display()))?;
+        f.write_all(markdown.as_bytes())
+            .map_err(|e| anyhow::anyhow!("{}: cannot append the summary: {e}", path.display()))?;
+    }
+    if let Some(path) = &args.markdown {
+        sitegen::store::write_atomically(path, markdown.as_bytes())?;
+    }
+    if let Some(path) = &args.json {
+        sitegen::store::write_atomically(path, report.json().as_bytes())?;
+    }
+    Ok(ExitCode::from(report.exit_code(args.fail_on)))
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Build(args) => {
+            let given = args.report.given();
+            if !args.check && !given.is_empty() {
+                anyhow::bail!(
+                    "{} {} only with --check",
+                    given.join(", "),
+                    if given.len() == 1 { "applies" } else { "apply" }
+                );
+            }
+            let rule = args.judge.rule()?;
             let opts = sitegen::pipeline::BuildOptions {
                 allow_empty: args.allow_empty,
+                rule,
             };
-            let summary = sitegen::pipeline::build_site_with(&args.data, &args.out, opts)?;
+            let data = match sitegen::pipeline::load(&args.data, opts) {
+                Ok(data) => data,
+                // With --check, the gate's own code: CI tells "cannot read" from "slower".
+                Err(e) if args.check => {
+                    eprintln!("error: {e:#}");
+                    return Ok(ExitCode::from(UNREADABLE_DATA));
+                }
+                Err(e) => return Err(e),
+            };
+            let summary = sitegen::pipeline::write_site(&data, &args.out)?;
             for warning in &summary.warnings {
                 eprintln!("warning: {warning}");
             }
@@ -31,6 +93,31 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 sitegen::format::counted(summary.files, "file"),
                 args.out.display()
             );
+            if args.check {
+                let report = sitegen::check::check_series(&data.runs, &data.series, &rule);
+                return say_report(&report, &args.report, &rule, false);
+            }
+        }
+        Command::Check(args) => {
+            let rule = args.judge.rule()?;
+            let opts = sitegen::pipeline::BuildOptions {
+                allow_empty: true,
+                rule,
+            };
+            let data = match sitegen::pipeline::load(&args.data, opts) {
+                Ok(data) => data,
+                Err(e) => {
+                    eprintln!("error: {e:#}");
+                    return Ok(ExitCode::from(UNREADABLE_DATA));
+                }
+            };
+            let report = match &args.run {
+                Some(run) => {
+                    sitegen::check::check_run(&data.runs, &data.series, run, &args.baseline, &rule)?
+                }
+                None => sitegen::check::check_series(&data.runs, &data.series, &rule),
+            };
+            return say_report(&report, &args.report, &rule, true);
         }
         Command::Ingest(args) => {
             let (format, files) = sitegen::cli::ingest_inputs(args.inputs)?;
@@ -89,5 +176,5 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }

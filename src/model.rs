@@ -856,6 +856,35 @@ pub struct GpuPrice {
     pub date: String,
 }
 
+/// `data/changes.json` (optional): deliberate changes to a setup (a new
+/// engine version, a new flag), noted by the site's editors. Each starts a
+/// new baseline: runs after it are never judged against runs before it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesFile {
+    #[serde(default)]
+    pub changes: Vec<AnnotatedChange>,
+}
+
+/// One deliberate change: from a date on, or from a run on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnnotatedChange {
+    /// The first day it applies to, UTC ("2026-10-16"): runs measured on
+    /// or after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Or the first run it applies to, by id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// What changed, shown on the series page and by `sitegen check`.
+    pub text: String,
+    /// The series it is about (its slug, `series/<slug>/`); every series
+    /// when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<String>,
+}
+
 /// `data/comparisons.json`: the comparison pages asked for by name.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -23,20 +23,24 @@ pub struct BuildOptions {
     /// refusing: by default an empty folder is a mistake (a wrong path, a
     /// checkout without data) that would publish an empty site.
     pub allow_empty: bool,
+    /// The rule each series' runs are judged by.
+    pub rule: crate::change::Rule,
 }
 
-/// The data of a build, read and checked.
-struct Loaded {
-    runs: Vec<crate::model::Run>,
-    comparisons: Vec<compare::Comparison>,
-    prices: crate::model::PricesFile,
+/// The data of a build, read and checked, with its series judged.
+pub struct Loaded {
+    pub runs: Vec<crate::model::Run>,
+    /// Every setup measured more than once, each run judged (src/change.rs).
+    pub series: Vec<crate::series::Series>,
+    pub comparisons: Vec<compare::Comparison>,
+    pub(crate) prices: crate::model::PricesFile,
     /// Runs left out of the site, each with why.
-    left_out: Vec<String>,
+    pub left_out: Vec<String>,
 }
 
 /// Reads and checks every run under `data_dir`. Every problem of the data is
 /// reported together.
-fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
+pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
@@ -73,8 +77,28 @@ fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let comparisons = compare::plan(&runs, &file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
+    let changes = store::load_changes(data_dir, &runs)?;
+    let series = crate::series::series(&runs, &changes, &opts.rule);
+    // A change noted for a series that is not there would start no baseline: said, not dropped.
+    for (i, change) in changes.changes.iter().enumerate() {
+        if let Some(slug) = &change.series
+            && !series.iter().any(|s| &s.slug == slug)
+        {
+            let known: Vec<&str> = series.iter().map(|s| s.slug.as_str()).collect();
+            anyhow::bail!(
+                "{}: changes[{i}].series: no series {slug:?} (a setup measured more than once; series: {})",
+                data_dir.join(store::CHANGES_FILE).display(),
+                if known.is_empty() {
+                    "none yet".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        }
+    }
     Ok(Loaded {
         runs,
+        series,
         comparisons,
         prices,
         left_out,
@@ -83,7 +107,13 @@ fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
 
 /// Renders loaded data into `sink`.
 fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSummary> {
-    let files = render::render_site(&data.runs, &data.comparisons, &data.prices, sink)?;
+    let files = render::render_site(
+        &data.runs,
+        &data.series,
+        &data.comparisons,
+        &data.prices,
+        sink,
+    )?;
     Ok(BuildSummary {
         runs: data.runs.len(),
         files,
@@ -122,9 +152,13 @@ pub fn build_site_with(
     out: &Path,
     opts: BuildOptions,
 ) -> anyhow::Result<BuildSummary> {
-    let data = load(data_dir, opts)?;
+    write_site(&load(data_dir, opts)?, out)
+}
+
+/// Renders data already read into `out` (`build --check` reads once for both).
+pub fn write_site(data: &Loaded, out: &Path) -> anyhow::Result<BuildSummary> {
     let mut writer = output::SiteWriter::new(out)?;
-    let summary = render_into(&data, &mut writer)?;
+    let summary = render_into(data, &mut writer)?;
     writer.finish()?;
     Ok(summary)
 }

@@ -1,16 +1,20 @@
 //! JSON Schemas of the data files, generated from the Rust types so the
 //! documented format cannot drift from what `store` reads.
 
-use crate::model::{Cell, ComparisonsFile, PricesFile, RunMeta};
+use crate::model::{Cell, ChangesFile, ComparisonsFile, PricesFile, RunMeta};
 use crate::store::to_json;
 
-/// (file name, schema text) of `comparisons.json`, `prices.json`, `run.json`
-/// and a cell file.
-pub fn data_schemas() -> [(&'static str, String); 4] {
+/// (file name, schema text) of `comparisons.json`, `changes.json`,
+/// `prices.json`, `run.json` and a cell file.
+pub fn data_schemas() -> [(&'static str, String); 5] {
     [
         (
             "comparisons.schema.json",
             to_json(&schemars::schema_for!(ComparisonsFile)),
+        ),
+        (
+            "changes.schema.json",
+            to_json(&schemars::schema_for!(ChangesFile)),
         ),
         (
             "prices.schema.json",

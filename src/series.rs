@@ -1,14 +1,11 @@
 //! Series: runs of one setup (model, GPU, GPU count, quantization) measured
-//! again over time, and how each run differs from the one before it. Pure
-//! functions over runs; docs/measurement.md defines the threshold.
+//! again over time, each run judged against the runs before it and the
+//! whole series searched for change points (src/change.rs: one rule for
+//! every page and `sitegen check`). Pure functions over runs.
 
+use crate::change::{self, Judgement, Rule, Shift};
 use crate::compare;
-use crate::format;
-use crate::model::{DecodeCell, Run, Status};
-
-/// A change of total tok/s smaller than this (5%) is noise: run-to-run
-/// variation of the same setup, not a regression or an improvement.
-pub(crate) const NOISE: f64 = 0.05;
+use crate::model::{AnnotatedChange, ChangesFile, Run};
 
 /// Runs of one setup, oldest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,33 +18,66 @@ pub struct Series {
     pub runs: Vec<usize>,
     /// What tells each run from the others, in the same order.
     pub labels: Vec<String>,
-    /// `steps[i]`: run `i + 1` against run `i`, found once for every page
-    /// that tells them (run pages, the series page, its runs pages).
-    pub steps: Vec<Step>,
+    /// Deliberate changes noted in data/changes.json: (the position of the
+    /// first run after it, what changed). Each starts a new baseline.
+    pub changes: Vec<(usize, String)>,
+    /// Each run against the runs before it (its baseline window), found
+    /// once for every page that tells it.
+    pub judgements: Vec<Judgement>,
+    /// Where the series shifted, change points of each stretch between
+    /// annotated changes.
+    pub shifts: Vec<Shift>,
+    /// The newest run's verdict: against its window, and against the runs
+    /// before the last shift (`sitegen check`'s).
+    pub newest: Judgement,
+    pub newest_shift: Option<Shift>,
 }
 
-/// How a run compares with the previous run of its series, over the decode
-/// cells both measured as Valid.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Step {
-    pub shared: usize,
-    /// Median of (this run's total tok/s / the previous run's).
-    pub median_ratio: Option<f64>,
-    /// Cells slower / faster: beyond the noise of both runs where both
-    /// cells carry an interval, else by more than `NOISE`.
-    pub slower: usize,
-    pub faster: usize,
-    /// Cells judged by their intervals, and by the fixed `NOISE` threshold
-    /// (an interval unknown).
-    pub by_interval: usize,
-    pub by_threshold: usize,
+impl Series {
+    /// The position of the first run of the stretch `at` is in: after the
+    /// last annotated change at or before it.
+    pub fn stretch_start(&self, at: usize) -> usize {
+        self.changes
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|&k| k <= at)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The annotated change the newest run follows, if any.
+    pub fn last_change(&self) -> Option<&(usize, String)> {
+        let newest = self.runs.len().saturating_sub(1);
+        self.changes
+            .iter()
+            .filter(|(k, _)| *k <= newest)
+            .max_by_key(|(k, _)| *k)
+    }
+}
+
+/// The position of the first run of `runs` (oldest first) a change applies to.
+fn change_position(change: &AnnotatedChange, runs: &[&Run]) -> Option<usize> {
+    match (&change.run, &change.date) {
+        (Some(id), _) => runs.iter().position(|r| &r.id == id),
+        (None, Some(date)) => {
+            let day = crate::format::epoch_days(&format!("{date}T00:00:00Z"))?;
+            runs.iter().position(|r| {
+                r.meta
+                    .measured_at
+                    .as_deref()
+                    .and_then(crate::format::epoch_days)
+                    .is_some_and(|d| d >= day)
+            })
+        }
+        (None, None) => None,
+    }
 }
 
 /// Every setup with two or more runs, runs in date order (runs without a
-/// date first, by id: they predate dated runs).
-pub fn series(runs: &[Run]) -> Vec<Series> {
-    let mut groups: std::collections::BTreeMap<(String, String, u32, String), Vec<usize>> =
-        Default::default();
+/// date first, by id: they predate dated runs), each judged by `rule` with
+/// the deliberate changes of `changes`.
+pub fn series(runs: &[Run], changes: &ChangesFile, rule: &Rule) -> Vec<Series> {
+    let mut groups: std::collections::BTreeMap<compare::SetupKey, Vec<usize>> = Default::default();
     for (i, run) in runs.iter().enumerate() {
         if let Some(key) = compare::setup_key(run) {
             groups.entry(key).or_default().push(i);
@@ -68,15 +98,51 @@ pub fn series(runs: &[Run]) -> Vec<Series> {
             } else {
                 format!("{model} on {hardware} ({quant})")
             };
+            let slug = slug(&format!(
+                "{model}-{}-x{}-{quant}",
+                first.meta.hardware.gpu, first.meta.hardware.gpu_count
+            ));
             let members_runs: Vec<&Run> = members.iter().map(|&i| &runs[i]).collect();
+            let mut noted: Vec<(usize, String)> = changes
+                .changes
+                .iter()
+                .filter(|c| c.series.as_ref().is_none_or(|s| *s == slug))
+                .filter_map(|c| Some((change_position(c, &members_runs)?, c.text.clone())))
+                .filter(|(k, _)| *k > 0)
+                .collect();
+            noted.sort();
+            let starts: Vec<usize> = noted.iter().map(|(k, _)| *k).collect();
+            let stretch = |at: usize| {
+                starts
+                    .iter()
+                    .copied()
+                    .filter(|&k| k <= at)
+                    .max()
+                    .unwrap_or(0)
+            };
+            let judgements: Vec<Judgement> = change::judge_all(&members_runs, stretch, rule);
+            // Change points within each stretch between deliberate changes.
+            let mut bounds = vec![0];
+            bounds.extend(starts.iter().copied());
+            bounds.dedup();
+            let mut shifts = Vec::new();
+            for (k, &from) in bounds.iter().enumerate() {
+                let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
+                shifts.extend(change::shifts(&members_runs[..to], from, rule));
+            }
+            let from = stretch(members_runs.len() - 1);
+            let last = members_runs.len() - 1;
+            let (newest, newest_shift) =
+                change::newest(&members_runs, from, &judgements[..last], rule);
             Series {
-                slug: slug(&format!(
-                    "{model}-{}-x{}-{quant}",
-                    first.meta.hardware.gpu, first.meta.hardware.gpu_count
-                )),
+                slug,
                 title,
                 labels: labels(&members_runs),
-                steps: members_runs.windows(2).map(|p| step(p[0], p[1])).collect(),
+                changes: noted,
+                judgements,
+                shifts,
+                newest,
+                newest_shift,
                 runs: members,
             }
         })
@@ -94,58 +160,6 @@ fn slug(text: &str) -> String {
         }
     }
     out.trim_matches('-').to_string()
-}
-
-/// How one cell changed from a run to the next.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CellChange {
-    /// The later cell's total tok/s over the earlier's.
-    pub ratio: f64,
-    pub slower: bool,
-    pub faster: bool,
-    /// Judged by the cells' intervals (else by the fixed `NOISE`).
-    pub by_interval: bool,
-}
-
-/// `b` against `a`, both Valid with a total: slower or faster beyond the
-/// noise of both where both carry an interval, else by more than `NOISE`.
-pub fn cell_change(a: &DecodeCell, b: &DecodeCell) -> Option<CellChange> {
-    use compare::Verdict;
-    if a.status != Status::Valid || b.status != Status::Valid {
-        return None;
-    }
-    let ratio = compare::ratio(Some(a), Some(b)).ok()?;
-    let verdict = compare::cell_verdict(a, b);
-    let (slower, faster) = match verdict {
-        Verdict::Unknown => (ratio < 1.0 - NOISE, ratio > 1.0 + NOISE),
-        Verdict::Slower => (true, false),
-        Verdict::Faster => (false, true),
-        Verdict::WithinNoise => (false, false),
-    };
-    Some(CellChange {
-        ratio,
-        slower,
-        faster,
-        by_interval: verdict != Verdict::Unknown,
-    })
-}
-
-/// `cur` against `prev`, cell by cell.
-pub fn step(prev: &Run, cur: &Run) -> Step {
-    let judged: Vec<CellChange> = prev
-        .decode_cells()
-        .filter_map(|a| cell_change(a, cur.decode_cell(a.context_tokens, a.concurrency)?))
-        .collect();
-    let median_ratio = compare::RatioSummary::of(judged.iter().map(|c| c.ratio)).map(|s| s.median);
-    let by_interval = judged.iter().filter(|c| c.by_interval).count();
-    Step {
-        shared: judged.len(),
-        median_ratio,
-        slower: judged.iter().filter(|c| c.slower).count(),
-        faster: judged.iter().filter(|c| c.faster).count(),
-        by_interval,
-        by_threshold: judged.len() - by_interval,
-    }
 }
 
 /// How many differing settings a label names before it says "+N more".
@@ -211,42 +225,10 @@ fn run_label(run: &Run) -> String {
     }
 }
 
-/// One line on a run page: how it compares with the previous run, labelled
-/// `prev_label`.
-pub(crate) fn step_sentence(prev_label: &str, step: &Step) -> String {
-    match step.median_ratio {
-        None => format!(
-            "No decode cell was measured validly by both this run and the previous one ({prev_label})."
-        ),
-        Some(r) => format!(
-            "Against the previous run ({prev_label}): median {} over {} shared valid cells; {} {} slower and {} faster {}.",
-            format::ratio(r),
-            step.shared,
-            step.slower,
-            if step.slower == 1 { "cell" } else { "cells" },
-            step.faster,
-            rule(step)
-        ),
-    }
-}
-
-/// Which rule the slower and faster marks used: the runs' intervals, the
-/// fixed threshold where a run's noise is unknown, or both.
-fn rule(step: &Step) -> String {
-    let threshold = format!("by more than {}%", format::trim_number(NOISE * 100.0));
-    match (step.by_interval, step.by_threshold) {
-        (_, 0) => "beyond the noise of both runs (95% intervals)".into(),
-        (0, _) => threshold,
-        (i, t) => format!(
-            "(beyond the noise of both runs in the {i} cells with intervals, {threshold} in the {t} without)"
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Cell, DecodeCell};
+    use crate::model::{Cell, DecodeCell, Status};
 
     fn run(id: &str, at: &str, totals: &[(u64, u32, f64)]) -> Run {
         let mut run = Run::for_test(
@@ -276,7 +258,7 @@ mod tests {
             run("0.1", "2026-01-01T00:00:00Z", &[]),
             run("0.2", "2026-02-01T00:00:00Z", &[]),
         ];
-        let s = series(&runs);
+        let s = series(&runs, &Default::default(), &Rule::default());
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].runs, [1, 2, 0]);
         assert_eq!(s[0].slug, "m-h200-sxm-x4");
@@ -300,57 +282,5 @@ mod tests {
                 "vllm 0.12.0 · 2026-11-01 · --max-num-seqs 256",
             ]
         );
-    }
-
-    #[test]
-    fn a_step_counts_cells_beyond_the_noise_threshold() {
-        let prev = run(
-            "a",
-            "2026-01-01T00:00:00Z",
-            &[(8192, 1, 100.0), (8192, 4, 400.0), (8192, 8, 800.0)],
-        );
-        let cur = run(
-            "b",
-            "2026-02-01T00:00:00Z",
-            &[(8192, 1, 96.0), (8192, 4, 300.0), (8192, 8, 900.0)],
-        );
-        let s = step(&prev, &cur);
-        assert_eq!(s.shared, 3);
-        assert_eq!(s.median_ratio, Some(0.96));
-        assert_eq!(
-            (s.slower, s.faster),
-            (1, 1),
-            "4% slower is noise; 25% slower is not"
-        );
-        assert_eq!(
-            step_sentence(&labels(&[&prev, &cur])[0], &s),
-            "Against the previous run (vllm a · 2026-01-01): median 0.96× over 3 shared valid cells; 1 cell slower and 1 faster by more than 5%."
-        );
-    }
-
-    #[test]
-    fn with_intervals_a_step_judges_by_the_noise_of_both_runs() {
-        let cells = [(8192, 1, 100.0), (8192, 4, 300.0)];
-        let prev = run("a", "2026-01-01T00:00:00Z", &cells);
-        let mut cur = run(
-            "b",
-            "2026-02-01T00:00:00Z",
-            &[(8192, 1, 97.0), (8192, 4, 290.0)],
-        );
-        let mut prev = prev;
-        // ±0.5% on every cell: 3% slower is beyond the noise, though under 5%.
-        prev.set_noise(0.005);
-        cur.set_noise(0.005);
-        let s = step(&prev, &cur);
-        assert_eq!(
-            (s.slower, s.faster, s.by_interval, s.by_threshold),
-            (2, 0, 2, 0)
-        );
-        assert!(step_sentence("a", &s).ends_with(
-            "2 cells slower and 0 faster beyond the noise of both runs (95% intervals)."
-        ));
-        // ±10%: the same 3% is within noise.
-        cur.set_noise(0.1);
-        assert_eq!(step(&prev, &cur).slower, 0);
     }
 }

@@ -122,6 +122,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let base = normalize_base_path(&opts.base_path)?;
     let build = pipeline::BuildOptions {
         allow_empty: opts.allow_empty,
+        ..Default::default()
     };
     let (site, summary) = pipeline::render_data(&opts.data, build)?;
     let site = Arc::new(RwLock::new(site));

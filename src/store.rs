@@ -239,6 +239,49 @@ pub(crate) fn load_comparisons(
     }
 }
 
+pub(crate) const CHANGES_FILE: &str = "changes.json";
+
+/// Reads `data/changes.json`; no file means no annotated change. Each
+/// change names a date or a run, not both, and the run must exist.
+pub(crate) fn load_changes(
+    data_dir: &Path,
+    runs: &[Run],
+) -> Result<crate::model::ChangesFile, StoreError> {
+    let path = data_dir.join(CHANGES_FILE);
+    if !path.is_file() {
+        return Ok(Default::default());
+    }
+    let file: crate::model::ChangesFile = read_json(&path)?;
+    for (i, c) in file.changes.iter().enumerate() {
+        let field = |f: &str| format!("changes[{i}].{f}");
+        match (&c.date, &c.run) {
+            (Some(_), Some(_)) | (None, None) => {
+                return Err(field_err(
+                    &path,
+                    &format!("changes[{i}]"),
+                    "expected a date (\"2026-10-16\") or a run id, one of them",
+                ));
+            }
+            (Some(d), None) if crate::format::epoch_days(&format!("{d}T00:00:00Z")).is_none() => {
+                return Err(field_err(
+                    &path,
+                    &field("date"),
+                    format!("expected a date like \"2026-10-16\", found {d:?}"),
+                ));
+            }
+            (None, Some(id)) if !runs.iter().any(|r| &r.id == id) => {
+                return Err(field_err(
+                    &path,
+                    &field("run"),
+                    format!("no run {id:?} in the data folder"),
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(file)
+}
+
 pub(crate) const PRICES_FILE: &str = "prices.json";
 
 /// Reads `data/prices.json`; no file means no prices, and no cost anywhere.

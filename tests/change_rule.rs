@@ -108,9 +108,25 @@ fn series(seed: u64, noise: Noise, factor: impl Fn(usize) -> f64) -> Vec<Run> {
         .collect()
 }
 
-fn newest(runs: &[Run], upto: usize) -> (change::Judgement, Option<change::Shift>) {
+/// The verdict on run `upto` as the series' newest, as a page and `check`
+/// give it; `earlier` are the judgements of at least the runs before it.
+fn newest_with(
+    runs: &[Run],
+    upto: usize,
+    earlier: &[change::Judgement],
+) -> (change::Judgement, Option<change::Shift>) {
     let refs: Vec<&Run> = runs[..=upto].iter().collect();
-    change::newest(&refs, 0, &Rule::default())
+    change::newest(&refs, 0, &earlier[..upto], &Rule::default())
+}
+
+/// Every run's own judgement (each depends only on the runs before it).
+fn judged(runs: &[Run]) -> Vec<change::Judgement> {
+    let refs: Vec<&Run> = runs.iter().collect();
+    change::judge_all(&refs, |_| 0, &Rule::default())
+}
+
+fn newest(runs: &[Run], upto: usize) -> (change::Judgement, Option<change::Shift>) {
+    newest_with(runs, upto, &judged(&runs[..upto]))
 }
 
 /// The figures of one noise model, with the seeds of case `case`.
@@ -125,6 +141,7 @@ struct Measured {
     dated: usize,
     by_eighth: usize,
     median_first: usize,
+    after_dip: usize,
 }
 
 fn measure(case: usize, noise: Noise) -> Measured {
@@ -134,16 +151,17 @@ fn measure(case: usize, noise: Noise) -> Measured {
     let (mut alarms, mut cell_alarms, mut shifted, mut any_run) = (0, 0, 0, 0);
     for s in 0..SERIES {
         let runs = series(seed(s), noise, |_| 1.0);
-        let (j, shift) = newest(&runs, RUNS - 1);
+        let all = judged(&runs);
+        let (j, shift) = newest_with(&runs, RUNS - 1, &all);
         alarms += usize::from(j.verdict != Verdict::WithinNoise);
         cell_alarms += usize::from(j.slower() + j.faster() > 0);
         shifted += usize::from(shift.is_some());
         // Every run of the series judged as its page does: any called changed?
-        let refs: Vec<&Run> = runs.iter().collect();
-        any_run += usize::from((change::MIN_BASELINE..RUNS).any(|at| {
-            let b = change::baseline_window(at, 0, &rule);
-            change::judge(&refs, at, &b, &rule).verdict != Verdict::WithinNoise
-        }));
+        any_run += usize::from(
+            all[change::MIN_BASELINE..]
+                .iter()
+                .any(|j| j.verdict != Verdict::WithinNoise),
+        );
     }
     // A step of 3 x the noise at run 20: called at run 20 or 21; its change point dated.
     let step_at = 20;
@@ -153,9 +171,10 @@ fn measure(case: usize, noise: Noise) -> Measured {
         let runs = series(seed(s) + 7_000_000, noise, |i| {
             if i >= step_at { drop } else { 1.0 }
         });
+        let all = judged(&runs);
         found += usize::from(
             (step_at..=step_at + 1)
-                .any(|upto| newest(&runs, upto).0.verdict == Verdict::Regression),
+                .any(|upto| newest_with(&runs, upto, &all).0.verdict == Verdict::Regression),
         );
         let refs: Vec<&Run> = runs.iter().collect();
         let all = change::shifts(&refs, 0, &rule);
@@ -170,13 +189,23 @@ fn measure(case: usize, noise: Noise) -> Measured {
         let runs = series(seed(s) + 9_000_000, noise, |i| {
             0.99f64.powi(i.saturating_sub(creep_from - 1) as i32)
         });
+        let all = judged(&runs);
         let first = (creep_from..RUNS)
-            .find(|&upto| newest(&runs, upto).0.verdict == Verdict::Regression)
+            .find(|&upto| newest_with(&runs, upto, &all).0.verdict == Verdict::Regression)
             .map(|upto| upto - creep_from + 1);
         by_eighth += usize::from(first.is_some_and(|k| k <= 8));
         firsts.push(first.unwrap_or(99));
     }
     firsts.sort_unstable();
+    // One night 3 x the noise slower (run 28), the next as usual: that
+    // next night called changed.
+    let mut after_dip = 0;
+    for s in 0..SERIES {
+        let runs = series(seed(s) + 11_000_000, noise, |i| {
+            if i == 28 { drop } else { 1.0 }
+        });
+        after_dip += usize::from(newest(&runs, 29).0.verdict != Verdict::WithinNoise);
+    }
     Measured {
         alarms,
         cell_alarms,
@@ -188,12 +217,13 @@ fn measure(case: usize, noise: Noise) -> Measured {
         dated,
         by_eighth,
         median_first: firsts[SERIES / 2],
+        after_dip,
     }
 }
 
 fn report(model: &str, noise: Noise, m: &Measured) {
     println!(
-        "{model}, noise {}%: unchanged: newest run called changed in {} of {SERIES} series (a cell in {}), a change point in {}, any of runs 4-30 called changed in {}; step of {:.1}% at run 20: called by run 21 in {}, a change point in {}, every one within 1 run in {}; creep of 1% a run: called by its 8th run in {} (median: its run {})",
+        "{model}, noise {}%: unchanged: newest run called changed in {} of {SERIES} series (a cell in {}), a change point in {}, any of runs 4-30 called changed in {}; step of {:.1}% at run 20: called by run 21 in {}, a change point in {}, every one within 1 run in {}; creep of 1% a run: called by its 8th run in {} (median: its run {}); a normal night after one slow night called changed in {}",
         noise.sd * 100.0,
         m.alarms,
         m.cell_alarms,
@@ -204,7 +234,8 @@ fn report(model: &str, noise: Noise, m: &Measured) {
         m.shifts_found,
         m.dated,
         m.by_eighth,
-        m.median_first
+        m.median_first,
+        m.after_dip
     );
 }
 
@@ -239,6 +270,11 @@ fn independent_cell_noise_false_alarms_and_detection() {
             m.by_eighth
         );
         assert!(
+            m.after_dip * 100 <= SERIES,
+            "noise {sd}: a normal night after a slow one called changed in {}",
+            m.after_dip
+        );
+        assert!(
             m.dated * 100 >= 95 * SERIES,
             "noise {sd}: change point dated in {}",
             m.dated
@@ -261,4 +297,69 @@ fn shared_night_noise_false_alarms_and_detection() {
             m.alarms
         );
     }
+}
+
+/// The cases where a verdict would lie, each built on purpose (1% noise).
+const QUIET: Noise = Noise {
+    sd: 0.01,
+    shared: 0.0,
+};
+
+/// One slow night is a regression that night; the normal night after it is
+/// not (a slow night followed by a normal one is not a change that persists).
+#[test]
+fn one_slow_night_then_a_normal_one_is_not_a_regression() {
+    let runs = series(41, QUIET, |i| if i == 28 { 0.85 } else { 1.0 });
+    assert_eq!(newest(&runs, 28).0.verdict, Verdict::Regression);
+    let (after, _) = newest(&runs, 29);
+    assert_eq!(after.verdict, Verdict::WithinNoise, "{after:?}");
+    assert_eq!(after.slower(), 0);
+}
+
+/// A step that stays is still a regression on the second night, when the
+/// slow night is already in the window.
+#[test]
+fn a_step_that_stays_is_called_on_both_nights() {
+    let runs = series(42, QUIET, |i| if i >= 28 { 0.9 } else { 1.0 });
+    for upto in [28, 29] {
+        let (j, _) = newest(&runs, upto);
+        assert_eq!(j.verdict, Verdict::Regression, "run {upto}: {j:?}");
+        let whole = j.whole.unwrap();
+        assert!((0.87..0.93).contains(&whole.ratio), "{whole:?}");
+    }
+}
+
+/// A change noted from run 25 on: the runs after it are judged against each
+/// other only, so a setup 10% slower by design is within noise of itself,
+/// and with fewer than three runs since the note, nothing is judged.
+#[test]
+fn a_noted_change_starts_a_new_baseline() {
+    let runs = series(43, QUIET, |i| if i >= 25 { 0.9 } else { 1.0 });
+    let refs: Vec<&Run> = runs.iter().collect();
+    let rule = Rule::default();
+    let judged = |upto: usize, from: usize| {
+        let earlier =
+            change::judge_all(&refs[..upto], |at| if at >= from { from } else { 0 }, &rule);
+        change::newest(&refs[..=upto], from, &earlier, &rule)
+            .0
+            .verdict
+    };
+    assert_eq!(judged(29, 0), Verdict::Regression);
+    assert_eq!(judged(29, 25), Verdict::WithinNoise);
+    assert_eq!(
+        judged(26, 25),
+        Verdict::InsufficientData,
+        "two runs since the note"
+    );
+}
+
+/// A faster run is an improvement, never a regression; one 2% slower at 1%
+/// noise is real but under the 3% threshold, so within noise.
+#[test]
+fn faster_is_an_improvement_and_small_changes_are_not_called() {
+    let runs = series(44, QUIET, |i| if i == 29 { 1.12 } else { 1.0 });
+    assert_eq!(newest(&runs, 29).0.verdict, Verdict::Improvement);
+    let runs = series(45, QUIET, |i| if i == 29 { 0.98 } else { 1.0 });
+    let (j, _) = newest(&runs, 29);
+    assert_eq!(j.verdict, Verdict::WithinNoise, "{j:?}");
 }

@@ -68,3 +68,26 @@ fn the_schema_rejects_what_the_store_rejects() {
         );
     }
 }
+
+/// The changes.json shown in docs/data-format.md is valid against its schema.
+#[test]
+fn the_documented_changes_file_validates() {
+    let docs = std::fs::read_to_string(repo().join("docs/data-format.md")).unwrap();
+    let section = docs
+        .split("## changes.json")
+        .nth(1)
+        .expect("a changes.json section");
+    let example = section
+        .split("```json\n")
+        .nth(1)
+        .and_then(|s| s.split("```").next())
+        .expect("an example");
+    let value: serde_json::Value = serde_json::from_str(example).unwrap();
+    let schema = validator("changes.schema.json");
+    let errors: Vec<String> = schema.iter_errors(&value).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        !schema.is_valid(&serde_json::json!({"changes": [{"date": "2026-10-16"}]})),
+        "text is required"
+    );
+}

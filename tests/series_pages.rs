@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::path::Path;
-
 use sitegen::model::{Cell, Status};
 
 fn html(text: &str) -> scraper::Html {
@@ -15,63 +13,40 @@ fn sel(s: &str) -> scraper::Selector {
     scraper::Selector::parse(s).unwrap()
 }
 
-/// Copies the bundled GLM run as `id`, measured at `at` with engine
-/// `version`; decode cells at 8K get their total tok/s times `factor`.
-fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {
-    let from = common::data_dir().join("glm-5.3-flash-h200x4-vllm");
-    let to = data.join(id);
-    std::fs::create_dir_all(to.join("cells")).unwrap();
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
-    meta["measured_at"] = at.into();
-    meta["engine"]["version"] = version.into();
-    std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
-    let mut changed = Vec::new();
-    for (rel, bytes) in common::files_under(&from.join("cells")) {
-        let mut cell: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        if cell["phase"] == "decode" && cell["context_tokens"] == 8192 && cell["status"] == "valid"
-        {
-            let total = cell["total_tok_per_s"].as_f64().unwrap() * factor;
-            cell["total_tok_per_s"] = total.into();
-            changed.push((cell["concurrency"].as_u64().unwrap() as u32, total));
-        }
-        std::fs::write(to.join("cells").join(rel), cell.to_string()).unwrap();
-    }
-    changed
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+use common::glm_run;
 
 #[test]
-fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
+fn a_slower_run_is_called_against_the_runs_before_it_on_the_series_and_run_pages() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    glm_run(&data, "glm-a", "2026-09-01T10:00:00Z", "0.11.0", 1.0);
-    let slowed = glm_run(&data, "glm-b", "2026-10-01T10:00:00Z", "0.11.1", 0.8);
-    glm_run(&data, "glm-c", "2026-11-01T10:00:00Z", "0.11.2", 1.0);
+    // Four runs alike, a fifth 20% slower at 8K, a sixth as before.
+    for (i, id) in ["glm-a", "glm-b", "glm-c", "glm-d"].iter().enumerate() {
+        glm_run(
+            &data,
+            id,
+            &format!("2026-09-0{}T10:00:00Z", i + 1),
+            &format!("0.11.{i}"),
+            1.0,
+        );
+    }
+    let slowed = glm_run(&data, "glm-e", "2026-10-01T10:00:00Z", "0.11.4", 0.8);
+    glm_run(&data, "glm-f", "2026-11-01T10:00:00Z", "0.11.5", 1.0);
     // The last run was launched with one more flag: its label says so.
-    let c_json = data.join("glm-c/run.json");
+    let f_json = data.join("glm-f/run.json");
     let mut meta: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&c_json).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(&f_json).unwrap()).unwrap();
     let launch = format!(
         "{} --max-num-seqs 256",
         meta["launch_command"].as_str().unwrap()
     );
     meta["launch_command"] = launch.into();
-    std::fs::write(&c_json, meta.to_string()).unwrap();
+    std::fs::write(&f_json, meta.to_string()).unwrap();
     let site = tmp.path().join("site");
     sitegen::pipeline::build_site(&data, &site).unwrap();
 
-    // The numbers, computed here: every shared valid decode cell has ratio 1
-    // but the 8K ones, which have 0.8 (b / a) and 1.25 (c / b).
+    // The numbers, computed here: e's 8K cells are 0.8 of the four runs
+    // before it (all alike: no spread), every other cell 1.0, so the whole
+    // run (the median over its cells) is 1.00× and the 8K cells are slower.
     let run = sitegen::store::load_run(&data.join("glm-a")).unwrap();
     let valid = run
         .cells
@@ -80,15 +55,12 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
         .count();
     let slower = slowed.len();
     assert!(slower >= 5, "{slower} cells at 8K");
-    let ratios_b: Vec<f64> = (0..valid)
-        .map(|i| if i < slower { 0.8 } else { 1.0 })
-        .collect();
-    let expected_b = format!(
-        "Against the previous run (vllm 0.11.0 · 2026-09-01): median {:.2}× over {valid} shared valid cells; {slower} cells slower and 0 faster by more than 5%.",
-        median(ratios_b)
+    let expected_e = format!(
+        "Regression: against the median of the 4 runs before it, the whole run is 1.00× (1.00× to 1.00×); {slower} of {valid} cells slower, 0 faster."
     );
-    let expected_c = format!(
-        "Against the previous run (vllm 0.11.1 · 2026-10-01): median 1.00× over {valid} shared valid cells; 0 cells slower and {slower} faster by more than 5%."
+    // f against a to d: e, called changed, is left out of its window.
+    let expected_f = format!(
+        "Within noise: against the median of runs 1–4, the 4 before it not called changed, the whole run is 1.00× (1.00× to 1.00×); 0 of {valid} cells slower, 0 faster."
     );
 
     let page = |rel: &str| std::fs::read_to_string(site.join(rel)).unwrap();
@@ -97,13 +69,23 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
         series.contains("<h1>GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)</h1>"),
         "{series}"
     );
+    assert!(
+        series.contains(&format!(
+            "<p class=\"step regression\">vllm 0.11.4 · 2026-10-01: {expected_e}</p>"
+        )),
+        "{series}"
+    );
     assert!(series.contains(&format!(
-        "<p class=\"step regression\"><strong>Slower cells.</strong> {expected_b}</p>"
+        "<p class=\"step\">Newest run (vllm 0.11.5 · 2026-11-01 · --max-num-seqs 256): {expected_f}</p>"
     )));
-    assert!(series.contains(&format!("<p class=\"step\">{expected_c}</p>")));
-    // The change matrix of b against a: 0.80× at 8K × 1, 1.00× elsewhere.
+    assert!(
+        series.contains(
+            "1 of the 3 runs judged against the runs before them was called a regression."
+        )
+    );
+    // The matrix of e against the runs before it: 0.80× at 8K × 1.
     assert!(series.contains(
-        "<h3 id=\"change-1-h\">vllm 0.11.1 · 2026-10-01 / vllm 0.11.0 · 2026-09-01</h3>"
+        "<h3 id=\"change-5-h\">vllm 0.11.4 · 2026-10-01 / the median of the 4 before it</h3>"
     ));
     let labels: Vec<String> = html(&series)
         .select(&sel(".series-runs li a"))
@@ -113,14 +95,17 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
         labels,
         [
             "vllm 0.11.0 · 2026-09-01",
-            "vllm 0.11.1 · 2026-10-01",
-            "vllm 0.11.2 · 2026-11-01 · --max-num-seqs 256"
+            "vllm 0.11.1 · 2026-09-02",
+            "vllm 0.11.2 · 2026-09-03",
+            "vllm 0.11.3 · 2026-09-04",
+            "vllm 0.11.4 · 2026-10-01",
+            "vllm 0.11.5 · 2026-11-01 · --max-num-seqs 256"
         ]
     );
     // Small multiples: a chart per decode context, a line per run; the 8K
-    // chart's numbers are each run's total tok/s, b's at 0.8 times.
+    // chart's numbers are each run's total tok/s, e's at 0.8 times.
     let doc = html(&series);
-    assert_eq!(doc.select(&sel(".series-runs .swatch")).count(), 3);
+    assert_eq!(doc.select(&sel(".series-runs .swatch")).count(), 6);
     let contexts: Vec<String> = doc
         .select(&sel("#decode h3"))
         .map(|h| h.text().collect())
@@ -135,13 +120,17 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
         .map(|td| td.text().collect())
         .collect();
     let glm_8k_1 = run.decode_cell(8192, 1).unwrap().total_tok_per_s.unwrap();
+    let usual = sitegen::format::tok_per_s(glm_8k_1);
     assert_eq!(
         first_row,
         [
             "1".to_string(),
-            sitegen::format::tok_per_s(glm_8k_1),
+            usual.clone(),
+            usual.clone(),
+            usual.clone(),
+            usual.clone(),
             sitegen::format::tok_per_s(glm_8k_1 * 0.8),
-            sitegen::format::tok_per_s(glm_8k_1),
+            usual,
         ]
     );
     // One chart, drawn wide and narrow.
@@ -156,28 +145,32 @@ fn a_slower_middle_run_is_marked_on_the_series_and_run_pages() {
         1
     );
 
-    let b_page = page("runs/glm-b/index.html");
+    let e_page = page("runs/glm-e/index.html");
     assert!(
-        b_page.contains("One of 3 runs of this setup"),
+        e_page.contains("One of 6 runs of this setup"),
         "the run page links its series"
     );
-    assert!(b_page.contains(&format!("<strong>Slower cells.</strong> {expected_b}")));
-    assert!(page("runs/glm-c/index.html").contains(&expected_c));
+    assert!(e_page.contains(&expected_e), "{e_page}");
+    assert!(e_page.contains("<p class=\"series-line regression\">"));
+    assert!(page("runs/glm-f/index.html").contains(&expected_f));
     assert!(
-        !page("runs/glm-a/index.html").contains("Against the previous run"),
-        "the first has none"
+        page("runs/glm-a/index.html")
+            .contains("Insufficient data: not judged: 0 earlier runs of this setup since the last noted change, 3 needed."),
+        "the first has none before it"
     );
-    // The index lists the series and sorts runs newest first with their dates.
+    // The index lists the series with its newest run's verdict, and sorts
+    // runs newest first with their dates.
     let index = page("index.html");
-    assert!(index.contains(
-        "GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)</a> <span class=\"muted\">3 runs</span>"
-    ));
-    let (c, b, a) = (
+    assert!(
+        index.contains("GLM-5.3-Flash on H200 SXM 141GB ×4 (FP8)</a> <span class=\"muted\">6 runs · newest: </span><span class=\"muted\">within noise</span>"),
+        "{index}"
+    );
+    let (f, e, a) = (
         index.find("2026-11-01 10:00 UTC").unwrap(),
         index.find("2026-10-01 10:00 UTC").unwrap(),
         index.find("2026-09-01 10:00 UTC").unwrap(),
     );
-    assert!(c < b && b < a, "newest first");
+    assert!(f < e && e < a, "newest first");
 }
 
 /// A long series (a month of nightly runs, one slower night): the series page
@@ -226,12 +219,19 @@ fn a_long_series_summarises_and_loses_nothing() {
     );
     assert_eq!(text(".series-values thead th").len(), 2 + 10);
     assert_eq!(text("#changes p.step").len(), 10);
-    // The answer first: the newest change, and how many changes were slower
-    // (night 20 against 19, and night 21 against the slow night is faster).
+    // The answer first: an unchanged setup (one slow night is no shift),
+    // the newest run's verdict, and how many runs were called slower (night
+    // 20 against the five before it; night 21's window has the usual median).
     let head = text("header.page-head").join(" ");
     assert!(head.contains("31 runs of one setup"), "{head}");
     assert!(
-        head.contains("1 of the 30 changes from one run to the next had slower cells"),
+        head.contains("An unchanged setup: no change point in its 31 runs, and the newest run is within noise of the 5 before it."),
+        "{head}"
+    );
+    assert!(
+        head.contains(
+            "1 of the 28 runs judged against the runs before them was called a regression."
+        ),
         "{head}"
     );
     // The whole series: a chart per context, the slow night marked at 8K.

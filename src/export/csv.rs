@@ -127,7 +127,8 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
 /// tok/s with its 95% interval, and how it changed from the run before
 /// (ratio, and slower / faster / same by the series rule; empty where either
 /// run has no valid figure).
-pub(crate) fn series_csv(runs: &[&Run], labels: &[String]) -> String {
+pub(crate) fn series_csv(runs: &[&Run], series: &crate::series::Series) -> String {
+    let labels = &series.labels;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
         "run_id",
@@ -138,24 +139,22 @@ pub(crate) fn series_csv(runs: &[&Run], labels: &[String]) -> String {
         "status",
         "total_tok_per_s",
         "total_tok_per_s_ci95_pct",
-        "ratio_to_previous_run",
+        "ratio_to_baseline",
+        "baseline_runs",
         "change",
     ])
     .expect("writing to memory cannot fail");
     for (i, (run, label)) in runs.iter().zip(labels).enumerate() {
+        let judgement = &series.judgements[i];
         for cell in run.decode_cells() {
-            let change = i
-                .checked_sub(1)
-                .and_then(|p| runs[p].decode_cell(cell.context_tokens, cell.concurrency))
-                .and_then(|prev| crate::series::cell_change(prev, cell));
-            let word = change.map_or("", |c| {
-                if c.slower {
-                    "slower"
-                } else if c.faster {
-                    "faster"
-                } else {
-                    "same"
-                }
+            // The cell as its run's judgement has it, when judged.
+            let judged = judgement.cells.iter().find(|c| {
+                c.context_tokens == cell.context_tokens && c.concurrency == cell.concurrency
+            });
+            let word = judged.map_or("", |c| match c.call {
+                crate::change::Call::Slower => "slower",
+                crate::change::Call::Faster => "faster",
+                crate::change::Call::Same => "same",
             });
             w.write_record([
                 run.id.clone(),
@@ -166,7 +165,8 @@ pub(crate) fn series_csv(runs: &[&Run], labels: &[String]) -> String {
                 cell.status.code().to_string(),
                 num(cell.total_tok_per_s),
                 num(cell.total_noise().map(|n| n * 100.0)),
-                num(change.map(|c| c.ratio)),
+                num(judged.map(|c| c.estimate.ratio)),
+                judged.map_or(String::new(), |_| judgement.baseline.len().to_string()),
                 word.to_string(),
             ])
             .expect("writing to memory cannot fail");

@@ -32,8 +32,8 @@ pub(crate) struct IndexPage {
     /// Whether any run has a date (the Measured column is shown then).
     pub dated: bool,
     pub comparisons: Vec<ComparisonSummary>,
-    /// (link, title, runs) of every series.
-    pub series: Vec<(String, String, usize)>,
+    /// (link, title, runs, the newest run's verdict, whether a regression) of every series.
+    pub series: Vec<(String, String, usize, &'static str, bool)>,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
     /// Tok/s per GPU against per-request tok/s, a line per recent run.
@@ -366,6 +366,8 @@ impl IndexPages {
                         format!("{}index.html", super::series_page::series_path(s)),
                         s.title.clone(),
                         s.runs.len(),
+                        s.newest.verdict.label(),
+                        s.newest.verdict == crate::change::Verdict::Regression,
                     )
                 })
                 .collect(),

@@ -140,6 +140,7 @@ impl SiteSink for Site {
 /// each file as soon as it is made; returns how many files it made.
 pub(crate) fn render_site(
     runs: &[Run],
+    all_series: &[crate::series::Series],
     comparisons: &[Comparison],
     prices: &crate::model::PricesFile,
     sink: &mut dyn SiteSink,
@@ -152,10 +153,9 @@ pub(crate) fn render_site(
     for (path, text) in STATIC_FILES {
         add(path.to_string(), text.as_bytes().to_vec())?;
     }
-    let all_series = crate::series::series(runs);
     // Each run's series and its place there, found once: (series, position).
     let mut place: Vec<Option<(&crate::series::Series, usize)>> = vec![None; runs.len()];
-    for s in &all_series {
+    for s in all_series {
         for (at, &i) in s.runs.iter().enumerate() {
             place[i] = Some((s, at));
         }
@@ -165,16 +165,19 @@ pub(crate) fn render_site(
             comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
         let mut page = run_page::RunPage::new(run, &compared_in)?;
         page.series = place[i].map(|(s, at)| {
-            let step = at
-                .checked_sub(1)
-                .map(|prev| (&s.steps[prev], &s.labels[prev]));
+            // The newest run's verdict is the series' (also against the runs
+            // before a shift); any other run's, its own against its window.
+            let j = if at + 1 == s.runs.len() {
+                &s.newest
+            } else {
+                &s.judgements[at]
+            };
             run_page::SeriesLine {
                 href: format!("../../{}index.html", series_page::series_path(s)),
                 title: s.title.clone(),
                 runs: s.runs.len(),
-                against_previous: step
-                    .map(|(st, prev_label)| crate::series::step_sentence(prev_label, st)),
-                regression: step.is_some_and(|(st, _)| st.slower > 0),
+                against_previous: Some(crate::change_words::judgement_line(j)),
+                regression: j.verdict == crate::change::Verdict::Regression,
             }
         });
         let price = crate::cost::price_for(prices, run);
@@ -211,7 +214,7 @@ pub(crate) fn render_site(
             export::csv::comparison_csv(runs, c).into_bytes(),
         )?;
     }
-    for s in &all_series {
+    for s in all_series {
         let html = series_page::SeriesPage::new(runs, s)?
             .render()
             .with_context(|| format!("rendering the series {}", s.slug))?;
@@ -228,7 +231,7 @@ pub(crate) fn render_site(
         let members: Vec<&Run> = s.runs.iter().map(|&i| &runs[i]).collect();
         add(
             format!("{}series.csv", series_page::series_path(s)),
-            export::csv::series_csv(&members, &s.labels).into_bytes(),
+            export::csv::series_csv(&members, s).into_bytes(),
         )?;
     }
     let pick = PickPage {
@@ -250,7 +253,7 @@ pub(crate) fn render_site(
         "compare/definitions.js".into(),
         browser::definitions_js(runs, comparisons).into_bytes(),
     )?;
-    let pages = index_page::IndexPages::new(runs, comparisons, &all_series)?;
+    let pages = index_page::IndexPages::new(runs, comparisons, all_series)?;
     let index = pages.index.render().context("rendering index.html")?;
     add("index.html".into(), index.into_bytes())?;
     if let Some(js) = pages.all_runs {

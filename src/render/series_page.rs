@@ -1,13 +1,16 @@
-//! The page of a series: one setup measured again over time, each cell's
-//! total tok/s across the runs and each run's change against the previous.
+//! The page of a series: one setup measured again over time, the answer
+//! first (where the series shifted, the newest run's verdict), each cell's
+//! total tok/s across the runs, and each run against the runs before it.
 
 use super::charts::ChartError;
 use super::charts::lines::{MARKERS, PALETTE, palette};
-use super::compare_page::{ChartBlock, RatioMatrix, decode_blocks, ratio_matrix_between};
+use super::compare_page::{ChartBlock, RatioCell, RatioMatrix, RatioRow, decode_blocks};
+use crate::change::{Call, Judgement, Verdict};
+use crate::change_words;
 use crate::compare::Basis;
 use crate::format;
 use crate::model::{Run, Status};
-use crate::series::{self, Series};
+use crate::series::Series;
 
 #[derive(askama::Template)]
 #[template(path = "series.html")]
@@ -18,9 +21,16 @@ pub(crate) struct SeriesPage {
     pub title: String,
     /// Runs in the series.
     pub total_runs: usize,
-    /// Changes (run against the previous run) that had slower cells, over
-    /// the whole series.
-    pub regressions: usize,
+    /// The answer first: the shifts found, or that the setup is unchanged,
+    /// and the newest run's verdict; (sentence, whether it is slower).
+    pub answer: Vec<(String, bool)>,
+    /// Deliberate changes noted in data/changes.json: "2026-10-10 (run 12): vLLM 0.12".
+    pub noted: Vec<String>,
+    /// The rule, said once.
+    pub rule: String,
+    /// Runs judged (enough runs before them), and how many were slower.
+    pub judged: usize,
+    pub slower_runs: usize,
     /// The newest runs, shown in full (at most [`LATEST_RUNS`]), oldest first.
     pub runs: Vec<SeriesRun>,
     /// Pages listing every run of the series with its change, oldest first.
@@ -36,8 +46,8 @@ pub(crate) struct SeriesPage {
     pub uncharted: usize,
     /// Every decode cell some run measured validly.
     pub values: Vec<ValueRow>,
+    /// The newest runs, each against its baseline window.
     pub steps: Vec<StepBlock>,
-    pub noise_percent: String,
     /// GPUs of the setup, for the per-GPU toggle.
     pub gpus: u32,
 }
@@ -86,12 +96,73 @@ pub(crate) fn history_path(s: &Series, page: usize) -> String {
     format!("{}runs-{}/", series_path(s), page + 1)
 }
 
-/// One run against the previous one: the summary line and the matrix.
+/// One run against its baseline window: the verdict line and the matrix.
 pub(crate) struct StepBlock {
     pub summary: String,
-    /// Whether some cell is slower by more than the noise threshold.
+    /// Whether the run is called a regression.
     pub regression: bool,
     pub matrix: RatioMatrix,
+}
+
+/// A run's judgement as a ratio matrix: each judged cell against the
+/// median of the same cell in its baseline, shaded where it is called
+/// slower or faster, "within noise" where not.
+pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> RatioMatrix {
+    let mut contexts: Vec<u64> = j.cells.iter().map(|c| c.context_tokens).collect();
+    contexts.sort_unstable();
+    contexts.dedup();
+    let mut levels: Vec<u32> = j.cells.iter().map(|c| c.concurrency).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let rows = contexts
+        .iter()
+        .map(|&ctx| RatioRow {
+            context: format::context_label(ctx),
+            cells: levels
+                .iter()
+                .map(|&n| {
+                    match j
+                        .cells
+                        .iter()
+                        .find(|c| c.context_tokens == ctx && c.concurrency == n)
+                    {
+                        Some(c) if c.call == Call::Same => RatioCell {
+                            text: format::ratio(c.estimate.ratio),
+                            reason: None,
+                            class: "even",
+                            style: None,
+                            noise: Some(crate::comparison_words::WITHIN_NOISE),
+                        },
+                        Some(c) => {
+                            let (class, style) = super::colour::ratio_shade(c.estimate.ratio);
+                            RatioCell {
+                                text: format::ratio(c.estimate.ratio),
+                                reason: None,
+                                class,
+                                style: Some(style),
+                                noise: None,
+                            }
+                        }
+                        None => RatioCell {
+                            text: format::DASH.into(),
+                            reason: Some("not judged".into()),
+                            class: "none",
+                            style: None,
+                            noise: None,
+                        },
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    RatioMatrix {
+        id,
+        heading,
+        levels,
+        rows,
+        left_out: Vec::new(),
+        near_note: None,
+    }
 }
 
 /// When a run was measured, or a dash.
@@ -110,8 +181,21 @@ pub(crate) fn series_path(s: &Series) -> String {
 impl SeriesPage {
     pub fn new(all: &[Run], s: &Series) -> Result<SeriesPage, ChartError> {
         let every: Vec<&Run> = s.runs.iter().map(|&i| &all[i]).collect();
-        let history = history_blocks(&every)?;
-        let regressions = s.steps.iter().filter(|st| st.slower > 0).count();
+        let history = history_blocks(&every, s)?;
+        // Each run's judgement; the newest run's is the series' verdict.
+        let verdict_of = |at: usize| {
+            if at + 1 == every.len() {
+                &s.newest
+            } else {
+                &s.judgements[at]
+            }
+        };
+        let judged = (0..every.len())
+            .filter(|&at| verdict_of(at).verdict != Verdict::InsufficientData)
+            .count();
+        let slower_runs = (0..every.len())
+            .filter(|&at| verdict_of(at).verdict == Verdict::Regression)
+            .count();
         // The newest runs in full; the previous run of the first of them
         // too, for its change.
         let first = every.len().saturating_sub(LATEST_RUNS);
@@ -150,25 +234,60 @@ impl SeriesPage {
                 }
             })
             .collect();
-        // The changes into each of the newest runs (the first of them too,
-        // against the run before it).
-        let steps = (first.saturating_sub(1)..s.steps.len())
+        // Each of the newest runs against its baseline window.
+        let steps = (first..every.len())
             .map(|at| {
-                let step = &s.steps[at];
-                let (a, b) = (&s.labels[at], &s.labels[at + 1]);
+                let j = verdict_of(at);
                 StepBlock {
-                    summary: series::step_sentence(a, step),
-                    regression: step.slower > 0,
-                    matrix: ratio_matrix_between(
-                        every[at],
-                        every[at + 1],
+                    summary: format!("{}: {}", s.labels[at], change_words::judgement_line(j)),
+                    regression: j.verdict == Verdict::Regression,
+                    matrix: judgement_matrix(
+                        j,
                         format!("change-{}", at + 1),
-                        format!("{b} / {a}"),
-                        (a, b),
-                        // A series shares its GPUs: per GPU changes no ratio.
-                        crate::compare::Basis::Total,
+                        format!(
+                            "{} / the median of the {} before it",
+                            s.labels[at],
+                            j.baseline.len()
+                        ),
                     ),
                 }
+            })
+            .filter(|b| !b.matrix.rows.is_empty())
+            .collect();
+        // The answer: where the series shifted (or that it did not), then
+        // the newest run's verdict.
+        let mut answer: Vec<(String, bool)> = s
+            .shifts
+            .iter()
+            .map(|sh| {
+                (
+                    change_words::shift_sentence(sh, &change_words::when(&every, sh.at)),
+                    sh.change < 0.0,
+                )
+            })
+            .collect();
+        if answer.is_empty() && s.newest.verdict == Verdict::WithinNoise {
+            answer.push((
+                change_words::unchanged_sentence(every.len(), &s.newest),
+                false,
+            ));
+        }
+        let newest_label = s.labels.last().cloned().unwrap_or_default();
+        answer.push((
+            format!(
+                "Newest run ({newest_label}): {}",
+                change_words::judgement_line(&s.newest)
+            ),
+            s.newest.verdict == Verdict::Regression,
+        ));
+        let noted = s
+            .changes
+            .iter()
+            .map(|(at, text)| {
+                format!(
+                    "{}: {text} (a new baseline from here)",
+                    change_words::when(&every, *at)
+                )
             })
             .collect();
         Ok(SeriesPage {
@@ -177,7 +296,11 @@ impl SeriesPage {
             generator: super::GENERATOR,
             title: s.title.clone(),
             total_runs: every.len(),
-            regressions,
+            answer,
+            noted,
+            rule: change_words::rule_sentence(&crate::change::Rule::default()),
+            judged,
+            slower_runs,
             history_pages: if every.len() > LATEST_RUNS {
                 super::page_links(every.len(), RUNS_PER_HISTORY_PAGE, None, |page| {
                     format!("runs-{}/index.html", page + 1)
@@ -204,7 +327,6 @@ impl SeriesPage {
             uncharted,
             values,
             steps,
-            noise_percent: format::trim_number(series::NOISE * 100.0),
             gpus: runs[0].meta.hardware.gpu_count,
         })
     }
@@ -292,10 +414,11 @@ fn history_spans(runs: usize) -> Vec<(usize, usize)> {
 }
 
 /// The whole series at each context: total tok/s against run number, a line
-/// per concurrency level, a marker where a run had that cell slower than the
-/// run before it. Long series are drawn as medians of consecutive runs.
-fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
-    use super::charts::lines::{Axis, Scale, Series as Line, xy_chart};
+/// per concurrency level, a marker where a run's cell was called slower
+/// against the runs before it, a vertical line where the series shifted or
+/// a change was noted. Long series are drawn as medians of consecutive runs.
+fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartError> {
+    use super::charts::lines::{Axis, Mark, Scale, Series as Line, xy_chart_marked};
     let cells = crate::compare::valid_cells(runs);
     let contexts: std::collections::BTreeSet<u64> = cells.iter().map(|&(c, _)| c).collect();
     let level_name = |n: u32| format::counted(n as usize, "request") + " at once";
@@ -337,11 +460,11 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
             .filter(|c| c.status == Status::Valid)
             .filter_map(|c| c.total_tok_per_s)
             .collect();
-        let slower = (a.max(1)..b).any(|k| {
-            match (runs[k - 1].decode_cell(ctx, n), runs[k].decode_cell(ctx, n)) {
-                (Some(p), Some(c)) => series::cell_change(p, c).is_some_and(|ch| ch.slower),
-                _ => false,
-            }
+        let slower = (a..b).any(|k| {
+            s.judgements[k]
+                .cells
+                .iter()
+                .any(|c| c.context_tokens == ctx && c.concurrency == n && c.call == Call::Slower)
         });
         (crate::model::median(totals), slower)
     };
@@ -412,7 +535,24 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
                 });
             }
             let title = format!("{label} context: total tok/s over the series");
-            let svg = xy_chart(&title, super::charts::DECODE_SIZE, &x, &y, &lines)?;
+            // A mark sits where its run is drawn.
+            let x_of = |at: usize| match &dates {
+                Some(days) => days[at],
+                None => (at + 1) as f64,
+            };
+            let marks: Vec<Mark> = s
+                .shifts
+                .iter()
+                .map(|sh| Mark {
+                    x: x_of(sh.at),
+                    shift: true,
+                })
+                .chain(s.changes.iter().map(|(at, _)| Mark {
+                    x: x_of(*at),
+                    shift: false,
+                }))
+                .collect();
+            let svg = xy_chart_marked(&title, super::charts::DECODE_SIZE, &x, &y, &lines, &marks)?;
             let rows = spans
                 .iter()
                 .enumerate()
@@ -459,8 +599,14 @@ fn history_blocks(runs: &[&Run]) -> Result<Vec<ChartBlock>, ChartError> {
             if broke_at_missing {
                 gaps += " A line breaks where its level has no valid figure (a dash in the table).";
             }
+            let marked = match (s.shifts.is_empty(), s.changes.is_empty()) {
+                (true, true) => "",
+                (false, true) => " An orange line marks where the series shifted.",
+                (true, false) => " A grey line marks a change noted in data/changes.json.",
+                (false, false) => " An orange line marks where the series shifted, a grey one a change noted in data/changes.json.",
+            };
             let caption = format!(
-                "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run was slower than the run before it at that cell (beyond noise).{}{gaps}",
+                "Total tok/s of every run at {label} context, oldest first: {shown}. A marker shows where a run's cell was called slower than the runs before it (the rule under the newest runs).{marked}{}{gaps}",
                 if grouped {
                     " Each point is the median of consecutive runs; the runs' own figures are on their pages and in the series CSV."
                 } else {
@@ -502,8 +648,8 @@ pub(crate) struct SeriesRunsPage {
     /// Every page of runs; the current one with an empty href.
     pub run_pages: Vec<super::PageLink>,
     pub rows: Vec<HistoryRow>,
-    /// The fixed threshold where a run's noise is unknown, "5".
-    pub noise_percent: String,
+    /// The rule, said once.
+    pub rule: String,
 }
 
 pub(crate) struct HistoryRow {
@@ -511,9 +657,10 @@ pub(crate) struct HistoryRow {
     pub label: String,
     pub href: String,
     pub measured: String,
-    /// Against the previous run: the median ratio, the cells both measured
-    /// validly, and how many of those are slower and faster (dashes for the
-    /// first run, or where no cell is shared).
+    /// Against its baseline window: the verdict, the whole run's ratio, the
+    /// cells judged, and how many of those are slower and faster (dashes
+    /// where the run was not judged).
+    pub verdict: super::Figure,
     pub median: super::Figure,
     pub shared: super::Figure,
     pub slower: super::Figure,
@@ -523,8 +670,14 @@ pub(crate) struct HistoryRow {
 
 impl HistoryRow {
     /// The figure columns, in table order.
-    pub fn figures(&self) -> [&super::Figure; 4] {
-        [&self.median, &self.shared, &self.slower, &self.faster]
+    pub fn figures(&self) -> [&super::Figure; 5] {
+        [
+            &self.verdict,
+            &self.median,
+            &self.shared,
+            &self.slower,
+            &self.faster,
+        ]
     }
 }
 
@@ -544,15 +697,13 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
             let rows = (start..end)
                 .map(|k| {
                     let r = runs[k];
-                    // Only a step that shares a cell has figures to show.
-                    let step = k
-                        .checked_sub(1)
-                        .map(|prev| &s.steps[prev])
-                        .filter(|st| st.median_ratio.is_some());
-                    let count = |n: fn(&series::Step) -> usize| {
-                        step.map_or_else(super::Figure::none, |st| super::Figure {
-                            sort: n(st).to_string(),
-                            text: format::count(n(st) as u64),
+                    // Only a judged run has figures to show.
+                    let j =
+                        Some(&s.judgements[k]).filter(|j| j.verdict != Verdict::InsufficientData);
+                    let count = |n: fn(&Judgement) -> usize| {
+                        j.map_or_else(super::Figure::none, |j| super::Figure {
+                            sort: n(j).to_string(),
+                            text: format::count(n(j) as u64),
                         })
                     };
                     HistoryRow {
@@ -560,17 +711,17 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                         label: s.labels[k].clone(),
                         href: format!("../../../{}", super::run_href(r)),
                         measured: measured(r),
-                        median: step.and_then(|st| st.median_ratio).map_or_else(
-                            super::Figure::none,
-                            |m| super::Figure {
-                                sort: m.to_string(),
-                                text: format::ratio(m),
-                            },
-                        ),
-                        shared: count(|st| st.shared),
-                        slower: count(|st| st.slower),
-                        faster: count(|st| st.faster),
-                        regression: step.is_some_and(|st| st.slower > 0),
+                        verdict: super::Figure::words(s.judgements[k].verdict.label()),
+                        median: j
+                            .and_then(|j| j.whole)
+                            .map_or_else(super::Figure::none, |e| super::Figure {
+                                sort: e.ratio.to_string(),
+                                text: format::ratio(e.ratio),
+                            }),
+                        shared: count(|j| j.cells.len()),
+                        slower: count(Judgement::slower),
+                        faster: count(Judgement::faster),
+                        regression: j.is_some_and(|j| j.verdict == Verdict::Regression),
                     }
                 })
                 .collect();
@@ -589,7 +740,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     |other| format!("../runs-{}/index.html", other + 1),
                 ),
                 rows,
-                noise_percent: format::trim_number(series::NOISE * 100.0),
+                rule: change_words::rule_sentence(&crate::change::Rule::default()),
             };
             (format!("{}index.html", history_path(s, page)), page_view)
         })

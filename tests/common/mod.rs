@@ -443,3 +443,28 @@ pub fn many_runs(data: &Path, count: usize) {
         }
     }
 }
+
+/// Copies the bundled GLM run as `id`, measured at `at` with engine
+/// `version`; decode cells at 8K get their total tok/s times `factor`.
+pub fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {
+    let from = data_dir().join("glm-5.3-flash-h200x4-vllm");
+    let to = data.join(id);
+    std::fs::create_dir_all(to.join("cells")).unwrap();
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
+    meta["measured_at"] = at.into();
+    meta["engine"]["version"] = version.into();
+    std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
+    let mut changed = Vec::new();
+    for (rel, bytes) in files_under(&from.join("cells")) {
+        let mut cell: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        if cell["phase"] == "decode" && cell["context_tokens"] == 8192 && cell["status"] == "valid"
+        {
+            let total = cell["total_tok_per_s"].as_f64().unwrap() * factor;
+            cell["total_tok_per_s"] = total.into();
+            changed.push((cell["concurrency"].as_u64().unwrap() as u32, total));
+        }
+        std::fs::write(to.join("cells").join(rel), cell.to_string()).unwrap();
+    }
+    changed
+}

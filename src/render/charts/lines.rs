@@ -154,7 +154,30 @@ pub(crate) fn xy_chart(
     y: &Axis,
     series: &[Series],
 ) -> Result<String, ChartError> {
-    wide_and_narrow(title, size, |frame, svg| draw_xy(svg, frame, x, y, series))
+    xy_chart_marked(title, size, x, y, series, &[])
+}
+
+/// A vertical line across a chart at an x value: where something happened
+/// (a series shifted, a change was made).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Mark {
+    pub x: f64,
+    /// Drawn in the slower colour (a shift found) or grey (a noted change).
+    pub shift: bool,
+}
+
+/// [`xy_chart`] with vertical marks.
+pub(crate) fn xy_chart_marked(
+    title: &str,
+    size: ChartSize,
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+    marks: &[Mark],
+) -> Result<String, ChartError> {
+    wide_and_narrow(title, size, |frame, svg| {
+        draw_xy(svg, frame, x, y, series, marks)
+    })
 }
 
 fn draw_xy(
@@ -163,6 +186,7 @@ fn draw_xy(
     x: &Axis,
     y: &Axis,
     series: &[Series],
+    marks: &[Mark],
 ) -> Result<(), String> {
     let fail = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
     {
@@ -238,6 +262,17 @@ fn draw_xy(
                 root.draw(&Text::new(label, (px, py + 8), below.clone()))
                     .map_err(fail)?;
             }
+        }
+        for m in marks {
+            let at = to_plot(x.scale, m.x);
+            let colour = if m.shift {
+                RGBColor(0xd5, 0x5e, 0x00).stroke_width(2)
+            } else {
+                BLACK.mix(0.45).stroke_width(2)
+            };
+            chart
+                .draw_series(LineSeries::new([(at, y0), (at, y1)], colour))
+                .map_err(fail)?;
         }
         // Lines and markers first, then the labels where they cover neither.
         let mut markers: Vec<(i32, i32)> = Vec::new();

@@ -1,0 +1,208 @@
+//! Every sentence about change, once: series pages, run pages, the index
+//! and `sitegen check` say a judgement (src/change.rs) in these words.
+
+use crate::change::{Judgement, MIN_BASELINE, Rule, Shift, Verdict};
+use crate::format;
+
+/// "Regression", "Within noise", as a sentence starts.
+pub fn verdict_title(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Regression => "Regression",
+        Verdict::Improvement => "Improvement",
+        Verdict::WithinNoise => "Within noise",
+        Verdict::InsufficientData => "Insufficient data",
+    }
+}
+
+/// What the rule is, said once where its calls are shown.
+pub fn rule_sentence(rule: &Rule) -> String {
+    format!(
+        "Each run is judged against the median of the {window} runs before it (none before a noted change, none called changed themselves): a cell, or the run as a whole (the median over its cells), is called slower or faster when the difference is significant at {alpha}% for the whole run (Holm's correction over its cells; the noise from the spread of the {history} runs before it, never less than the cell's own interval) and its 95% interval reaches past {threshold}%. A change that lasts stays called until it is noted in data/changes.json.",
+        window = rule.window,
+        alpha = format::trim_number(rule.alpha * 100.0),
+        history = crate::change::HISTORY,
+        threshold = format::trim_number(rule.threshold * 100.0),
+    )
+}
+
+/// A ratio with its interval: "0.91× (0.88× to 0.94×)".
+pub fn estimate_text(e: &crate::change::Estimate) -> String {
+    format!(
+        "{} ({} to {})",
+        format::ratio(e.ratio),
+        format::ratio(e.low),
+        format::ratio(e.high)
+    )
+}
+
+/// One run's judgement, after its verdict: "against the median of the 5
+/// runs before it, the whole run is 0.91× (0.88× to 0.94×); 12 of 30 cells
+/// slower, 0 faster."
+pub fn judgement_sentence(j: &Judgement) -> String {
+    if j.verdict == Verdict::InsufficientData {
+        return if j.baseline.len() < MIN_BASELINE {
+            format!(
+                "not judged: {} earlier {} of this setup since the last noted change, {MIN_BASELINE} needed.",
+                j.baseline.len(),
+                if j.baseline.len() == 1 { "run" } else { "runs" }
+            )
+        } else {
+            "not judged: no decode cell it ran validly was measured validly by enough of the runs before it.".into()
+        };
+    }
+    let whole = j.whole.as_ref().map_or_else(String::new, |e| {
+        format!("the whole run is {}; ", estimate_text(e))
+    });
+    let k = j.baseline.len();
+    let runs = run_numbers(&j.baseline);
+    let against = match j.basis {
+        crate::change::Basis::Window if j.left_out == 0 => {
+            format!("against the median of the {k} runs before it")
+        }
+        crate::change::Basis::Window => {
+            format!("against the median of runs {runs}, the {k} before it not called changed")
+        }
+        crate::change::Basis::BeforeShift { at } => format!(
+            "against the median of runs {runs}, before the series shifted at run {}",
+            at + 1
+        ),
+    };
+    format!(
+        "{against}, {whole}{} of {} slower, {} faster.",
+        j.slower(),
+        format::counted(j.cells.len(), "cell"),
+        j.faster()
+    )
+}
+
+/// Series positions as run numbers: "13–17", "12, 13 and 15–17".
+pub fn run_numbers(positions: &[usize]) -> String {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for &p in positions {
+        match spans.last_mut() {
+            Some((_, end)) if *end + 1 == p => *end = p,
+            _ => spans.push((p, p)),
+        }
+    }
+    let shown: Vec<String> = spans
+        .iter()
+        .map(|&(a, b)| match b - a {
+            0 => (a + 1).to_string(),
+            1 => format!("{}, {}", a + 1, b + 1),
+            _ => format!("{}–{}", a + 1, b + 1),
+        })
+        .collect();
+    format::and_list(&shown)
+}
+
+/// "Regression: against the median of ..."
+pub fn judgement_line(j: &Judgement) -> String {
+    format!("{}: {}", verdict_title(j.verdict), judgement_sentence(j))
+}
+
+/// Labels in a list: "8K", "8K and 16K", "8K, 16K and 32K", or a range of
+/// `all` ("8K–128K") when they are a run of it.
+fn listed(shown: &[String], all: &[String]) -> String {
+    if shown.len() > 2
+        && let Some(first) = all.iter().position(|a| *a == shown[0])
+        && all.get(first..first + shown.len()) == Some(shown)
+    {
+        return format::range_label(&shown[0], &shown[shown.len() - 1]);
+    }
+    format::and_list(shown)
+}
+
+/// What moved in a shift: "(8K–128K, all levels)", "(8K and 16K, at 32 and 64 requests)".
+pub fn moved_text(shift: &Shift) -> String {
+    let label = |v: &[u64]| {
+        v.iter()
+            .map(|&c| format::context_label(c))
+            .collect::<Vec<_>>()
+    };
+    let contexts = if shift.contexts == shift.all_contexts {
+        "all contexts".to_string()
+    } else {
+        listed(&label(&shift.contexts), &label(&shift.all_contexts))
+    };
+    let levels = if shift.levels == shift.all_levels {
+        "all levels".to_string()
+    } else {
+        let l: Vec<String> = shift.levels.iter().map(u32::to_string).collect();
+        let all: Vec<String> = shift.all_levels.iter().map(u32::to_string).collect();
+        format!("at {} requests", listed(&l, &all))
+    };
+    match (shift.contexts.is_empty(), shift.levels.is_empty()) {
+        (true, true) => "no context or level alone beyond the threshold".into(),
+        (true, false) => levels,
+        (false, true) => contexts,
+        (false, false) => format!("{contexts}, {levels}"),
+    }
+}
+
+/// "From 2026-10-16 (run 16) decode is 9% slower (8K–128K, all levels)."
+pub fn shift_sentence(shift: &Shift, when: &str) -> String {
+    let pct = format::trim_number((shift.change.abs() * 1000.0).round() / 10.0);
+    format!(
+        "From {when} decode is {pct}% {} ({}).",
+        if shift.change < 0.0 {
+            "slower"
+        } else {
+            "faster"
+        },
+        moved_text(shift)
+    )
+}
+
+/// What a series says of an unchanged setup.
+pub fn unchanged_sentence(runs: usize, newest: &Judgement) -> String {
+    format!(
+        "An unchanged setup: no change point in its {runs} runs, and the newest run is within noise of the {} before it.",
+        newest.baseline.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shift(contexts: &[u64], levels: &[u32]) -> Shift {
+        Shift {
+            at: 15,
+            change: -0.091,
+            p: 1e-6,
+            contexts: contexts.to_vec(),
+            levels: levels.to_vec(),
+            all_contexts: vec![8192, 16_384, 32_768, 65_536, 131_072, 262_144],
+            all_levels: vec![1, 2, 4, 8],
+        }
+    }
+
+    #[test]
+    fn run_numbers_are_ranges() {
+        assert_eq!(run_numbers(&[12, 13, 14, 15, 16]), "13–17");
+        assert_eq!(run_numbers(&[11, 12, 14, 15, 16]), "12, 13 and 15–17");
+        assert_eq!(run_numbers(&[3]), "4");
+        assert_eq!(run_numbers(&[1, 5, 9]), "2, 6 and 10");
+    }
+
+    #[test]
+    fn a_shift_names_what_moved() {
+        let all = shift(&[8192, 16_384, 32_768, 65_536, 131_072], &[1, 2, 4, 8]);
+        assert_eq!(
+            shift_sentence(&all, "2026-10-16 (run 16)"),
+            "From 2026-10-16 (run 16) decode is 9.1% slower (8K–128K, all levels)."
+        );
+        let some = shift(&[8192, 65_536], &[2, 4]);
+        assert_eq!(moved_text(&some), "8K and 64K, at 2 and 4 requests");
+        let every = shift(&[8192, 16_384, 32_768, 65_536, 131_072, 262_144], &[8]);
+        assert_eq!(moved_text(&every), "all contexts, at 8 requests");
+    }
+}
+
+/// "2026-10-16 (run 16)", or "run 16" for an undated run.
+pub fn when(runs: &[&crate::model::Run], at: usize) -> String {
+    match runs[at].meta.measured_at.as_deref() {
+        Some(d) => format!("{} (run {})", d.get(..10).unwrap_or(d), at + 1),
+        None => format!("run {}", at + 1),
+    }
+}
