@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -33,7 +34,7 @@ fn find_tool(name: &str) -> Result<PathBuf, String> {
 }
 
 fn find() -> Result<Tools, String> {
-    for needed in ["shellcheck", "curl", "xz"] {
+    for needed in ["shellcheck", "curl", "xz", "jq"] {
         find_tool(needed)?;
     }
     Ok(Tools {
@@ -121,13 +122,24 @@ fn the_workflow_init_writes_passes_actionlint(tools: &Tools) {
     actionlint(tools, &files);
 }
 
+/// Every script under scripts/, relative to the repository.
+fn scripts() -> Vec<String> {
+    let mut all: Vec<String> = std::fs::read_dir(repo().join("scripts"))
+        .unwrap()
+        .map(|e| format!("scripts/{}", e.unwrap().file_name().to_str().unwrap()))
+        .collect();
+    all.sort();
+    assert!(
+        all.contains(&"scripts/pr-comment.sh".to_string()),
+        "{all:?}"
+    );
+    all
+}
+
 fn every_script_passes_shellcheck(_: &Tools) {
     let out = run(Command::new("shellcheck")
-        .args([
-            "scripts/install-release.sh",
-            "scripts/test-under-load.sh",
-            ".ci/run",
-        ])
+        .args(scripts())
+        .arg(".ci/run")
         .current_dir(repo()));
     assert!(out.status.success(), "shellcheck:\n{}", text(&out));
 }
@@ -439,6 +451,309 @@ fn the_actions_steps_install_their_own_release_and_build(_: &Tools) {
     }
 }
 
+/// The outputs a step wrote to $GITHUB_OUTPUT, by name.
+fn step_outputs(path: &Path) -> std::collections::BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The action's check, comment and gate steps as a pull request that adds
+/// a slower run meets them: the build step writes the site and records the
+/// regression (its own exit 0), the job summary gets the report, the
+/// comment step puts it on the pull request through a local stand-in for
+/// GitHub's API (past 150 earlier comments, so it reads two pages), a second
+/// push edits that same comment instead of adding one, a refused token
+/// only warns, and the gate step fails the job. Without `check` the step
+/// builds as before and records no verdict.
+fn the_actions_check_and_comment_steps_keep_one_comment(_: &Tools) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    for night in 0..7 {
+        common::glm_run(
+            &data,
+            &format!("glm-{night}"),
+            &format!("2026-10-0{}T02:00:00Z", night + 1),
+            "0.11.0",
+            if night == 6 { 0.8 } else { 1.0 },
+        );
+    }
+    let runner_temp = tmp.path().join("runner-temp");
+    std::fs::create_dir_all(&runner_temp).unwrap();
+    let build = |case: &str, check: &str| {
+        let outputs = tmp.path().join(format!("{case}-outputs"));
+        let summary = tmp.path().join(format!("{case}-summary.md"));
+        let out = run_step(
+            &action_step("build"),
+            &[
+                ("SITEGEN", Path::new(env!("CARGO_BIN_EXE_sitegen"))),
+                ("DATA", &data),
+                ("OUT", &tmp.path().join(format!("{case}-site"))),
+                ("GITHUB_OUTPUT", &outputs),
+                ("GITHUB_STEP_SUMMARY", &summary),
+                ("RUNNER_TEMP", &runner_temp),
+            ],
+            &[
+                ("ALLOW_EMPTY", "false"),
+                ("CHECK", check),
+                ("FAIL_ON", "regression"),
+                ("SITE_URL", "https://someone.github.io/results/"),
+            ],
+        );
+        assert!(out.status.success(), "build ({case}):\n{}", text(&out));
+        assert!(tmp.path().join(format!("{case}-site/index.html")).is_file());
+        (
+            step_outputs(&outputs),
+            std::fs::read_to_string(&summary).unwrap_or_default(),
+        )
+    };
+
+    let (said, _) = build("unchecked", "false");
+    assert!(
+        !said.contains_key("verdict") && !said.contains_key("gate"),
+        "{said:?}"
+    );
+
+    let (said, summary) = build("regression", "true");
+    assert_eq!(
+        said.get("verdict").map(String::as_str),
+        Some("regression"),
+        "{said:?}"
+    );
+    assert_eq!(said.get("gate").map(String::as_str), Some("1"), "{said:?}");
+    assert!(
+        summary.starts_with("## sitegen check: 1 regression\n"),
+        "{summary}"
+    );
+    let report = PathBuf::from(&said["report"]);
+    assert_eq!(std::fs::read_to_string(&report).unwrap(), summary);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&said["report-json"]).unwrap()).unwrap();
+    assert_eq!(json["verdict"], "regression");
+
+    let api = GitHubStandIn::start(150);
+    let comment = |report: &Path| {
+        run_step(
+            &action_step("comment"),
+            &[("GITHUB_ACTION_PATH", &repo()), ("REPORT", report)],
+            &[
+                ("GITHUB_TOKEN", "ghs_standin"),
+                ("API_URL", &api.url),
+                ("REPOSITORY", "someone/results"),
+                ("PR", "7"),
+            ],
+        )
+    };
+    let out = comment(&report);
+    assert!(out.status.success(), "comment:\n{}", text(&out));
+    assert!(
+        text(&out).contains("commented on pull request #7"),
+        "{}",
+        text(&out)
+    );
+    let ours = api.ours();
+    assert_eq!(ours.len(), 1, "one comment from sitegen");
+    assert!(
+        ours[0].1.contains("## sitegen check: 1 regression"),
+        "{}",
+        ours[0].1
+    );
+
+    // The next push: the slower run replaced by one as fast as the rest.
+    common::glm_run(&data, "glm-6", "2026-10-07T02:00:00Z", "0.11.0", 1.0);
+    let (said, _) = build("fixed", "true");
+    assert_eq!(
+        said.get("verdict").map(String::as_str),
+        Some("within_noise"),
+        "{said:?}"
+    );
+    assert_eq!(said.get("gate").map(String::as_str), Some("0"), "{said:?}");
+    let out = comment(Path::new(&said["report"]));
+    assert!(out.status.success(), "comment:\n{}", text(&out));
+    assert!(
+        text(&out).contains("updated the sitegen comment"),
+        "{}",
+        text(&out)
+    );
+    let after = api.ours();
+    assert_eq!(after.len(), 1, "still one comment");
+    assert_eq!(after[0].0, ours[0].0, "the same comment, edited");
+    assert!(
+        after[0].1.contains("## sitegen check: 1 within noise"),
+        "{}",
+        after[0].1
+    );
+    let calls = api.calls();
+    let writes: Vec<&str> = calls
+        .iter()
+        .filter(|(m, _, _)| m != "GET")
+        .map(|(m, _, _)| m.as_str())
+        .collect();
+    assert_eq!(writes, ["POST", "PATCH"], "{calls:?}");
+    assert!(
+        calls
+            .iter()
+            .all(|(_, _, auth)| auth == "Bearer ghs_standin"),
+        "{calls:?}"
+    );
+    assert!(
+        calls.iter().any(|(_, url, _)| url.ends_with("page=2")),
+        "past 100 comments the search reads the next page: {calls:?}"
+    );
+
+    // A token that may not comment (a fork's pull request): a warning, not a failure.
+    api.refuse();
+    let out = comment(&report);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("::warning::sitegen could not comment"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(api.ours().len(), 1);
+
+    let out = run_step(
+        &action_step("gate"),
+        &[],
+        &[("VERDICT", "regression"), ("FAIL_ON", "regression")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("::error::sitegen check: regression"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// The part of GitHub's REST API the comment step uses: a pull request's
+/// comments listed page by page, one created, one edited. Comments from
+/// others are there first.
+struct GitHubStandIn {
+    url: String,
+    state: std::sync::Arc<std::sync::Mutex<StandInState>>,
+    server: std::sync::Arc<tiny_http::Server>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct StandInState {
+    comments: Vec<(u64, String)>,
+    calls: Vec<(String, String, String)>,
+    refuse: bool,
+}
+
+const MARKER: &str = "<!-- sitegen-check -->";
+
+impl GitHubStandIn {
+    fn start(others: usize) -> Self {
+        let server = std::sync::Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let url = format!("http://{}", server.server_addr().to_ip().unwrap());
+        let state = std::sync::Arc::new(std::sync::Mutex::new(StandInState {
+            comments: (0..others as u64)
+                .map(|i| (1000 + i, format!("looks good {i}")))
+                .collect(),
+            ..Default::default()
+        }));
+        let (serving, shared) = (server.clone(), state.clone());
+        let thread = std::thread::spawn(move || {
+            for mut request in serving.incoming_requests() {
+                let mut body = String::new();
+                let _ = request.as_reader().read_to_string(&mut body);
+                let method = request.method().to_string();
+                let url = request.url().to_string();
+                let auth = request
+                    .headers()
+                    .iter()
+                    .find(|h| h.field.equiv("Authorization"))
+                    .map(|h| h.value.to_string())
+                    .unwrap_or_default();
+                let mut s = shared.lock().unwrap();
+                s.calls.push((method.clone(), url.clone(), auth));
+                let (code, reply) = if s.refuse && method != "GET" {
+                    (
+                        403,
+                        serde_json::json!({"message": "Resource not accessible by integration"}),
+                    )
+                } else if method == "GET"
+                    && let Some(query) =
+                        url.strip_prefix("/repos/someone/results/issues/7/comments?")
+                {
+                    let param = |k: &str| {
+                        query
+                            .split('&')
+                            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+                            .and_then(|v| v.parse::<usize>().ok())
+                    };
+                    let (per, page) = (param("per_page").unwrap_or(30), param("page").unwrap_or(1));
+                    let list: Vec<_> = s
+                        .comments
+                        .iter()
+                        .skip((page - 1) * per)
+                        .take(per)
+                        .map(|(id, body)| serde_json::json!({"id": id, "body": body}))
+                        .collect();
+                    (200, serde_json::Value::Array(list))
+                } else if method == "POST" && url == "/repos/someone/results/issues/7/comments" {
+                    let text: serde_json::Value = serde_json::from_str(&body).unwrap();
+                    let id = 5000 + s.comments.len() as u64;
+                    s.comments
+                        .push((id, text["body"].as_str().unwrap().to_string()));
+                    (201, serde_json::json!({"id": id}))
+                } else if method == "PATCH"
+                    && let Some(id) = url.strip_prefix("/repos/someone/results/issues/comments/")
+                    && let Some(c) = s.comments.iter_mut().find(|c| c.0.to_string() == id)
+                {
+                    let text: serde_json::Value = serde_json::from_str(&body).unwrap();
+                    c.1 = text["body"].as_str().unwrap().to_string();
+                    (200, serde_json::json!({"id": c.0}))
+                } else {
+                    (404, serde_json::json!({"message": "Not Found"}))
+                };
+                drop(s);
+                let _ = request.respond(
+                    tiny_http::Response::from_string(reply.to_string()).with_status_code(code),
+                );
+            }
+        });
+        GitHubStandIn {
+            url,
+            state,
+            server,
+            thread: Some(thread),
+        }
+    }
+
+    /// sitegen's comments: (id, body).
+    fn ours(&self) -> Vec<(u64, String)> {
+        let s = self.state.lock().unwrap();
+        s.comments
+            .iter()
+            .filter(|(_, body)| body.starts_with(MARKER))
+            .cloned()
+            .collect()
+    }
+
+    fn calls(&self) -> Vec<(String, String, String)> {
+        self.state.lock().unwrap().calls.clone()
+    }
+
+    fn refuse(&self) {
+        self.state.lock().unwrap().refuse = true;
+    }
+}
+
+impl Drop for GitHubStandIn {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 fn this_machines_archive() -> String {
     let out = run(Command::new("bash")
         .args(["scripts/install-release.sh", "--archive"])
@@ -536,6 +851,10 @@ fn main() -> std::process::ExitCode {
         (
             "the_actions_steps_install_their_own_release_and_build",
             the_actions_steps_install_their_own_release_and_build,
+        ),
+        (
+            "the_actions_check_and_comment_steps_keep_one_comment",
+            the_actions_check_and_comment_steps_keep_one_comment,
         ),
     ];
     tier::run("release", find, tests)
