@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
