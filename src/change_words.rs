@@ -161,6 +161,14 @@ pub fn unchanged_sentence(runs: usize, newest: &Judgement) -> String {
     )
 }
 
+/// "2026-10-16 (run 16)", or "run 16" for an undated run.
+pub fn when(runs: &[&crate::model::Run], at: usize) -> String {
+    match runs[at].meta.measured_at.as_deref() {
+        Some(d) => format!("{} (run {})", d.get(..10).unwrap_or(d), at + 1),
+        None => format!("run {}", at + 1),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,13 +204,5 @@ mod tests {
         assert_eq!(moved_text(&some), "8K and 64K, at 2 and 4 requests");
         let every = shift(&[8192, 16_384, 32_768, 65_536, 131_072, 262_144], &[8]);
         assert_eq!(moved_text(&every), "all contexts, at 8 requests");
-    }
-}
-
-/// "2026-10-16 (run 16)", or "run 16" for an undated run.
-pub fn when(runs: &[&crate::model::Run], at: usize) -> String {
-    match runs[at].meta.measured_at.as_deref() {
-        Some(d) => format!("{} (run {})", d.get(..10).unwrap_or(d), at + 1),
-        None => format!("run {}", at + 1),
     }
 }

@@ -4,14 +4,14 @@
 // Doc comments here are the --help text, where `<run-id>` is a placeholder, not HTML.
 #![allow(rustdoc::invalid_html_tags)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::ingest::Format;
 use crate::runner::{RunOptions, plan};
 
-use crate::runner::meta::MetaFlags;
+use crate::cards::MetaFlags;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -26,6 +26,9 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// The arguments are parsed once per process: boxing the large ones would
+// save nothing worth the noise.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Render every run under the data folder into a static site.
     Build(BuildArgs),
@@ -162,7 +165,7 @@ pub struct ServeArgs {
 
 /// The formats `sitegen ingest` reads, from the one list of them.
 fn format_names() -> String {
-    Format::ALL.map(Format::name).join(", ")
+    Format::names().join(", ")
 }
 
 fn ingest_about() -> String {
@@ -197,7 +200,7 @@ pub struct InitArgs {
 
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
-    /// Folder to write run, cell, comparisons and prices .schema.json into.
+    /// Folder to write the data files' .schema.json into.
     #[arg(long, default_value = "docs/schema")]
     pub out: PathBuf,
 }
@@ -238,13 +241,43 @@ pub struct IngestArgs {
     /// Replace a run that already exists.
     #[arg(long)]
     pub force: bool,
-    /// JSON merged over what each file says of the run's cards (same fields as run.json).
+    /// JSON merged over what each file says of the run's cards (same fields
+    /// as run.json), and over the card flags.
     #[arg(long)]
     pub meta: Option<PathBuf>,
+    /// The format, as the first word names it (that word is then a format,
+    /// never a file: write ./csv for a file named csv).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Context in tokens (8K = 8,192) for files that do not state it
+    /// (AIPerf with prompts from a dataset); a file's own figure wins.
+    #[arg(long, value_parser = parse_context_arg)]
+    pub context: Option<u64>,
+    /// Model name for the run's card (the same as --model-name).
+    #[arg(long, conflicts_with = "model_name")]
+    pub model: Option<String>,
+    /// Card fields: --gpu, --gpu-count, --engine, --engine-version ... as `sitegen run` takes them.
+    #[command(flatten)]
+    pub cards: MetaFlags,
     /// Print, per file, the format and version recognised, the cards found
     /// (and which came from --meta) and the cells it would write; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+fn parse_context_arg(text: &str) -> Result<u64, String> {
+    crate::format::parse_context_label(text).map_err(|e| e.to_string())
+}
+
+impl IngestArgs {
+    /// The card flags as a partial run.json.
+    pub fn cards_patch(&self) -> serde_json::Value {
+        let mut cards = self.cards.clone();
+        if let Some(m) = &self.model {
+            cards.model_name = Some(m.clone());
+        }
+        cards.patch()
+    }
 }
 
 #[derive(Debug, Args)]
@@ -325,24 +358,45 @@ pub enum EndpointArg {
     Chat,
 }
 
-/// Splits `[FORMAT] FILE...`: a first word that is not a file is the format
-/// ("auto" recognises each file's format, as leaving it out does).
-pub fn ingest_inputs(mut inputs: Vec<PathBuf>) -> anyhow::Result<(Option<Format>, Vec<PathBuf>)> {
-    let Some(first) = inputs.first().filter(|f| !f.exists()).cloned() else {
-        return Ok((None, inputs));
+/// Splits `[FORMAT] FILE...`: a first word that names a format is the
+/// format, even where a file or folder of that name exists ("auto"
+/// recognises each file's format, as leaving it out does); `--format` names
+/// it instead.
+pub fn ingest_inputs(
+    format_flag: Option<&str>,
+    mut inputs: Vec<PathBuf>,
+) -> anyhow::Result<(Option<Format>, Vec<PathBuf>)> {
+    let by_name = |word: &str| -> Option<Option<Format>> {
+        match word {
+            "auto" => Some(None),
+            w => Format::named(w).map(Some),
+        }
     };
-    let word = first.to_string_lossy();
-    let format = match (word.as_ref(), Format::from_name(&word)) {
-        ("auto", _) => None,
-        (_, Some(format)) => Some(format),
-        (_, None) => anyhow::bail!(
-            "{word}: no such file, and not a format ({}, auto)",
-            format_names()
+    let unknown = |word: &str| anyhow::anyhow!("{word}: not a format ({}, auto)", format_names());
+    let first = inputs.first().map(|f| f.to_string_lossy().into_owned());
+    let word_format = first.as_deref().and_then(by_name);
+    let format = match (format_flag, word_format) {
+        (Some(flag), Some(_)) => anyhow::bail!(
+            "--format {flag} and the format word {} both name a format: give one",
+            first.unwrap_or_default()
         ),
+        (Some(flag), None) => by_name(flag).ok_or_else(|| unknown(flag))?,
+        (None, Some(format)) => {
+            inputs.remove(0);
+            format
+        }
+        (None, None) => {
+            if let Some(word) = first.filter(|w| !Path::new(w).exists()) {
+                anyhow::bail!(
+                    "{word}: no such file, and not a format ({}, auto)",
+                    format_names()
+                );
+            }
+            None
+        }
     };
-    inputs.remove(0);
     if inputs.is_empty() {
-        anyhow::bail!("expected at least one file to import after the format {word}");
+        anyhow::bail!("expected at least one file to import after the format");
     }
     Ok((format, inputs))
 }

@@ -51,12 +51,21 @@ pub(crate) fn grouped(value: f64, decimals: usize) -> String {
 
 /// Items in an English list: "a", "a and b", "a, b and c".
 pub fn and_list<T: std::fmt::Display>(items: &[T]) -> String {
+    listed(items, "and")
+}
+
+/// Items as alternatives: "a", "a or b", "a, b or c".
+pub fn or_list<T: std::fmt::Display>(items: &[T]) -> String {
+    listed(items, "or")
+}
+
+fn listed<T: std::fmt::Display>(items: &[T], last_word: &str) -> String {
     match items {
         [] => String::new(),
         [one] => one.to_string(),
         [init @ .., last] => {
             let init: Vec<String> = init.iter().map(T::to_string).collect();
-            format!("{} and {last}", init.join(", "))
+            format!("{} {last_word} {last}", init.join(", "))
         }
     }
 }

@@ -47,6 +47,7 @@ pub(crate) fn decode_test_label(t: DecodeTest) -> &'static str {
     match t {
         DecodeTest::FixedDuration => "Fixed duration",
         DecodeTest::RequestBurst => "Request burst",
+        DecodeTest::FixedTokens => "Fixed tokens (one sequence)",
         DecodeTest::None => "None (prefill only)",
     }
 }
@@ -55,6 +56,7 @@ pub(crate) fn parse_decode_test_label(text: &str) -> Option<DecodeTest> {
     [
         DecodeTest::FixedDuration,
         DecodeTest::RequestBurst,
+        DecodeTest::FixedTokens,
         DecodeTest::None,
     ]
     .into_iter()

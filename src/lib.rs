@@ -13,6 +13,7 @@
 //! sets up a new results repository; [`cli`] parses arguments.
 
 pub mod atomic;
+pub mod cards;
 pub mod change;
 pub mod change_points;
 pub mod change_words;

@@ -120,12 +120,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             return say_report(&report, &args.report, &rule, true);
         }
         Command::Ingest(args) => {
-            let (format, files) = sitegen::cli::ingest_inputs(args.inputs)?;
+            let cards = args.cards_patch();
+            let (format, files) = sitegen::cli::ingest_inputs(args.format.as_deref(), args.inputs)?;
             let opts = sitegen::ingest::ImportOptions {
                 id: args.id,
                 data: args.data,
                 force: args.force,
                 meta: args.meta,
+                cards,
+                context_tokens: args.context,
                 dry_run: args.dry_run,
             };
             for outcome in sitegen::ingest::import(format, &files, &opts)? {

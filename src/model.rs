@@ -186,6 +186,10 @@ pub enum DecodeTest {
     /// first sent to the last finished: ramp-up and drain are inside the
     /// figures (`vllm bench serve`, SGLang's bench_serving, guidellm).
     RequestBurst,
+    /// One sequence generating a fixed number of tokens, timed as a whole
+    /// and repeated, in-process with no server between (llama-bench's tg
+    /// test): no concurrency, no ramp-up or drain.
+    FixedTokens,
     /// No decode was measured: a prefill-only run.
     None,
 }
@@ -454,6 +458,11 @@ pub struct DecodeCell {
     /// `sitegen run` or as the importing tool reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Box<CellSpread>>,
+    /// Every measurement of a cell measured several times (`sitegen run
+    /// --repeat`, or one setting repeated in an imported file), in order;
+    /// the cell's figures are the median one's, its interval theirs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<RepeatWindow>,
     /// Raw material behind the figures, kept by `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<Box<DecodeDetail>>,
@@ -590,6 +599,7 @@ impl DecodeCell {
             max_pause_ms: None,
             total_tok_per_s_ci95: None,
             spread: None,
+            repeats: Vec::new(),
             detail: None,
             measured_by: None,
         }
@@ -635,17 +645,19 @@ pub struct DecodeDetail {
     pub server: Option<ServerSamples>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_evidence: Option<LoopEvidence>,
-    /// With `--repeat`, every window of the cell in the order measured;
-    /// the rest of this detail is the median window's.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub repeats: Vec<RepeatWindow>,
 }
 
-/// One window of a cell measured several times.
+/// One measurement of a cell measured several times: a window of `sitegen
+/// run --repeat`, or a repeat of one setting in an imported file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RepeatWindow {
-    pub window_start_unix_s: f64,
+    /// Wall-clock start of the window, Unix seconds, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_start_unix_s: Option<f64>,
+    /// Where an imported repeat came from ("results.jsonl line 5").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub status: Status,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tok_per_s: Option<f64>,
@@ -656,6 +668,82 @@ pub struct RepeatWindow {
     pub output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tokens_per_second: Vec<u64>,
+    /// An imported repeat's record as the file had it (secrets redacted).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub raw: serde_json::Value,
+}
+
+impl RepeatWindow {
+    fn of(cell: &DecodeCell) -> RepeatWindow {
+        RepeatWindow {
+            window_start_unix_s: cell.detail.as_ref().map(|d| d.window_start_unix_s),
+            source: None,
+            status: cell.status,
+            total_tok_per_s: cell.total_tok_per_s,
+            total_tok_per_s_ci95: cell.total_tok_per_s_ci95.clone(),
+            output_tokens: cell.output_tokens,
+            tokens_per_second: cell
+                .detail
+                .as_ref()
+                .map(|d| d.tokens_per_second.clone())
+                .unwrap_or_default(),
+            raw: cell
+                .measured_by
+                .as_ref()
+                .map_or(serde_json::Value::Null, |m| m.raw.clone()),
+        }
+    }
+}
+
+/// Student's t at 97.5% with `df` degrees of freedom (at least 1).
+pub fn t_975(df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df.max(1.0))
+        .expect("df > 0")
+        .inverse_cdf(0.975)
+}
+
+impl DecodeCell {
+    /// One cell from several measurements of it (`what` names them in the
+    /// interval's method: "repeated windows", "repeats in the file"). All
+    /// Valid: the figures of the median one, its total the median of all,
+    /// and the 95% interval of their mean (t with n − 1 degrees of freedom):
+    /// the noise from one measurement to the next. One that is not Valid
+    /// gives the cell its status: the first such one is the cell. Every
+    /// measurement is kept in `repeats`, in order.
+    pub fn from_repeats(measured: Vec<DecodeCell>, what: &str) -> DecodeCell {
+        let repeats: Vec<RepeatWindow> = measured.iter().map(RepeatWindow::of).collect();
+        let n = measured.len();
+        let with_repeats = |mut cell: DecodeCell| {
+            cell.repeats = repeats.clone();
+            cell
+        };
+        if let Some(bad) = measured.iter().position(|w| w.status != Status::Valid) {
+            return with_repeats(measured[bad].clone());
+        }
+        let totals: Vec<f64> = measured.iter().filter_map(|w| w.total_tok_per_s).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&i, &j| {
+            let t = |k: usize| measured[k].total_tok_per_s.unwrap_or(0.0);
+            t(i).total_cmp(&t(j))
+        });
+        let middle = order[(n - 1) / 2];
+        let mut cell = measured[middle].clone();
+        if totals.len() == n && n >= 2 {
+            let median = median(totals.clone()).expect("n >= 2");
+            let mean = totals.iter().sum::<f64>() / n as f64;
+            let sd =
+                (totals.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+            let half = t_975((n - 1) as f64) * sd / (n as f64).sqrt();
+            cell.total_tok_per_s = Some(median);
+            cell.total_tok_per_s_ci95 = Some(Interval {
+                low: (median - half).max(0.0),
+                high: median + half,
+                method: format!("{n} {what}"),
+            });
+        }
+        with_repeats(cell)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -910,10 +998,40 @@ pub struct ComparisonSpec {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn median_of_odd_even_and_no_values() {
-        assert_eq!(super::median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(super::median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(super::median(Vec::new()), None);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(Vec::new()), None);
+    }
+
+    #[test]
+    fn repeated_windows_give_the_median_and_the_interval_of_their_mean() {
+        let window = |total: f64, status: Status| DecodeCell {
+            total_tok_per_s: Some(total),
+            ..DecodeCell::without_figures(8192, 4, status, None)
+        };
+        let cell = DecodeCell::from_repeats(
+            vec![
+                window(110.0, Status::Valid),
+                window(90.0, Status::Valid),
+                window(100.0, Status::Valid),
+            ],
+            "repeated windows",
+        );
+        assert_eq!(cell.total_tok_per_s, Some(100.0));
+        let ci = cell.total_tok_per_s_ci95.unwrap();
+        // sd 10, t(2) 4.303, √3: ±24.84.
+        assert!((ci.high - 124.84).abs() < 0.01, "{ci:?}");
+        assert_eq!(ci.method, "3 repeated windows");
+        let looped = DecodeCell::from_repeats(
+            vec![window(100.0, Status::Valid), window(0.0, Status::Looped)],
+            "repeated windows",
+        );
+        assert_eq!(looped.status, Status::Looped);
+        assert_eq!(cell.repeats.len(), 3);
+        assert_eq!(looped.repeats.len(), 2);
     }
 }

@@ -343,11 +343,11 @@ fn ingest_recognises_the_format_or_says_which_it_reads() {
     // A word that is neither a file nor a format.
     let out = sitegen(&["ingest", "vllm-bnech", &page, "--data", "d"], tmp.path());
     assert!(!out.status.success());
-    assert!(
-        stderr(&out).contains("vllm-bnech: no such file, and not a format (page, csv, llm-decode-bench, vllm-bench, guidellm, sglang-bench, aiperf, auto)"),
-        "{}",
-        stderr(&out)
+    let said = format!(
+        "vllm-bnech: no such file, and not a format ({}, auto)",
+        sitegen::ingest::Format::names().join(", ")
     );
+    assert!(stderr(&out).contains(&said), "{said} in {}", stderr(&out));
     // A CSV without cards: the missing fields are listed, nothing is written.
     let csv = tmp.path().join("m.csv");
     std::fs::write(
@@ -394,7 +394,7 @@ fn ingest_dry_run_says_what_it_read_and_writes_nothing() {
     for line in [
         "llm-decode-bench (llm_decode_bench.py 0.4.17)",
         "cards from the file: engine.name = vllm, engine.version = 0.20.2rc1.dev249+glmkimirebase20260514, hardware.gpu = RTX PRO 6000 Blackwell Server Edition,",
-        "cards from --meta: hardware.gpu_count = 4",
+        "cards given (flags, --meta): hardware.gpu_count = 4",
         "would write d/rtx6kpro-glm51-dcp1-mtp0-decode-matrix with 35 cells:",
         "decode  0 (no prompt) × 1   : Valid, 59.0 tok/s",
         "× 64  : Over capacity (64 × (0 + 2048) = 131072 tokens exceed the budget of 85376)",
@@ -409,8 +409,8 @@ fn help_names_every_format_and_every_schema_file() {
     let tmp = tempfile::tempdir().unwrap();
     let out = sitegen(&["ingest", "--help"], tmp.path());
     let help = String::from_utf8(out.stdout).unwrap();
-    for format in sitegen::ingest::Format::ALL {
-        assert!(help.contains(format.name()), "{} in {help}", format.name());
+    for format in sitegen::ingest::Format::names() {
+        assert!(help.contains(format), "{format} in {help}");
     }
     let out = sitegen(&["schema", "--help"], tmp.path());
     let help = String::from_utf8(out.stdout).unwrap();
@@ -434,4 +434,193 @@ fn version_names_the_version_and_the_commit() {
         rest == "unknown" || (rest.len() == 12 && rest.chars().all(|c| c.is_ascii_hexdigit())),
         "{text:?}"
     );
+}
+
+#[test]
+fn a_format_word_is_the_format_even_beside_a_folder_of_that_name() {
+    // The corpus layout itself: a folder per format in the working directory.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("llm-decode-bench")).unwrap();
+    let file = repo()
+        .join("tests/fixtures/real/llm-decode-bench/rtx6kpro-glm51-dcp1-mtp0-decode-matrix.json")
+        .display()
+        .to_string();
+    let out = sitegen(
+        &[
+            "ingest",
+            "llm-decode-bench",
+            &file,
+            "--gpu-count",
+            "4",
+            "--data",
+            "d",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(llm-decode-bench), read as llm_decode_bench.py 0.4.17"),
+        "{}",
+        stderr(&out)
+    );
+    // --format names it too; both at once is refused.
+    let out = sitegen(
+        &["ingest", "--format", "guidellm", &file, "--data", "e"],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    let out = sitegen(
+        &[
+            "ingest",
+            "--format",
+            "csv",
+            "llm-decode-bench",
+            &file,
+            "--data",
+            "e",
+        ],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out)
+            .contains("--format csv and the format word llm-decode-bench both name a format"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn cards_come_from_flags_without_a_json_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = repo()
+        .join("tests/fixtures/real/guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json")
+        .display()
+        .to_string();
+    // Without them: the flags that give them are named.
+    let out = sitegen(&["ingest", "guidellm", &file, "--data", "d"], tmp.path());
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(
+            "the file does not say hardware.gpu, hardware.gpu_count, engine.name: give them with --gpu H100 --gpu-count 4 --engine vllm, or pass them in a JSON file with --meta"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let out = sitegen(
+        &[
+            "ingest",
+            "guidellm",
+            &file,
+            "--gpu",
+            "H100",
+            "--gpu-count",
+            "4",
+            "--engine",
+            "vllm",
+            "--engine-version",
+            "0.11.0",
+            "--data",
+            "d",
+            "--id",
+            "g",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = sitegen::store::load_run(&tmp.path().join("d/g")).unwrap();
+    assert_eq!(run.meta.hardware.gpu, "H100");
+    assert_eq!(run.meta.hardware.gpu_count, 4);
+    assert_eq!(run.meta.engine.name, "vllm");
+    assert_eq!(run.meta.engine.version.as_deref(), Some("0.11.0"));
+    // --meta is merged over the flags, as `sitegen run` merges it.
+    std::fs::write(
+        tmp.path().join("m.json"),
+        r#"{"hardware": {"gpu_count": 8}}"#,
+    )
+    .unwrap();
+    let out = sitegen(
+        &[
+            "ingest",
+            "guidellm",
+            &file,
+            "--gpu",
+            "H100",
+            "--gpu-count",
+            "4",
+            "--engine",
+            "vllm",
+            "--meta",
+            "m.json",
+            "--data",
+            "d",
+            "--id",
+            "h",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = sitegen::store::load_run(&tmp.path().join("d/h")).unwrap();
+    assert_eq!(run.meta.hardware.gpu_count, 8);
+}
+
+#[test]
+fn a_setting_measured_twice_is_one_cell_with_its_repeats_on_the_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = repo()
+        .join("tests/fixtures/real/vllm-bench/er0080-sweep-max_num_seqs=4-summary.json")
+        .display()
+        .to_string();
+    let out = sitegen(
+        &[
+            "ingest",
+            &file,
+            "--gpu",
+            "H100",
+            "--gpu-count",
+            "1",
+            "--engine",
+            "vllm",
+            "--id",
+            "sweep",
+            "--data",
+            "d",
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = sitegen::store::load_run(&tmp.path().join("d/sweep")).unwrap();
+    let cells: Vec<_> = run.decode_cells().collect();
+    assert_eq!(cells.len(), 1, "one setting, one cell");
+    let c = cells[0];
+    let raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let totals: Vec<f64> = raw
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["total_output_tokens"].as_f64().unwrap() / r["duration"].as_f64().unwrap())
+        .collect();
+    assert_eq!(c.repeats.len(), 2);
+    for (w, t) in c.repeats.iter().zip(&totals) {
+        assert_eq!(w.total_tok_per_s, Some(*t));
+    }
+    assert_eq!(c.total_tok_per_s, sitegen::model::median(totals.clone()));
+    let ci = c.total_tok_per_s_ci95.as_ref().unwrap();
+    assert_eq!(ci.method, "2 repeats in the file");
+    // The same half-width `run --repeat` gives: t(1) × sd / √2.
+    let mean = (totals[0] + totals[1]) / 2.0;
+    let sd = ((totals[0] - mean).powi(2) + (totals[1] - mean).powi(2)).sqrt();
+    let half = sitegen::model::t_975(1.0) * sd / 2f64.sqrt();
+    assert!((ci.high - (mean + half)).abs() < 1e-6, "{ci:?}");
+    // The page shows the cell with its interval, as for `run --repeat`.
+    let out = sitegen(&["build", "--data", "d", "--out", "site"], tmp.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = std::fs::read_to_string(tmp.path().join("site/runs/sweep/index.html")).unwrap();
+    let shown = format!(
+        "{} tok/s total {}",
+        sitegen::format::tok_per_s(c.total_tok_per_s.unwrap()),
+        sitegen::format::plus_minus(c.total_noise().unwrap())
+    );
+    assert!(page.contains(&shown), "{shown} on the page");
 }

@@ -6,14 +6,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use sitegen::ingest::{
-    Format, aiperf, csv, guidellm, llm_decode_bench, page, sglang_bench, vllm_bench,
-};
+use sitegen::ingest::{Format, Given, IMPORTERS};
 use sitegen::store;
 
 /// The name every error must carry.
@@ -24,7 +22,7 @@ const FILE: &str = "input-under-test.txt";
 fn holds(text: String, parse: Parser) -> Result<(), TestCaseError> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(parse(Path::new(FILE), &text));
+        let _ = tx.send(parse.as_ref()(Path::new(FILE), &text));
     });
     match rx.recv_timeout(Duration::from_secs(10)) {
         Ok(Ok(())) => Ok(()),
@@ -63,106 +61,149 @@ fn notes(_: &Path, t: &str) -> Result<(), String> {
     }
     Ok(())
 }
-fn page_text(p: &Path, t: &str) -> Result<(), String> {
-    err(page::parse_page(p, t, "run"))
-}
-fn csv_text(p: &Path, t: &str) -> Result<(), String> {
-    err(csv::parse_csv(p, t))
-}
-fn decode_bench(p: &Path, t: &str) -> Result<(), String> {
-    err(llm_decode_bench::parse(p, t))
-}
-fn vllm(p: &Path, t: &str) -> Result<(), String> {
-    err(vllm_bench::parse_files(&[(
-        PathBuf::from(p),
-        t.to_string(),
-    )]))
-}
-fn guide(p: &Path, t: &str) -> Result<(), String> {
-    err(guidellm::parse(p, t))
-}
-fn sglang(p: &Path, t: &str) -> Result<(), String> {
-    err(sglang_bench::parse_jsonl(p, t))
-}
-fn aiperf_export(p: &Path, t: &str) -> Result<(), String> {
-    err(aiperf::parse_files(&[(PathBuf::from(p), t.to_string())]))
-}
 fn detect(_: &Path, t: &str) -> Result<(), String> {
     let _ = Format::detect(t);
     Ok(())
 }
 
 /// A parser under test: its text in, an error message (or nothing) out.
-type Parser = fn(&Path, &str) -> Result<(), String>;
+type Parser = std::sync::Arc<dyn Fn(&Path, &str) -> Result<(), String> + Send + Sync>;
 
-/// Every parser with a real input it reads.
-fn parsers() -> Vec<(&'static str, Parser, String)> {
+/// An input of each importer, real where one imports (a hand-written one
+/// where no real file shows every status), and whether it imports as it
+/// is: a new format adds its row here.
+const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
+    (
+        "page",
+        "tests/fixtures/pages/glm-5.3-flash-h200x4-vllm.txt",
+        true,
+    ),
+    (
+        "csv",
+        "tests/fixtures/hand-written/paused.hand-written.csv",
+        true,
+    ),
+    (
+        "llm-decode-bench",
+        "tests/fixtures/hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json",
+        true,
+    ),
+    (
+        "vllm-bench",
+        "tests/fixtures/real/vllm-bench/emulated-vllm-0.33.0-c4.json",
+        true,
+    ),
+    (
+        "guidellm",
+        "tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.json",
+        true,
+    ),
+    (
+        "guidellm",
+        "tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.yaml",
+        true,
+    ),
+    (
+        "aiperf",
+        "tests/fixtures/real/aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json",
+        true,
+    ),
+    (
+        "sglang-bench",
+        "tests/fixtures/real/sglang-bench/emulated-sglang-0.5.23.jsonl",
+        true,
+    ),
+    (
+        "genai-perf",
+        "tests/fixtures/real/genai-perf/adaptive-auto-c50-non-streaming-genai_perf.json",
+        true,
+    ),
+    // Every real vLLM offline file is refused (it records no batch or lengths).
+    (
+        "vllm-offline",
+        "tests/fixtures/real/vllm-offline/vllm-benchmarks-ascend-latency_llama8B_tp1.json",
+        false,
+    ),
+    (
+        "llama-bench",
+        "tests/fixtures/real/llama-bench/javelit-rocm72-step35-flash-depth-sweep.json",
+        true,
+    ),
+    (
+        "llmperf",
+        "tests/fixtures/real/llmperf/leaderboard-groq_70b-summary.json",
+        true,
+    ),
+];
+
+/// The importer of that name, as `sitegen ingest` calls it on one file.
+fn importer(name: &'static str) -> Parser {
+    let imp = IMPORTERS
+        .iter()
+        .find(|i| i.name == name)
+        .unwrap_or_else(|| panic!("no importer {name}"));
+    std::sync::Arc::new(move |p: &Path, t: &str| {
+        let given = Given {
+            id: "run".into(),
+            context_tokens: None,
+        };
+        err((imp.read)(&[(p.to_path_buf(), t.to_string())], &given))
+    })
+}
+
+/// Every parser with an input it reads, and whether that input parses as
+/// it is.
+fn parsers() -> Vec<(&'static str, Parser, String, bool)> {
     let repo = common::repo();
     let read = |rel: &str| std::fs::read_to_string(repo.join(rel)).unwrap();
     let run_dir = "data/glm-5.3-flash-h200x4-vllm";
-    vec![
+    let own = |f: fn(&Path, &str) -> Result<(), String>| -> Parser { std::sync::Arc::new(f) };
+    let mut all: Vec<(&'static str, Parser, String, bool)> = vec![
         (
             "cell",
-            cell as fn(&Path, &str) -> Result<(), String>,
+            own(cell),
             read(&format!("{run_dir}/cells/decode-00008192-x064.json")),
+            true,
         ),
-        ("run.json", run_meta, read(&format!("{run_dir}/run.json"))),
+        (
+            "run.json",
+            own(run_meta),
+            read(&format!("{run_dir}/run.json")),
+            true,
+        ),
         (
             "comparisons.json",
-            comparisons,
+            own(comparisons),
             read("data/comparisons.json"),
+            true,
         ),
         (
             "notes",
-            notes,
+            own(notes),
             "# Notes\n\n**bold** <script>x</script> [link](https://example.com)\n".into(),
-        ),
-        (
-            "page",
-            page_text,
-            read("tests/fixtures/pages/glm-5.3-flash-h200x4-vllm.txt"),
-        ),
-        (
-            "csv",
-            csv_text,
-            read("tests/fixtures/hand-written/paused.hand-written.csv"),
-        ),
-        (
-            "llm-decode-bench",
-            decode_bench,
-            read("tests/fixtures/hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"),
-        ),
-        (
-            "vllm-bench",
-            vllm,
-            read("tests/fixtures/real/vllm-bench/emulated-vllm-0.33.0-c4.json"),
-        ),
-        (
-            "guidellm",
-            guide,
-            read("tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.json"),
-        ),
-        (
-            "guidellm-yaml",
-            guide,
-            read("tests/fixtures/real/guidellm/guidellm-repo-benchmarks_stripped.yaml"),
-        ),
-        (
-            "aiperf",
-            aiperf_export,
-            read("tests/fixtures/real/aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json"),
-        ),
-        (
-            "sglang-bench",
-            sglang,
-            read("tests/fixtures/real/sglang-bench/emulated-sglang-0.5.23.jsonl"),
+            true,
         ),
         (
             "detect",
-            detect,
+            own(detect),
             read("tests/fixtures/hand-written/llm-decode-bench-0.6.2-statuses.hand-written.json"),
+            true,
         ),
-    ]
+    ];
+    for (name, input, imports) in IMPORTER_INPUTS {
+        all.push((name, importer(name), read(input), *imports));
+    }
+    all
+}
+
+#[test]
+fn every_importer_has_an_input_here() {
+    for name in Format::names() {
+        assert!(
+            IMPORTER_INPUTS.iter().any(|(n, _, _)| *n == name),
+            "{name}: add an input to IMPORTER_INPUTS"
+        );
+    }
 }
 
 /// One edit of a text: cut it short, drop, repeat or replace a stretch.
@@ -242,14 +283,14 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        for (_, parse, _) in parsers() {
+        for (_, parse, _, _) in parsers() {
             holds(text.clone(), parse)?;
         }
     }
 
     #[test]
     fn mutated_fixtures_parse_or_name_the_file(edits in proptest::collection::vec(mutation(), 1..4)) {
-        for (_, parse, fixture) in parsers() {
+        for (_, parse, fixture, _) in parsers() {
             holds(apply(&fixture, &edits), parse)?;
         }
     }
@@ -257,10 +298,12 @@ proptest! {
 
 #[test]
 fn every_fixture_parses_unmutated() {
-    for (name, parse, fixture) in parsers() {
-        if let Err(e) = parse(Path::new(FILE), &fixture) {
-            // csv and the page need the file name only for messages.
-            panic!("{name}: {e}");
+    for (name, parse, fixture, imports) in parsers() {
+        match (parse.as_ref()(Path::new(FILE), &fixture), imports) {
+            (Ok(()), true) => {}
+            (Err(e), false) => assert!(e.contains(FILE), "{name}: {e}"),
+            (Ok(()), false) => panic!("{name}: imported a file it should refuse"),
+            (Err(e), true) => panic!("{name}: {e}"),
         }
     }
 }

@@ -1124,7 +1124,7 @@ async fn repeated_windows_are_kept_and_give_the_cell_its_interval() {
     ];
     let (_emu, run) = measure(EmulatorConfig::default(), &plan).await;
     let cell = decode(&run, 2);
-    let repeats = &cell.detail.as_ref().unwrap().repeats;
+    let repeats = &cell.repeats;
     assert_eq!(repeats.len(), 3);
     let mut totals: Vec<f64> = repeats.iter().map(|w| w.total_tok_per_s.unwrap()).collect();
     totals.sort_by(f64::total_cmp);

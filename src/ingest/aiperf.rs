@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::burst::{counted_cell, push_unique, set_model};
+use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::{MeasuredBy, Status};
@@ -31,10 +31,33 @@ pub(crate) const TOOL: &str = "AIPerf";
 /// The CSV's first line.
 pub(crate) const CSV_HEADER: &str = "Metric,avg,min,max";
 
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "aiperf",
+    detect: |s| {
+        s.text.starts_with(CSV_HEADER)
+            || s.json().is_some_and(looks_like)
+            || s.first_line.as_ref().is_some_and(is_telemetry_sample)
+    },
+    one_run_from_all_files: true,
+    read: parse_files,
+};
+
 pub(crate) fn looks_like(value: &Value) -> bool {
+    // GenAI-Perf, AIPerf's predecessor, shares its shape: never called AIPerf.
+    if super::genai_perf::looks_like(value) {
+        return false;
+    }
     value.get("aiperf_version").is_some()
         || (value.get("input_config").is_some()
             && (value.get("records").is_some() || value.get("time_to_first_token").is_some()))
+}
+
+/// A line of AIPerf's GPU telemetry export (`gpu_telemetry_export.jsonl`):
+/// DCGM samples, no measurement of a cell.
+fn is_telemetry_sample(value: &Value) -> bool {
+    ["dcgm_url", "gpu_uuid", "telemetry_data"]
+        .iter()
+        .all(|k| value.get(k).is_some())
 }
 
 /// "AIPerf 0.13.0", or the layout of files without a version.
@@ -105,12 +128,29 @@ fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
     }
 }
 
-pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
+pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
     let mut model: Option<(String, PathBuf)> = None;
     let mut version = None;
     let mut layouts = Vec::new();
-    for (file, text) in files {
+    let mut warnings = Vec::new();
+    let (telemetry, files): (Vec<_>, Vec<_>) = files.iter().partition(|(_, text)| {
+        text.lines()
+            .next()
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .is_some_and(|v| is_telemetry_sample(&v))
+    });
+    for (file, _) in &telemetry {
+        let said = format!(
+            "{}: AIPerf's GPU telemetry export (DCGM samples of power, use and memory per GPU), not a measured cell",
+            file.display()
+        );
+        if files.is_empty() {
+            anyhow::bail!("{said}; import the profile_export_aiperf.json AIPerf writes beside it");
+        }
+        warnings.push(format!("{said}: not imported"));
+    }
+    for &(file, text) in &files {
         if text.starts_with(CSV_HEADER) {
             anyhow::bail!(
                 "{}: AIPerf's CSV export records neither the concurrency nor the model; \
@@ -122,6 +162,12 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
         let root = At::root(file, &value);
         if !value.is_object() {
             return Err(root.error("expected AIPerf's profile export (a JSON object)"));
+        }
+        if super::genai_perf::looks_like(&value) {
+            anyhow::bail!(
+                "{}: a GenAI-Perf export (AIPerf's predecessor), not AIPerf's: import it as genai-perf",
+                file.display()
+            );
         }
         let layout = layout(&value);
         version = version.or(root.str_at("aiperf_version").map(str::to_string));
@@ -182,9 +228,24 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
                     "total_usage_completion_tokens or total_osl",
                 )
             })?;
-        let context = single(&root, &["usage_prompt_tokens"])?
-            .or(single(&root, &["input_sequence_length"])?)
-            .unwrap_or(0.0);
+        let mut context_given = false;
+        let stated =
+            single(&root, &["usage_prompt_tokens"])?.or(single(&root, &["input_sequence_length"])?);
+        let context = match (stated, given.context_tokens) {
+            (Some(c), _) => c,
+            (None, Some(c)) => {
+                context_given = true;
+                c as f64
+            }
+            (None, None) => {
+                return Err(root.error(format!(
+                    "{layout}: the file states no input length (no usage_prompt_tokens or \
+                     input_sequence_length metric{}), so the cell's context is unknown: give \
+                     it with --context (e.g. --context 8K)",
+                    prompts_from(&root)
+                )));
+            }
+        };
         let mut cell = counted_cell(
             (context.round() as u64, concurrency),
             completed,
@@ -201,19 +262,35 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             ));
         }
         let mut definitions = definitions(server_counts.is_some());
+        if context_given {
+            definitions.insert(
+                "context_tokens".into(),
+                "given with --context: the file states no input length".into(),
+            );
+        }
         if cell.status == Status::Valid {
             if duration_s <= 0.0 {
                 return Err(root.error("benchmark_duration: expected a duration above 0"));
             }
             cell.total_tok_per_s = Some(output_tokens / duration_s);
-            if let Some(m) = metric(&root, &["time_to_first_token", "ttft"]) {
-                cell.ttft_median_ms = ms(&m, "p50")?;
+            let mut absent = |names: &[&str], column: &str| {
+                warnings.push(format!(
+                    "{}: no {} metric: {column} left empty",
+                    file.display(),
+                    crate::format::or_list(names)
+                ));
+            };
+            match metric(&root, &["time_to_first_token", "ttft"]) {
+                Some(m) => cell.ttft_median_ms = ms(&m, "p50")?,
+                None => absent(&["time_to_first_token", "ttft"], "TTFT"),
             }
-            if let Some(m) = metric(&root, &["inter_token_latency"]) {
-                cell.tbt_median_ms = ms(&m, "p50")?;
+            match metric(&root, &["inter_token_latency"]) {
+                Some(m) => cell.tbt_median_ms = ms(&m, "p50")?,
+                None => absent(&["inter_token_latency"], "time between tokens"),
             }
-            if let Some(m) = metric(&root, &["output_token_throughput_per_user"]) {
-                cell.per_request_tok_per_s = m.opt_f64("p50")?;
+            match metric(&root, &["output_token_throughput_per_user"]) {
+                Some(m) => cell.per_request_tok_per_s = m.opt_f64("p50")?,
+                None => absent(&["output_token_throughput_per_user"], "per-request tok/s"),
             }
             // AIPerf's own percentiles across requests (its std stays in the raw record).
             let in_ms = |m: &At| -> anyhow::Result<Option<crate::model::Spread>> {
@@ -257,7 +334,11 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             raw,
         });
         layouts.push(layout);
-        push_unique(&mut cells, file.display().to_string(), cell)?;
+        let settings = value.get("input_config").cloned().unwrap_or(Value::Null);
+        push_unique(&mut cells, file.display().to_string(), cell, settings)?;
+    }
+    if cells.is_empty() {
+        anyhow::bail!("no AIPerf profile export among the files");
     }
     layouts.dedup();
     let names: Vec<String> = files.iter().map(|(f, _)| file_name(f)).collect();
@@ -271,8 +352,25 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     if let Some((m, _)) = &model {
         set_model(&mut meta, m);
     }
-    let cells = cells.into_iter().map(|(_, c)| c).collect();
-    Ok(Imported::of_decode_cells(meta, cells, layouts.join("; ")))
+    let mut imported = Imported::of_decode_cells(meta, cells_of(cells)?, layouts.join("; "));
+    imported.warnings = warnings;
+    Ok(imported)
+}
+
+/// Where the prompts came from, when the file says: ", its prompts came
+/// from a dataset file".
+fn prompts_from(root: &At) -> String {
+    let kinds: Vec<&str> = root
+        .child("input_config.datasets")
+        .map(|d| d.elements())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|d| d.str_at("type"))
+        .collect();
+    match kinds.as_slice() {
+        [] => String::new(),
+        k => format!("; its prompts came from a dataset of type {}", k.join(", ")),
+    }
 }
 
 fn definitions(server_counts: bool) -> BTreeMap<String, String> {

@@ -110,6 +110,31 @@ pub(crate) fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
     )))
 }
 
+/// A run whose requests arrived at a paced rate (a finite `request_rate`
+/// and no `max_concurrency`) has no number of requests in flight: refused
+/// before anything else is asked of it.
+fn refuse_paced(at: &At) -> anyhow::Result<()> {
+    let bounded = at.opt_u64("max_concurrency")?.is_some_and(|n| n > 0)
+        || (at.opt_str("mode")? == Some("multi_turn")
+            && at.opt_u64("multi_turn_concurrency")?.is_some_and(|n| n > 0));
+    let rate = at.value.get("request_rate");
+    if bounded || infinite_rate(rate) {
+        return Ok(());
+    }
+    let rate = rate.map_or("absent".into(), Value::to_string);
+    let counts = if at.value.get("completed").is_none() && at.value.get("duration").is_none() {
+        " (it records no duration or completed count either: only latencies)"
+    } else {
+        ""
+    };
+    Err(at.error(format!(
+        "request_rate {rate} and no max_concurrency: a paced run (requests arrived at {rate} a \
+         second rather than N being kept in flight), which no cell of N requests at once \
+         describes{counts}; run the benchmark with --max-concurrency N, or with an infinite \
+         rate to send them all at once"
+    )))
+}
+
 /// A figure of the burst in milliseconds, whatever unit its key says:
 /// `{stat}_{name}_ms`, or seconds in `{stat}_{name}_s` and in the bare
 /// `{stat}_{name}` that `benchmark_serving.py` derivatives write. Returns the
@@ -150,6 +175,7 @@ pub(crate) struct BurstCell {
 
 /// One decode cell from one burst result.
 pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
+    refuse_paced(at)?;
     let completed = at.u64("completed")?;
     let failed = at.opt_u64("failed")?.unwrap_or(0);
     let sent = at
@@ -201,25 +227,33 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         output_tokens,
         duration,
     );
+    const E2E: &[&str] = &["e2el", "e2e_latency", "latency"];
     let ttft = figure_ms(at, "median", &["ttft"])?;
     let tpot = figure_ms(at, "median", &["tpot"])?;
     let itl = figure_ms(at, "median", &["itl"])?;
-    let e2e_mean = figure_ms(at, "mean", &["e2el", "e2e_latency", "latency"])?;
-    for (family, found, column) in [
-        ("ttft", &ttft, "TTFT"),
-        ("tpot", &tpot, "per-request tok/s"),
-        ("itl", &itl, "time between tokens"),
+    let e2e_mean = figure_ms(at, "mean", E2E)?;
+    for (stat, names, found, column) in [
+        ("median", &["ttft"][..], &ttft, "TTFT"),
+        ("median", &["tpot"], &tpot, "per-request tok/s"),
+        ("median", &["itl"], &itl, "time between tokens"),
+        ("mean", E2E, &e2e_mean, "requests in flight"),
     ] {
         if found.is_none() {
+            let family = names[0];
             let keys = keys_of_family(at, family);
-            if !keys.is_empty() {
-                warnings.push(format!(
-                    "{}: {}: {column} left empty: {} hold it, but none is a median in ms or seconds",
-                    at.file.display(),
-                    at.path_or_top(),
-                    keys.join(", ")
-                ));
-            }
+            let place = format!("{}: {}", at.file.display(), at.path_or_top());
+            let wanted: Vec<String> = names
+                .iter()
+                .flat_map(|n| [format!("{stat}_{n}_ms"), format!("{stat}_{n}_s")])
+                .collect();
+            let others = match keys.as_slice() {
+                [] => String::new(),
+                k => format!(" (found {}: another statistic or unit)", k.join(", ")),
+            };
+            warnings.push(format!(
+                "{place}: no {}: {column} left empty{others}",
+                crate::format::or_list(&wanted)
+            ));
         }
     }
     if cell.status == Status::Valid {
@@ -469,26 +503,155 @@ pub(crate) fn burst_meta(
     meta
 }
 
-/// Adds `cell` to `cells` unless a cell with its key is there already, in
-/// which case both places are named.
+/// A cell read at `place` ("results.jsonl: line 5"), with the settings
+/// it was measured at (for repeats: see [`cells_of`]).
+pub(crate) struct ReadCell {
+    pub place: String,
+    pub cell: DecodeCell,
+    /// What the tool says of how the cell was measured, figures left out;
+    /// null when the file does not let repeats be told from other settings.
+    pub settings: Value,
+}
+
 pub(crate) fn push_unique(
-    cells: &mut Vec<(String, DecodeCell)>,
+    cells: &mut Vec<ReadCell>,
     place: String,
     cell: DecodeCell,
+    settings: Value,
 ) -> anyhow::Result<()> {
-    if let Some((other, _)) = cells
-        .iter()
-        .find(|(_, c)| c.context_tokens == cell.context_tokens && c.concurrency == cell.concurrency)
-    {
-        return Err(anyhow::anyhow!(
-            "{place}: a second result for {} tokens of context at {} requests at once (the first is {other}); \
-             repeats of one cell (a sweep's run=0, run=1, ...) or other server settings are separate runs: import them one run at a time",
-            cell.context_tokens,
-            cell.concurrency
-        ));
-    }
-    cells.push((place, cell));
+    cells.push(ReadCell {
+        place,
+        cell,
+        settings,
+    });
     Ok(())
+}
+
+/// A result's settings: its fields other than figures, per-request arrays
+/// and repeat numbers.
+pub(crate) fn settings_of(record: &Value) -> Value {
+    match record.as_object() {
+        Some(m) => Value::Object(
+            m.iter()
+                .filter(|(k, v)| {
+                    !REPEAT_MARKERS.contains(&k.as_str()) && !is_figure_key(k) && !v.is_array()
+                })
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        ),
+        None => Value::Null,
+    }
+}
+
+/// Keys that number or time the repeats of a setting, not the setting.
+const REPEAT_MARKERS: &[&str] = &[
+    "date",
+    "timestamp",
+    "run_number",
+    "iteration",
+    "start_time",
+    "end_time",
+    "label",
+];
+
+/// Whether a key of a tool's result holds something measured (which
+/// repeats may differ in) rather than a setting: a statistic or a figure.
+fn is_figure_key(key: &str) -> bool {
+    const STATISTICS: &[&str] = &["mean_", "median_", "std_", "min_", "max_", "total_"];
+    const FIGURES: &[&str] = &[
+        "throughput",
+        "duration",
+        "completed",
+        "failed",
+        "goodput",
+        "rtfx",
+        "latency",
+        "accept_length",
+        "concurrency",
+    ];
+    if key == "max_concurrency" {
+        return false;
+    }
+    STATISTICS.iter().any(|p| key.starts_with(p))
+        || key
+            .strip_prefix('p')
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        || FIGURES.iter().any(|w| key.contains(w))
+}
+
+/// The settings two cells differ in ("max_num_seqs: 4 and 8"): none means
+/// they are repeats of one setting.
+fn setting_differences(a: &Value, b: &Value) -> Vec<String> {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return Vec::new();
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let shown = |v: Option<&Value>| v.map_or_else(|| "absent".to_string(), Value::to_string);
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k}: {} and {}", shown(a.get(k)), shown(b.get(k))))
+        .collect()
+}
+
+/// The cells of a file (or files): each setting once, one measured again
+/// at the same settings combined with its repeats (the median with a
+/// t-interval over them, every repeat kept, as `sitegen run --repeat`
+/// does). Two results for one cell at different settings are refused,
+/// naming both places and what differs.
+pub(crate) fn cells_of(cells: Vec<ReadCell>) -> anyhow::Result<Vec<DecodeCell>> {
+    let mut groups: Vec<Vec<ReadCell>> = Vec::new();
+    for read in cells {
+        let same = |g: &&mut Vec<ReadCell>| {
+            g[0].cell.context_tokens == read.cell.context_tokens
+                && g[0].cell.concurrency == read.cell.concurrency
+        };
+        match groups.iter_mut().find(same) {
+            Some(g) => g.push(read),
+            None => groups.push(vec![read]),
+        }
+    }
+    let mut out = Vec::new();
+    for mut group in groups {
+        if group.len() == 1 {
+            out.push(group.remove(0).cell);
+            continue;
+        }
+        let first = &group[0];
+        for other in &group[1..] {
+            if first.settings.is_null() || other.settings.is_null() {
+                anyhow::bail!(
+                    "{}: a second result for {} tokens of context at {} requests at once (the first is {}); the file does not say what each was measured at, so sitegen cannot tell a repeat from another setting: import them as runs of their own",
+                    other.place,
+                    other.cell.context_tokens,
+                    other.cell.concurrency,
+                    first.place
+                );
+            }
+            let differ = setting_differences(&first.settings, &other.settings);
+            if !differ.is_empty() {
+                anyhow::bail!(
+                    "{}: a second result for {} tokens of context at {} requests at once (the first is {}), not a repeat of it ({}): import each setting as a run of its own",
+                    other.place,
+                    other.cell.context_tokens,
+                    other.cell.concurrency,
+                    first.place,
+                    differ.join("; ")
+                );
+            }
+        }
+        let places: Vec<String> = group.iter().map(|r| r.place.clone()).collect();
+        let mut combined = DecodeCell::from_repeats(
+            group.into_iter().map(|r| r.cell).collect(),
+            "repeats in the file",
+        );
+        for (r, place) in combined.repeats.iter_mut().zip(places) {
+            r.source = Some(place);
+        }
+        out.push(combined);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -20,6 +20,16 @@ pub fn header() -> String {
         .join(",")
 }
 
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "csv",
+    detect: |s| {
+        let first = s.text.lines().next().map(str::trim_end).unwrap_or_default();
+        crate::table::csv_columns(&first.split(',').collect::<Vec<_>>()).is_some()
+    },
+    one_run_from_all_files: false,
+    read: |inputs, _| parse_csv(&inputs[0].0, &inputs[0].1),
+};
+
 /// Reads every row into a cell. An error names the file, the row (as a
 /// spreadsheet numbers it, the header being row 1) and the column.
 pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {

@@ -28,12 +28,19 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Imported;
-use super::burst::{counted_cell, push_unique, set_model};
+use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::file_name;
 use super::json::{At, parse_python_json, parse_yaml};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "guidellm";
+
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "guidellm",
+    detect: |s| s.json().is_some_and(looks_like),
+    one_run_from_all_files: false,
+    read: |inputs, _| parse(&inputs[0].0, &inputs[0].1),
+};
 
 pub(crate) fn looks_like(value: &Value) -> bool {
     value
@@ -123,13 +130,15 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         return Err(root.error("benchmarks: expected at least one benchmark, found none"));
     }
     let mut cells = Vec::new();
+    let mut warnings = Vec::new();
     let mut started: Option<f64> = None;
     for at in &benchmarks {
-        let cell = benchmark_cell(at, &layout)?;
+        let cell = benchmark_cell(at, &layout, &mut warnings)?;
         if let Some(t) = at.f64_at("start_time") {
             started = Some(started.map_or(t, |s| s.min(t)));
         }
-        push_unique(&mut cells, at.path.clone(), cell)?;
+        // guidellm's benchmarks of one run differ by strategy, not by repeat.
+        push_unique(&mut cells, at.path.clone(), cell, Value::Null)?;
     }
     let mut meta = serde_json::json!({
         "run": {"decode_test": "request_burst", "benchmark_tool": {"name": TOOL}},
@@ -162,8 +171,9 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     if let Some(m) = &model {
         set_model(&mut meta, m);
     }
-    let cells = cells.into_iter().map(|(_, c)| c).collect();
-    Ok(Imported::of_decode_cells(meta, cells, layout))
+    let mut imported = Imported::of_decode_cells(meta, cells_of(cells)?, layout);
+    imported.warnings = warnings;
+    Ok(imported)
 }
 
 fn concurrency(at: &At, layout: &str) -> anyhow::Result<u32> {
@@ -296,7 +306,7 @@ fn from_records(at: &At, counted: u64, window: (f64, f64)) -> Option<f64> {
     )
 }
 
-fn benchmark_cell(at: &At, layout: &str) -> anyhow::Result<DecodeCell> {
+fn benchmark_cell(at: &At, layout: &str, warnings: &mut Vec<String>) -> anyhow::Result<DecodeCell> {
     let concurrency = concurrency(at, layout)?;
     let totals = at
         .first_child(&[
@@ -341,6 +351,21 @@ fn benchmark_cell(at: &At, layout: &str) -> anyhow::Result<DecodeCell> {
         (_, Some(rate)) => TokenCount::Rate(rate),
         (_, None) => TokenCount::SuccessfulOnly(successful_tokens),
     };
+    let place = format!("{}: {}", at.file.display(), at.path);
+    if rate.is_none() && at.child("config.strategy").is_some() {
+        warnings.push(format!(
+            "{place}: no metrics.output_tokens_per_second (all requests): total tok/s counted {}",
+            match tokens {
+                TokenCount::Records(_) => "from the requests' records",
+                _ => "from the successful requests only",
+            }
+        ));
+    }
+    if in_flight.is_none() {
+        warnings.push(format!(
+            "{place}: no metrics.request_concurrency: requests in flight left empty"
+        ));
+    }
     let total_tok_per_s = match tokens {
         TokenCount::Records(tokens) | TokenCount::SuccessfulOnly(tokens) => tokens / duration,
         TokenCount::Rate(rate) => rate,

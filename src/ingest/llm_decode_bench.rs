@@ -35,11 +35,48 @@ const SKIPPED_TPS: f64 = -2.0;
 const LOOP_TPS: f64 = -3.0;
 const FAILED_TPS: f64 = -4.0;
 
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "llm-decode-bench",
+    detect: |s| s.json().is_some_and(looks_like),
+    one_run_from_all_files: false,
+    read: |inputs, _| parse(&inputs[0].0, &inputs[0].1),
+};
+
 pub(crate) fn looks_like(value: &Value) -> bool {
     let meta = value.get("metadata");
-    meta.and_then(|m| m.get("concurrency_levels")).is_some()
+    let matrix = meta.and_then(|m| m.get("concurrency_levels")).is_some()
         && meta.and_then(|m| m.get("context_lengths")).is_some()
-        && value.get("results").is_some()
+        && value.get("results").is_some();
+    // Its other modes write a versioned file of another shape, which
+    // `parse` refuses by name.
+    let other_mode = meta.and_then(|m| m.get("mode")).is_some()
+        && meta.and_then(|m| m.get("version")).is_some()
+        && (value.get("runs").is_some() || value.get("level_summaries").is_some());
+    matrix || other_mode
+}
+
+/// A file of one of the tool's other modes (`completion_stats`, ...),
+/// refused with its version, its mode and the keys it has.
+fn refuse_other_mode(file: &Path, value: &Value) -> anyhow::Result<()> {
+    let meta = value.get("metadata");
+    let Some(mode) = meta.and_then(|m| m.get("mode")).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    if value.get("results").is_some() {
+        return Ok(());
+    }
+    let keys: Vec<&str> = value
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    anyhow::bail!(
+        "{}: {} in mode {mode}: its keys are {}, not the decode matrix sitegen reads \
+         (`results`, one entry per context and concurrency, written without --mode); \
+         the file holds no cell of sustained decode or cold prefill",
+        file.display(),
+        layout(value),
+        keys.join(", ")
+    )
 }
 
 /// "llm_decode_bench.py 0.4.17", or the layout of files that predate the
@@ -93,12 +130,14 @@ fn prefill_definitions(method: &str) -> BTreeMap<String, String> {
 pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     let value = parse_python_json(file, text)?;
     expect_object(file, &value, "an llm_decode_bench.py results file")?;
+    refuse_other_mode(file, &value)?;
     let root = At::root(file, &value);
     let metadata = root.required("metadata", "the run's metadata (an object)")?;
     let max_tokens = metadata.u64("max_tokens")?;
     let max_total = metadata.opt_u64("max_total_tokens")?.unwrap_or(0);
 
     let mut cells: BTreeMap<CellKey, Placed> = BTreeMap::new();
+    let mut warnings = Vec::new();
     for (i, r) in root.array("results")?.iter().enumerate() {
         let path = element_path("", "results", i);
         let at = At {
@@ -107,7 +146,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
             value: r,
         };
         let skipped = at.opt_f64("aggregate_tps")? == Some(SKIPPED_TPS);
-        let cell = Cell::Decode(decode_cell(&at, max_tokens, max_total)?);
+        let cell = Cell::Decode(decode_cell(&at, max_tokens, max_total, &mut warnings)?);
         insert(
             file,
             &mut cells,
@@ -248,7 +287,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         meta,
         cells: cells.into_values().map(|p| p.cell).collect(),
         notes_markdown: None,
-        warnings: Vec::new(),
+        warnings,
         layout: layout(&value),
     })
 }
@@ -298,7 +337,19 @@ fn number_list(at: &At, key: &str) -> anyhow::Result<Vec<u64>> {
         .collect()
 }
 
-fn decode_cell(at: &At, max_tokens: u64, max_total: u64) -> anyhow::Result<DecodeCell> {
+fn decode_cell(
+    at: &At,
+    max_tokens: u64,
+    max_total: u64,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<DecodeCell> {
+    let mut absent = |key: &str, column: &str| {
+        warnings.push(format!(
+            "{}: {}: no {key} (absent or NaN): {column} left empty",
+            at.file.display(),
+            at.path
+        ));
+    };
     let n = at.u64("concurrency")?;
     let concurrency = u32::try_from(n)
         .ok()
@@ -310,6 +361,9 @@ fn decode_cell(at: &At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decod
     let failure = at.opt_str("failure_reason")?.filter(|r| !r.is_empty());
     let mut cell = DecodeCell::without_figures(ctx, concurrency, Status::Valid, None);
     cell.measured_s = at.opt_f64("measurement_seconds")?.filter(|s| *s > 0.0);
+    if at.value.get("measurement_seconds").is_none() && tps.is_some_and(|t| t >= 0.0) {
+        absent("measurement_seconds", "the window's length");
+    }
     cell.completed_requests = at.opt_u64("completed_request_count")?;
     // The tokens the client received inside the window (0.4 and later).
     cell.output_tokens = at.opt_u64("client_output_tokens")?;
@@ -378,12 +432,19 @@ fn decode_cell(at: &At, max_tokens: u64, max_total: u64) -> anyhow::Result<Decod
         cell.total_tok_per_s = Some(total);
         cell.per_request_tok_per_s = match effective {
             Some(e) if queued && e > 0.0 => Some(total / e),
-            _ => at
-                .opt_f64("per_request_avg_tps")?
-                .or(Some(total / f64::from(concurrency))),
+            _ => at.opt_f64("per_request_avg_tps")?,
         };
+        if cell.per_request_tok_per_s.is_none() {
+            absent("per_request_avg_tps", "per-request tok/s");
+        }
         cell.ttft_median_ms = at.opt_f64("ttft_p50")?.map(|s| s * 1000.0);
+        if cell.ttft_median_ms.is_none() {
+            absent("ttft_p50", "TTFT");
+        }
         cell.tbt_median_ms = at.opt_f64("inter_token_latency_p50")?.map(|s| s * 1000.0);
+        if cell.tbt_median_ms.is_none() {
+            absent("inter_token_latency_p50", "time between tokens");
+        }
         cell.avg_active_requests = at.opt_f64("avg_running_reqs")?;
     }
     let mut raw = at.value.clone();

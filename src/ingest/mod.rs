@@ -8,12 +8,16 @@
 pub mod aiperf;
 pub mod burst;
 pub mod csv;
+pub mod genai_perf;
 pub mod guidellm;
 pub mod json;
+pub mod llama_bench;
 pub mod llm_decode_bench;
+pub mod llmperf;
 pub mod page;
 pub mod sglang_bench;
 pub mod vllm_bench;
+pub mod vllm_offline;
 
 use std::path::{Path, PathBuf};
 
@@ -22,67 +26,59 @@ use serde_json::Value;
 
 use crate::model::{Cell, DecodeCell, Run, RunMeta, SCHEMA_VERSION};
 
-/// A format `sitegen ingest` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// The text of a published "Speed test matrix" page.
-    Page,
-    /// The measurement table as a run page's `measurements.csv` exports it.
-    Csv,
-    /// The results JSON of llm_decode_bench.py (llm-inference-bench).
-    LlmDecodeBench,
-    /// `vllm bench serve --save-result` JSON, one file per burst.
-    VllmBench,
-    /// guidellm's `benchmarks.json`.
-    Guidellm,
-    /// SGLang `bench_serving --output-file` JSONL, one line per burst.
-    SglangBench,
-    /// NVIDIA AIPerf's `profile_export_aiperf.json`, one file per cell.
-    Aiperf,
+/// One format `sitegen ingest` reads, declared in its importer's file: a
+/// new format is one new file and one row of [`IMPORTERS`].
+pub struct Importer {
+    /// The name on the command line.
+    pub name: &'static str,
+    /// Whether a file is this format, by its content.
+    pub detect: fn(&Sniffed) -> bool,
+    /// Whether all the files given make one run (one file per cell)
+    /// rather than one run each.
+    pub one_run_from_all_files: bool,
+    /// Reads the files (one, or all of a one-run group), with what the
+    /// person gave beside them.
+    pub read: fn(&Inputs, &Given) -> anyhow::Result<Imported>,
 }
 
-impl Format {
-    pub const ALL: [Format; 7] = [
-        Format::Page,
-        Format::Csv,
-        Format::LlmDecodeBench,
-        Format::VllmBench,
-        Format::Guidellm,
-        Format::SglangBench,
-        Format::Aiperf,
-    ];
+/// The files an importer reads, each with its text.
+pub type Inputs = [(PathBuf, String)];
 
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Page => "page",
-            Format::Csv => "csv",
-            Format::LlmDecodeBench => "llm-decode-bench",
-            Format::VllmBench => "vllm-bench",
-            Format::Guidellm => "guidellm",
-            Format::SglangBench => "sglang-bench",
-            Format::Aiperf => "aiperf",
-        }
-    }
+/// What the person gave on the command line that an importer may need.
+#[derive(Debug, Clone, Default)]
+pub struct Given {
+    /// The run id the files become.
+    pub id: String,
+    /// `--context`: the context in tokens, for a file that does not state
+    /// it (used only where the file is silent, and said so in the cell).
+    pub context_tokens: Option<u64>,
+}
 
-    pub(crate) fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
+/// Every importer, in the order detection asks them.
+pub const IMPORTERS: &[&Importer] = &[
+    &page::IMPORTER,
+    &csv::IMPORTER,
+    &llm_decode_bench::IMPORTER,
+    &vllm_bench::IMPORTER,
+    &guidellm::IMPORTER,
+    &genai_perf::IMPORTER,
+    &aiperf::IMPORTER,
+    &vllm_offline::IMPORTER,
+    &llama_bench::IMPORTER,
+    &llmperf::IMPORTER,
+    &sglang_bench::IMPORTER,
+];
 
-    /// Recognises a format by a file's content: a page's first line, a CSV
-    /// header, or the keys each tool's JSON, YAML (guidellm) or first JSONL
-    /// line has.
-    pub fn detect(text: &str) -> Option<Format> {
-        if text.starts_with(page::FIRST_LINE) {
-            return Some(Format::Page);
-        }
-        if text.starts_with(aiperf::CSV_HEADER) {
-            return Some(Format::Aiperf);
-        }
-        let first_line = text.lines().next().map(str::trim_end).unwrap_or_default();
-        if crate::table::csv_columns(&first_line.split(',').collect::<Vec<_>>()).is_some() {
-            return Some(Format::Csv);
-        }
+/// A file's text read once for detection: whole as JSON (or YAML where it
+/// looks like guidellm's), and its first non-empty line as JSON.
+pub struct Sniffed<'a> {
+    pub text: &'a str,
+    pub whole: Option<Value>,
+    pub first_line: Option<Value>,
+}
+
+impl<'a> Sniffed<'a> {
+    pub fn new(text: &'a str) -> Sniffed<'a> {
         let probe = Path::new("");
         let trimmed = text.trim_start();
         let whole = if trimmed.starts_with(['{', '[']) {
@@ -92,44 +88,75 @@ impl Format {
         } else {
             None
         };
-        if let Some(v) = whole {
-            let by_content = [
-                (
-                    Format::LlmDecodeBench,
-                    llm_decode_bench::looks_like as fn(&Value) -> bool,
-                ),
-                (Format::VllmBench, vllm_bench::looks_like),
-                (Format::Guidellm, guidellm::looks_like),
-                (Format::Aiperf, aiperf::looks_like),
-            ];
-            if let Some((f, _)) = by_content.iter().find(|(_, looks)| looks(&v)) {
-                return Some(*f);
-            }
+        let first_line = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .and_then(|l| json::parse_python_json(probe, l).ok());
+        Sniffed {
+            text,
+            whole,
+            first_line,
         }
-        let first_line = text.lines().find(|l| !l.trim().is_empty())?;
-        json::parse_python_json(probe, first_line)
-            .ok()
-            .filter(sglang_bench::looks_like)
-            .map(|_| Format::SglangBench)
     }
 
-    /// Whether all the files given make one run (one file per cell) rather
-    /// than one run each.
+    /// The whole file's JSON, when it is.
+    pub fn json(&self) -> Option<&Value> {
+        self.whole.as_ref()
+    }
+}
+
+/// A format `sitegen ingest` reads: a handle on its importer.
+#[derive(Clone, Copy)]
+pub struct Format(&'static Importer);
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Format) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Format {}
+
+impl std::fmt::Debug for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Format {
+    /// Every format, in the order detection asks them.
+    pub fn all() -> impl Iterator<Item = Format> {
+        IMPORTERS.iter().map(|i| Format(i))
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// The format of that name.
+    pub fn named(name: &str) -> Option<Format> {
+        Format::all().find(|f| f.name() == name)
+    }
+
+    /// Every format's name, for messages: "page, csv, ...".
+    pub fn names() -> Vec<&'static str> {
+        Format::all().map(Format::name).collect()
+    }
+
+    /// Recognises a format by a file's content: the first importer whose
+    /// detection says so.
+    pub fn detect(text: &str) -> Option<Format> {
+        let sniffed = Sniffed::new(text);
+        Format::all().find(|f| (f.0.detect)(&sniffed))
+    }
+
     fn one_run_from_all_files(self) -> bool {
-        matches!(self, Format::VllmBench | Format::Aiperf)
+        self.0.one_run_from_all_files
     }
 
-    fn read(self, inputs: &[(PathBuf, String)], id: &str) -> anyhow::Result<Imported> {
-        let (file, text) = (&inputs[0].0, &inputs[0].1);
-        Ok(match self {
-            Format::Page => Imported::from_run(page::parse_page(file, text, id)?),
-            Format::Csv => csv::parse_csv(file, text)?,
-            Format::LlmDecodeBench => llm_decode_bench::parse(file, text)?,
-            Format::VllmBench => vllm_bench::parse_files(inputs)?,
-            Format::Guidellm => guidellm::parse(file, text)?,
-            Format::SglangBench => sglang_bench::parse_jsonl(file, text)?,
-            Format::Aiperf => aiperf::parse_files(inputs)?,
-        })
+    fn read(self, inputs: &[(PathBuf, String)], given: &Given) -> anyhow::Result<Imported> {
+        (self.0.read)(inputs, given)
     }
 }
 
@@ -158,7 +185,7 @@ impl Imported {
         }
     }
 
-    fn from_run(run: Run) -> Imported {
+    pub(crate) fn from_run(run: Run) -> Imported {
         Imported {
             meta: serde_json::to_value(&run.meta).expect("run metadata is JSON"),
             cells: run.cells,
@@ -229,13 +256,13 @@ impl Outcome {
         out.push_str(&format!("  cards from the file: {}\n", cards(&file_only)));
         if !self.from_meta.is_empty() {
             out.push_str(&format!(
-                "  cards from --meta: {}\n",
+                "  cards given (flags, --meta): {}\n",
                 cards(&self.from_meta)
             ));
         }
         if !self.missing.is_empty() {
             out.push_str(&format!(
-                "  missing (give them with --meta): {}\n",
+                "  missing (give them with --gpu, --gpu-count, --engine, --model or --meta): {}\n",
                 self.missing.join(", ")
             ));
         }
@@ -284,6 +311,11 @@ pub struct ImportOptions {
     pub force: bool,
     /// A JSON file merged over what each input says (same fields as run.json).
     pub meta: Option<PathBuf>,
+    /// Card fields given as flags (`--gpu` ...), a partial run.json under
+    /// `meta`'s (an empty object, or null, when none).
+    pub cards: Value,
+    /// `--context`: the context of files that do not state it.
+    pub context_tokens: Option<u64>,
     /// Read and check everything, write nothing.
     pub dry_run: bool,
 }
@@ -325,7 +357,7 @@ pub fn import(
     files: &[PathBuf],
     opts: &ImportOptions,
 ) -> anyhow::Result<Vec<Outcome>> {
-    let patch = opts.meta.as_deref().map(read_meta_patch).transpose()?;
+    let patch = given_cards(&opts.cards, opts.meta.as_deref())?;
     let mut inputs = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file)
@@ -336,7 +368,7 @@ pub fn import(
                 format!(
                     "{}: not a format sitegen recognises; name it: sitegen ingest {} FILE",
                     file.display(),
-                    Format::ALL.map(Format::name).join("|")
+                    Format::names().join("|")
                 )
             })?,
         };
@@ -377,7 +409,11 @@ pub fn import(
         };
         crate::store::check_run_id(&run_id)
             .with_context(|| format!("{}: choose a run id with --id", first.display()))?;
-        let imported = format.read(group, &run_id)?;
+        let given = Given {
+            id: run_id.clone(),
+            context_tokens: opts.context_tokens,
+        };
+        let imported = format.read(group, &given)?;
         let from_file = leaf_paths(&imported.meta);
         let (meta, missing) = merge_meta(imported.meta, patch.as_ref());
         let mut cells = imported.cells;
@@ -435,12 +471,31 @@ pub fn import_pages(
         data: data_dir.to_path_buf(),
         force,
         meta: None,
+        cards: Value::Null,
+        context_tokens: None,
         dry_run: false,
     };
-    Ok(import(Some(Format::Page), files, &opts)?
+    Ok(import(Format::named("page"), files, &opts)?
         .into_iter()
         .map(|o| o.dir)
         .collect())
+}
+
+/// The cards the person gave: the flags, with `--meta` merged over them
+/// (as `sitegen run` merges it); `None` when neither gave any.
+fn given_cards(flags: &Value, meta: Option<&Path>) -> anyhow::Result<Option<Value>> {
+    let mut patch = match flags {
+        Value::Object(m) if !m.is_empty() => Some(flags.clone()),
+        _ => None,
+    };
+    if let Some(path) = meta {
+        let file = read_meta_patch(path)?;
+        match &mut patch {
+            Some(p) => json_patch::merge(p, &file),
+            None => patch = Some(file),
+        }
+    }
+    Ok(patch)
 }
 
 fn read_meta_patch(path: &Path) -> anyhow::Result<Value> {
@@ -472,19 +527,23 @@ const REQUIRED: [&str; 5] = [
     "run.decode_test",
 ];
 
+/// An example value of a required card field.
+fn example_value(path: &str) -> Value {
+    match path {
+        "model" => Value::from("GLM-5.3-Flash"),
+        "hardware.gpu" => Value::from("H100"),
+        "hardware.gpu_count" => Value::from(4),
+        "engine.name" => Value::from("vllm"),
+        "run.decode_test" => Value::from("fixed_duration"),
+        _ => Value::from("..."),
+    }
+}
+
 /// A `--meta` object giving each missing path an example value.
 fn missing_example(missing: &[&str]) -> Value {
     let mut example = serde_json::json!({});
     for path in missing {
-        let value = match *path {
-            "model" => Value::from("GLM-5.3-Flash"),
-            "hardware.gpu" => Value::from("H200 SXM"),
-            "hardware.gpu_count" => Value::from(4),
-            "engine.name" => Value::from("vllm"),
-            "run.decode_test" => Value::from("fixed_duration"),
-            _ => Value::from("..."),
-        };
-        let mut patch = value;
+        let mut patch = example_value(path);
         for key in path.rsplit('.') {
             patch = serde_json::json!({ key: patch });
         }
@@ -554,8 +613,23 @@ fn finish_meta(
 ) -> anyhow::Result<RunMeta> {
     if !missing.is_empty() {
         let example = missing_example(missing);
+        let flags: Vec<String> = missing
+            .iter()
+            .filter_map(|p| {
+                let flag = crate::cards::MetaFlags::flag_of(p)?;
+                Some(match example_value(p) {
+                    Value::String(v) => format!("{flag} {v}"),
+                    v => format!("{flag} {v}"),
+                })
+            })
+            .collect();
+        let by_flag = if flags.len() == missing.len() {
+            format!("give them with {}, or ", flags.join(" "))
+        } else {
+            String::new()
+        };
         bail!(
-            "{}: the file does not say {}: pass them in a JSON file with --meta, with \
+            "{}: the file does not say {}: {by_flag}pass them in a JSON file with --meta, with \
              run.json's field names, e.g. {example}",
             file.display(),
             missing.join(", ")
@@ -588,13 +662,13 @@ mod tests {
             "/tests/fixtures/pages/glm-5.3-flash-h200x4-vllm.txt"
         ))
         .unwrap();
-        assert_eq!(Format::detect(&page), Some(Format::Page));
+        assert_eq!(Format::detect(&page), Format::named("page"));
         let csv = format!("{}\nprefill,8192,1,valid,,1.0,,1.0,,,,,,\n", csv::header());
-        assert_eq!(Format::detect(&csv), Some(Format::Csv));
+        assert_eq!(Format::detect(&csv), Format::named("csv"));
         assert_eq!(Format::detect("{\"metadata\": {}}"), None);
-        for f in Format::ALL {
-            assert_eq!(Format::from_name(f.name()), Some(f));
-        }
+        let names = Format::names();
+        let unique: std::collections::BTreeSet<_> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
     }
 
     #[test]

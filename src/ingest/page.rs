@@ -31,6 +31,19 @@ pub struct PageError {
 /// The first line of every page.
 pub(crate) const FIRST_LINE: &str = "Speed test matrix";
 
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "page",
+    detect: |s| s.text.starts_with(FIRST_LINE),
+    one_run_from_all_files: false,
+    read: |inputs, given| {
+        Ok(super::Imported::from_run(parse_page(
+            &inputs[0].0,
+            &inputs[0].1,
+            &given.id,
+        )?))
+    },
+};
+
 pub fn parse_page(file: &Path, text: &str, id: &str) -> Result<Run, PageError> {
     Parser::new(file, text).parse(id)
 }

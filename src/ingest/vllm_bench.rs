@@ -13,23 +13,33 @@
 //! per-request `ttfts` and `latencies` / `itls` or the p99 TTFT. vLLM's files
 //! record no version of the tool. The rest is kept raw.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::burst::{burst_cell, burst_meta, engine_of_backend, push_unique};
+use super::burst::{burst_cell, burst_meta, cells_of, engine_of_backend, push_unique, settings_of};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::Cell;
 
 pub(crate) const TOOL: &str = "vllm bench serve";
 
+pub const IMPORTER: super::Importer = super::Importer {
+    name: "vllm-bench",
+    // `--append-result` writes one JSON line per burst into one file.
+    detect: |s| s.json().or(s.first_line.as_ref()).is_some_and(looks_like),
+    one_run_from_all_files: true,
+    read: |inputs, _| parse_files(inputs),
+};
+
 /// Whether a JSON result looks like vllm bench serve's (or a list of them,
 /// as a sweep's summary.json is).
 pub(crate) fn looks_like(value: &Value) -> bool {
+    // vllm-ascend's nightly files have no throughput (and no counts), but
+    // their TTFT medians and request settings say what they are.
     let one = |v: &Value| {
         v.get("model_id").is_some()
-            && v.get("output_throughput").is_some()
+            && (v.get("output_throughput").is_some() || v.get("median_ttft_ms").is_some())
             && (v.get("num_prompts").is_some() || v.get("num_conversations").is_some())
     };
     match value {
@@ -58,6 +68,31 @@ pub fn layout(value: &Value) -> String {
     format!("{kind}; vLLM's result files record no version")
 }
 
+/// The file's results: one JSON value (a result, or a sweep's list), or
+/// one result per line as `--append-result` writes them (then a list, and
+/// the line number of each).
+fn read_results(file: &Path, text: &str) -> anyhow::Result<(Value, Option<Vec<usize>>)> {
+    let whole = match parse_python_json(file, text) {
+        Ok(v) => return Ok((v, None)),
+        Err(e) => e,
+    };
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .collect();
+    if lines.len() < 2 || !lines[0].1.trim_start().starts_with('{') {
+        return Err(whole);
+    }
+    let mut out = Vec::new();
+    let mut numbers = Vec::new();
+    for (i, line) in lines {
+        out.push(super::json::parse_python_json_line(file, line, i + 1)?);
+        numbers.push(i + 1);
+    }
+    Ok((Value::Array(out), Some(numbers)))
+}
+
 pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
     let mut model: Option<(String, PathBuf)> = None;
@@ -65,7 +100,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     let mut warnings = Vec::new();
     let mut layouts = Vec::new();
     for (file, text) in files {
-        let value = parse_python_json(file, text)?;
+        let (value, lines) = read_results(file, text)?;
         let root = At::root(file, &value);
         let records = match &value {
             Value::Array(_) => root.elements(),
@@ -79,8 +114,25 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
         if records.is_empty() {
             return Err(root.error("expected at least one result, found an empty list"));
         }
-        layouts.push(layout(&value));
-        for at in records {
+        layouts.push(match &lines {
+            Some(_) => format!(
+                "{} results appended as JSON lines (--append-result); vLLM's result files record no version",
+                records.len()
+            ),
+            None => layout(&value),
+        });
+        for (i, at) in records.into_iter().enumerate() {
+            let place = match &lines {
+                Some(numbers) => format!("{}: line {}", file.display(), numbers[i]),
+                None => format!("{}: {}", file.display(), at.path_or_top()),
+            };
+            // A warmup burst (as `--metadata type=warmup` marks one) is not a measurement.
+            if at.value.get("type").and_then(Value::as_str) == Some("warmup") {
+                warnings.push(format!(
+                    "{place}: a warmup burst (type \"warmup\"), left out"
+                ));
+                continue;
+            }
             if !at.value.is_object() {
                 return Err(at.error("expected a vllm bench serve result (a JSON object)"));
             }
@@ -98,8 +150,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             backend = backend.or(at.opt_str("backend")?.map(str::to_string));
             let burst = burst_cell(&at, TOOL)?;
             warnings.extend(burst.warnings);
-            let place = format!("{}: {}", file.display(), at.path_or_top());
-            push_unique(&mut cells, place, burst.cell)?;
+            push_unique(&mut cells, place, burst.cell, settings_of(at.value))?;
         }
     }
     layouts.dedup();
@@ -114,7 +165,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             TOOL,
             &names,
         ),
-        cells: cells.into_iter().map(|(_, c)| Cell::Decode(c)).collect(),
+        cells: cells_of(cells)?.into_iter().map(Cell::Decode).collect(),
         notes_markdown: None,
         warnings,
         layout: layouts.join("; "),

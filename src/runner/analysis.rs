@@ -160,68 +160,6 @@ pub(crate) fn binned(chunks: &[(f64, u64)], window_s: f64, bins: usize) -> Vec<u
 /// Most windows `--repeat` takes per cell.
 pub(crate) const MAX_REPEAT: u32 = 20;
 
-/// Student's t at 97.5% for 1 to 19 degrees of freedom.
-const T_975: [f64; 19] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-];
-
-/// One cell from the windows `--repeat` measured. All Valid: the figures
-/// of the median window, its total the median of all, and the 95% interval
-/// of the windows' mean rate (t with n − 1 degrees of freedom): the noise
-/// from window to window, wider than one window's own. A window that is not
-/// Valid gives the cell its status: the first such one is the cell.
-/// Every window is kept in `detail.repeats`.
-pub(crate) fn combine_repeats(windows: Vec<crate::model::DecodeCell>) -> crate::model::DecodeCell {
-    use crate::model::RepeatWindow;
-    let repeats: Vec<RepeatWindow> = windows
-        .iter()
-        .map(|w| RepeatWindow {
-            window_start_unix_s: w.detail.as_ref().map_or(0.0, |d| d.window_start_unix_s),
-            status: w.status,
-            total_tok_per_s: w.total_tok_per_s,
-            total_tok_per_s_ci95: w.total_tok_per_s_ci95.clone(),
-            output_tokens: w.output_tokens,
-            tokens_per_second: w
-                .detail
-                .as_ref()
-                .map(|d| d.tokens_per_second.clone())
-                .unwrap_or_default(),
-        })
-        .collect();
-    let n = windows.len();
-    let with_repeats = |mut cell: crate::model::DecodeCell| {
-        if let Some(d) = cell.detail.as_mut() {
-            d.repeats = repeats.clone();
-        }
-        cell
-    };
-    if let Some(bad) = windows.iter().position(|w| w.status != Status::Valid) {
-        return with_repeats(windows[bad].clone());
-    }
-    let totals: Vec<f64> = windows.iter().filter_map(|w| w.total_tok_per_s).collect();
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&i, &j| {
-        let t = |k: usize| windows[k].total_tok_per_s.unwrap_or(0.0);
-        t(i).total_cmp(&t(j))
-    });
-    let middle = order[(n - 1) / 2];
-    let mut cell = windows[middle].clone();
-    if totals.len() == n && n >= 2 {
-        let median = crate::model::median(totals.clone()).expect("n >= 2 windows");
-        let mean = totals.iter().sum::<f64>() / n as f64;
-        let sd = (totals.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-        let half = T_975[(n - 2).min(T_975.len() - 1)] * sd / (n as f64).sqrt();
-        cell.total_tok_per_s = Some(median);
-        cell.total_tok_per_s_ci95 = Some(Interval {
-            low: (median - half).max(0.0),
-            high: median + half,
-            method: format!("{n} repeated windows"),
-        });
-    }
-    with_repeats(cell)
-}
-
 /// Sub-windows of the drift check: four per third of the window.
 pub(crate) const DRIFT_BINS: usize = 12;
 
@@ -942,29 +880,5 @@ mod tests {
         assert!((uneven.high - 107.42).abs() < 0.01, "{uneven:?}");
         assert_eq!(uneven.method, "batch means over 6 sub-windows of 1.0 s");
         assert_eq!(batch_means_ci95(&[1, 2, 3], 6.0), None);
-    }
-
-    #[test]
-    fn repeated_windows_give_the_median_and_the_interval_of_their_mean() {
-        use crate::model::DecodeCell;
-        let window = |total: f64, status: Status| DecodeCell {
-            total_tok_per_s: Some(total),
-            ..DecodeCell::without_figures(8192, 4, status, None)
-        };
-        let cell = combine_repeats(vec![
-            window(110.0, Status::Valid),
-            window(90.0, Status::Valid),
-            window(100.0, Status::Valid),
-        ]);
-        assert_eq!(cell.total_tok_per_s, Some(100.0));
-        let ci = cell.total_tok_per_s_ci95.unwrap();
-        // sd 10, t(2) 4.303, √3: ±24.84.
-        assert!((ci.high - 124.84).abs() < 0.01, "{ci:?}");
-        assert_eq!(ci.method, "3 repeated windows");
-        let looped = combine_repeats(vec![
-            window(100.0, Status::Valid),
-            window(0.0, Status::Looped),
-        ]);
-        assert_eq!(looped.status, Status::Looped);
     }
 }

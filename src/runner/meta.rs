@@ -12,56 +12,7 @@ use crate::model::{
 };
 use crate::redact::redact_command;
 
-/// Card fields given on the command line; each overrides what was found.
-/// Declared once: `sitegen run` takes them flattened into its arguments.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct MetaFlags {
-    /// Display name of the model (default: the served model name).
-    #[arg(long)]
-    pub model_name: Option<String>,
-    /// Kind of accelerator for the Hardware card, e.g. "Discrete GPU".
-    #[arg(long)]
-    pub hardware_type: Option<String>,
-    /// GPU model, e.g. "H200 SXM" (default: from nvidia-smi when the server is on this host).
-    #[arg(long)]
-    pub gpu: Option<String>,
-    /// Number of GPUs the server runs on (default: from nvidia-smi when the server is on this host).
-    #[arg(long)]
-    pub gpu_count: Option<u32>,
-    /// Memory of one GPU in GB.
-    #[arg(long)]
-    pub vram_gb: Option<u32>,
-    /// Operating system of the server, e.g. "linux".
-    #[arg(long)]
-    pub os: Option<String>,
-    /// Engine name (default: recognised from the server).
-    #[arg(long)]
-    pub engine: Option<String>,
-    /// Engine version, e.g. "0.29.0" (default: from the server's /version).
-    #[arg(long)]
-    pub engine_version: Option<String>,
-    /// Weight format, e.g. "FP8", "BF16", "Q4_K_M".
-    #[arg(long)]
-    pub quantization: Option<String>,
-    /// Compute backend, e.g. "cuda", "rocm", "cpu".
-    #[arg(long)]
-    pub backend: Option<String>,
-    /// Source repository of the engine, e.g. "github.com/vllm-project/vllm".
-    #[arg(long)]
-    pub repository: Option<String>,
-    /// Build flavour of the engine, e.g. "cuda-13.2".
-    #[arg(long)]
-    pub build: Option<String>,
-    /// Source commit of the engine build.
-    #[arg(long)]
-    pub commit: Option<String>,
-    /// Model revision.
-    #[arg(long)]
-    pub revision: Option<String>,
-    /// The server's launch command; secrets in it are redacted before it is stored.
-    #[arg(long)]
-    pub launch_command: Option<String>,
-}
+pub use crate::cards::MetaFlags;
 
 /// GPUs as `nvidia-smi` lists them: (name, count, memory per GPU in GB).
 #[derive(Debug, Clone, PartialEq)]

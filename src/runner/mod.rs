@@ -704,7 +704,10 @@ impl Measure {
         for _ in 0..self.plan.repeat {
             windows.push(self.decode_window(ctx, n, prompts, bar).await);
         }
-        Cell::Decode(analysis::combine_repeats(windows))
+        Cell::Decode(crate::model::DecodeCell::from_repeats(
+            windows,
+            "repeated windows",
+        ))
     }
 
     async fn decode_window(
@@ -774,6 +777,7 @@ impl Measure {
             max_pause_ms: keep(f.max_pause_ms),
             total_tok_per_s_ci95: f.total_ci95.filter(|_| figures),
             spread: f.spread.filter(|_| figures).map(Box::new),
+            repeats: Vec::new(),
             detail: Some(Box::new(DecodeDetail {
                 tokens_per_second: f.tokens_per_second,
                 drift: f.drift,
@@ -788,7 +792,6 @@ impl Measure {
                 requests: f.requests,
                 server,
                 loop_evidence: f.loop_evidence,
-                repeats: Vec::new(),
             })),
             measured_by: None,
         }

@@ -249,6 +249,8 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
                 "sglang-bench" => Some(model_meta.clone()),
                 _ => Some(meta.clone()),
             },
+            cards: serde_json::Value::Null,
+            context_tokens: None,
             dry_run: false,
         };
         import(None, &files, &opts).unwrap();
