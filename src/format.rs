@@ -144,6 +144,33 @@ pub(crate) fn seconds_setting(s: f64) -> String {
     format!("{} s", trim_number(s))
 }
 
+/// Power: "3,164.5 W".
+pub fn watts(w: f64) -> String {
+    format!("{} W", grouped(w, 1))
+}
+
+/// Energy per output token, three significant digits: "0.354 J", "12.3 J".
+pub fn joules(j: f64) -> String {
+    let decimals = match j.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        a if a >= 0.1 => 3,
+        _ => 4,
+    };
+    format!("{} J", grouped(j, decimals))
+}
+
+/// A share of 0 to 1 as a percentage: 0.443 -> "44%".
+pub fn share(v: f64) -> String {
+    format!("{}%", grouped(v * 100.0, 0))
+}
+
+/// A number shown with a unit after it ("3,164.5 W", "44%"), read back.
+pub(crate) fn parse_with_unit(text: &str, unit: &str) -> Result<f64, ParseError> {
+    parse_grouped(text.trim().trim_end_matches(unit).trim())
+}
+
 /// A mean with one decimal: "56.4".
 pub(crate) fn tenths(v: f64) -> String {
     grouped(v, 1)

@@ -458,6 +458,10 @@ pub struct DecodeCell {
     /// `sitegen run` or as the importing tool reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Box<CellSpread>>,
+    /// What the server and its GPUs did during the window, where it was
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<Box<CellTelemetry>>,
     /// Every measurement of a cell measured several times (`sitegen run
     /// --repeat`, or one setting repeated in an imported file), in order;
     /// the cell's figures are the median one's, its interval theirs.
@@ -599,6 +603,7 @@ impl DecodeCell {
             max_pause_ms: None,
             total_tok_per_s_ci95: None,
             spread: None,
+            telemetry: None,
             repeats: Vec::new(),
             detail: None,
             measured_by: None,
@@ -645,6 +650,190 @@ pub struct DecodeDetail {
     pub server: Option<ServerSamples>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_evidence: Option<LoopEvidence>,
+}
+
+/// What the server and its GPUs did during a cell's window: why its
+/// figures are what they are, and what they cost in energy. A figure the
+/// source did not record is absent ("not recorded"), never 0.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CellTelemetry {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerCounters>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<GpuTelemetry>,
+}
+
+/// The server's own counters over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerCounters {
+    /// Where they come from: "vLLM /metrics every 1 s", "llm_decode_bench's server counters".
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_max: Option<f64>,
+    /// Share of the samples with a request waiting (0 to 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_share: Option<f64>,
+    /// KV-cache usage, 0 to 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage_max: Option<f64>,
+    /// Requests preempted (vLLM) or retracted (SGLang) during the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemptions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix_cache_hit_rate: Option<f64>,
+    /// Accepted draft tokens / draft tokens, over the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_acceptance_rate: Option<f64>,
+    /// Mean tokens a decode step produced under speculative decoding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_accept_length: Option<f64>,
+}
+
+/// The GPUs the server runs on, over the window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GpuTelemetry {
+    /// Where it comes from: "DCGM exporter http://...", "nvidia-smi every 500 ms".
+    pub source: String,
+    /// GPUs summed.
+    pub gpus: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples: Option<u32>,
+    /// Mean of the GPUs' summed power draw, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_w_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
+    /// Energy over the window, J, and how it was found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_from: Option<EnergySource>,
+    /// Energy / output tokens of the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joules_per_output_token: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_clock_mhz_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temp_c_max: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub util_pct_mean: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_used_pct_max: Option<f64>,
+    /// From the clock-event reasons seen during the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttle: Option<Throttle>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EnergySource {
+    /// The delta of the GPUs' energy counter over the window.
+    Counter,
+    /// The trapezoid of the power samples over the window.
+    PowerSamples,
+    /// Mean power × the window's length, as the importing tool reported it.
+    MeanPower,
+}
+
+/// The worst clock-event reason seen during the window.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Throttle {
+    /// No reason that slows the clocks.
+    Ok,
+    /// The GPUs held their clocks down to stay under their power limit.
+    PowerCapped,
+    /// Slowed for heat (software or hardware thermal slowdown).
+    Thermal,
+    /// The hardware slowed itself (power brake, hardware slowdown).
+    HardwareSlowdown,
+}
+
+impl Throttle {
+    pub const ALL: [Throttle; 4] = [
+        Throttle::Ok,
+        Throttle::PowerCapped,
+        Throttle::Thermal,
+        Throttle::HardwareSlowdown,
+    ];
+
+    /// The word on pages: "ok", "power capped", ...
+    pub fn label(self) -> &'static str {
+        match self {
+            Throttle::Ok => "ok",
+            Throttle::PowerCapped => "power capped",
+            Throttle::Thermal => "thermal",
+            Throttle::HardwareSlowdown => "hardware slowdown",
+        }
+    }
+
+    /// The value in files and the CSV: "ok", "power_capped", ...
+    pub fn code(self) -> &'static str {
+        match self {
+            Throttle::Ok => "ok",
+            Throttle::PowerCapped => "power_capped",
+            Throttle::Thermal => "thermal",
+            Throttle::HardwareSlowdown => "hardware_slowdown",
+        }
+    }
+}
+
+impl DecodeCell {
+    /// The GPUs' telemetry over the window, where it was recorded.
+    pub fn gpu_telemetry(&self) -> Option<&GpuTelemetry> {
+        self.telemetry.as_ref()?.gpus.as_ref()
+    }
+
+    /// The server's counters over the window, where they were recorded.
+    pub fn server_counters(&self) -> Option<&ServerCounters> {
+        self.telemetry.as_ref()?.server.as_ref()
+    }
+
+    /// Energy per output token, J, where it was recorded.
+    pub fn joules_per_output_token(&self) -> Option<f64> {
+        self.gpu_telemetry()?.joules_per_output_token
+    }
+
+    /// The GPUs' telemetry, made where a measurement table gives a figure of it.
+    pub(crate) fn gpu_telemetry_mut(&mut self) -> &mut GpuTelemetry {
+        self.telemetry
+            .get_or_insert_with(Default::default)
+            .gpus
+            .get_or_insert_with(|| GpuTelemetry {
+                source: "as read from a measurement table".into(),
+                ..Default::default()
+            })
+    }
+
+    /// The server's counters, made where a measurement table gives one.
+    pub(crate) fn server_counters_mut(&mut self) -> &mut ServerCounters {
+        self.telemetry
+            .get_or_insert_with(Default::default)
+            .server
+            .get_or_insert_with(|| ServerCounters {
+                source: "as read from a measurement table".into(),
+                ..Default::default()
+            })
+    }
 }
 
 /// One measurement of a cell measured several times: a window of `sitegen

@@ -74,6 +74,35 @@ fn raw_int(text: &str) -> Result<u64, ParseError> {
     text.parse().map_err(|_| err("a whole number", text))
 }
 
+fn throttle_of(cell: &Cell) -> Option<crate::model::Throttle> {
+    match cell {
+        Cell::Decode(d) => d.gpu_telemetry()?.throttle,
+        Cell::Prefill(_) => None,
+    }
+}
+
+/// Reads a throttle verdict written by `word` (its label or its code).
+fn read_throttle(
+    cell: &mut Cell,
+    text: &str,
+    word: fn(crate::model::Throttle) -> &'static str,
+) -> Result<(), ParseError> {
+    let text = text.trim();
+    if text.is_empty() || text == DASH {
+        return Ok(());
+    }
+    let t = crate::model::Throttle::ALL
+        .into_iter()
+        .find(|t| word(*t) == text)
+        .ok_or_else(|| {
+            err(
+                "a throttle verdict (ok, power capped, thermal, hardware slowdown)",
+                text,
+            )
+        })?;
+    on_decode(cell, |d| d.gpu_telemetry_mut().throttle = Some(t))
+}
+
 /// Sets a field of a decode cell; a prefill cell does not have it.
 fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), ParseError> {
     if let Cell::Decode(c) = cell {
@@ -83,7 +112,7 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
 }
 
 /// Every column, in the CSV's order; the page shows those with a header.
-pub(crate) static COLUMNS: [Column; 16] = [
+pub(crate) static COLUMNS: [Column; 24] = [
     Column {
         header: Some("Phase"),
         optional: false,
@@ -399,6 +428,132 @@ pub(crate) static COLUMNS: [Column; 16] = [
             }),
             show: format::seconds,
             parse: format::parse_seconds,
+        },
+    },
+    Column {
+        // Mean total power of the server's GPUs over the window (docs/measurement.md, "Energy").
+        header: Some("GPU power"),
+        optional: true,
+        published: false,
+        csv_name: "gpu_power_w",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.gpu_telemetry()?.power_w_mean,
+                set: |d, v| d.gpu_telemetry_mut().power_w_mean = Some(v),
+            }),
+            show: format::watts,
+            parse: |t| format::parse_with_unit(t, "W"),
+        },
+    },
+    Column {
+        // The GPUs' energy over the window / its output tokens.
+        header: Some("Energy / output token"),
+        optional: true,
+        published: false,
+        csv_name: "joules_per_output_token",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.joules_per_output_token(),
+                set: |d, v| d.gpu_telemetry_mut().joules_per_output_token = Some(v),
+            }),
+            show: format::joules,
+            parse: |t| format::parse_with_unit(t, "J"),
+        },
+    },
+    Column {
+        // The worst clock-event reason the GPUs reported during the window.
+        header: Some("Throttle"),
+        optional: true,
+        published: false,
+        csv_name: "throttle",
+        kind: Kind::Other {
+            show: |c| throttle_of(c).map_or(DASH.into(), |t| t.label().into()),
+            sort_key: |c| throttle_of(c).map_or(String::new(), |t| (t as u8).to_string()),
+            raw: |c| throttle_of(c).map_or(String::new(), |t| t.code().into()),
+            read_shown: |c, text| read_throttle(c, text, crate::model::Throttle::label),
+            read_raw: |c, text| read_throttle(c, text, crate::model::Throttle::code),
+        },
+    },
+    Column {
+        // The server's KV-cache usage at its highest in the window, in percent.
+        header: Some("KV cache peak"),
+        optional: true,
+        published: false,
+        csv_name: "kv_cache_peak",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.server_counters()?.kv_cache_usage_max.map(|v| v * 100.0),
+                set: |d, v| d.server_counters_mut().kv_cache_usage_max = Some(v / 100.0),
+            }),
+            show: |v| format::share(v / 100.0),
+            parse: |t| format::parse_with_unit(t, "%"),
+        },
+    },
+    Column {
+        // Most requests the server held waiting at once (its own count).
+        header: Some("Waiting peak"),
+        optional: true,
+        published: false,
+        csv_name: "waiting_peak",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.server_counters()?.waiting_max,
+                set: |d, v| d.server_counters_mut().waiting_max = Some(v),
+            }),
+            show: format::trim_number,
+            parse: format::parse_grouped,
+        },
+    },
+    Column {
+        // Requests the server preempted (or retracted) during the window.
+        header: Some("Preemptions"),
+        optional: true,
+        published: false,
+        csv_name: "preemptions",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.server_counters()?.preemptions.map(|v| v as f64),
+                set: |d, v| d.server_counters_mut().preemptions = Some(v as u64),
+            }),
+            show: |v| format::count(v as u64),
+            parse: count,
+        },
+    },
+    Column {
+        // Draft tokens the server accepted under speculative decoding, in percent.
+        header: Some("Spec. acceptance"),
+        optional: true,
+        published: false,
+        csv_name: "spec_acceptance_rate",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.server_counters()?.spec_acceptance_rate.map(|v| v * 100.0),
+                set: |d, v| d.server_counters_mut().spec_acceptance_rate = Some(v / 100.0),
+            }),
+            show: |v| format::share(v / 100.0),
+            parse: |t| format::parse_with_unit(t, "%"),
+        },
+    },
+    Column {
+        // Mean tokens a decode step produced under speculative decoding.
+        header: Some("Spec. accept length"),
+        optional: true,
+        published: false,
+        csv_name: "spec_accept_length",
+        kind: Kind::Number {
+            prefill: None,
+            decode: Some(Field {
+                get: |d| d.server_counters()?.spec_accept_length,
+                set: |d, v| d.server_counters_mut().spec_accept_length = Some(v),
+            }),
+            show: |v| format::grouped(v, 2),
+            parse: format::parse_grouped,
         },
     },
     Column {

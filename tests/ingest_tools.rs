@@ -347,6 +347,68 @@ fn num(v: &Value, path: &str) -> Option<f64> {
         .and_then(Value::as_f64)
 }
 
+/// Power and energy per output token from the tool's hardware monitor, and
+/// the server's counters, as the result states them.
+fn check_llm_decode_bench_telemetry(what: &str, r: &Value, c: &DecodeCell) {
+    let telemetry = c.telemetry.as_deref();
+    let hw = r["hardware_summary"].as_object().filter(|h| !h.is_empty());
+    match hw {
+        None => assert!(
+            telemetry.and_then(|t| t.gpus.as_ref()).is_none(),
+            "{what} no GPUs"
+        ),
+        Some(_) => {
+            let gpus = telemetry
+                .and_then(|t| t.gpus.as_ref())
+                .expect("GPU telemetry");
+            let power = num(r, "hardware_summary.power_total_avg_w");
+            assert_figure(&format!("{what} power"), gpus.power_w_mean, power);
+            assert_figure(
+                &format!("{what} J/token"),
+                gpus.joules_per_output_token,
+                power.map(|w| w / num(r, "aggregate_tps").unwrap()),
+            );
+            assert_figure(
+                &format!("{what} power limit"),
+                gpus.power_limit_w,
+                num(r, "hardware_summary.power_limit_total_w"),
+            );
+            assert_eq!(
+                Some(u64::from(gpus.gpus)),
+                num(r, "hardware_summary.gpu_count").map(|n| n as u64)
+            );
+        }
+    }
+    if r.get("avg_running_reqs").is_some() {
+        let server = telemetry
+            .and_then(|t| t.server.as_ref())
+            .expect("server counters");
+        assert_figure(
+            &format!("{what} running"),
+            server.running_mean,
+            num(r, "avg_running_reqs"),
+        );
+        assert_figure(
+            &format!("{what} waiting peak"),
+            server.waiting_max,
+            num(r, "max_queue_reqs"),
+        );
+        // Speculative figures only where the server drafted: never a 0 that means "none".
+        let drafts = num(r, "server_spec_drafts");
+        let rate = num(r, "server_spec_accept_rate");
+        let want = match drafts {
+            Some(d) if d > 0.0 => rate,
+            Some(_) => None,
+            None => rate.filter(|r| *r > 0.0),
+        };
+        assert_figure(
+            &format!("{what} acceptance"),
+            server.spec_acceptance_rate,
+            want,
+        );
+    }
+}
+
 /// llm_decode_bench.py: each result's figures, prefill by context, cards.
 fn check_llm_decode_bench(rel: &str, v: &Value, run: &Run) {
     for r in v["results"].as_array().unwrap() {
@@ -372,6 +434,7 @@ fn check_llm_decode_bench(rel: &str, v: &Value, run: &Run) {
         }
         let what = |f: &str| format!("{rel}: {} × {}: {f}", c.context_tokens, c.concurrency);
         assert_figure(&what("total tok/s"), c.total_tok_per_s, Some(tps));
+        check_llm_decode_bench_telemetry(&what(""), r, c);
         assert_figure(
             &what("TTFT"),
             c.ttft_median_ms,

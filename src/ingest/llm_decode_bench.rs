@@ -26,7 +26,10 @@ use serde_json::Value;
 use super::Imported;
 use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
-use crate::model::{Cell, CellKey, DecodeCell, MeasuredBy, PrefillCell, Status};
+use crate::model::{
+    Cell, CellKey, CellTelemetry, DecodeCell, EnergySource, GpuTelemetry, MeasuredBy, PrefillCell,
+    ServerCounters, Status,
+};
 
 pub(crate) const TOOL: &str = "llm-inference-bench";
 
@@ -447,14 +450,114 @@ fn decode_cell(
         }
         cell.avg_active_requests = at.opt_f64("avg_running_reqs")?;
     }
+    let mut definitions = decode_definitions(queued);
+    let telemetry = CellTelemetry {
+        server: server_counters(at)?,
+        gpus: gpu_telemetry(at, cell.total_tok_per_s, &mut definitions)?,
+    };
+    if telemetry.server.is_some() || telemetry.gpus.is_some() {
+        cell.telemetry = Some(Box::new(telemetry));
+    }
     let mut raw = at.value.clone();
     crate::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.to_string(),
-        definitions: decode_definitions(queued),
+        definitions,
         raw,
     });
     Ok(cell)
+}
+
+/// The server's counters the tool kept per cell (0.4.29 and later). Its
+/// speculative figures are 0 where the server drafts nothing: they are
+/// read only beside draft counts above 0, or as a value above 0 where the
+/// file has no counts.
+fn server_counters(at: &At) -> anyhow::Result<Option<ServerCounters>> {
+    let running_mean = at.opt_f64("avg_running_reqs")?;
+    let waiting_mean = at.opt_f64("avg_queue_reqs")?;
+    if running_mean.is_none() && waiting_mean.is_none() {
+        return Ok(None);
+    }
+    let drafts = at.opt_f64("server_spec_drafts")?;
+    let spec = |key: &str| -> anyhow::Result<Option<f64>> {
+        let v = at.opt_f64(key)?;
+        Ok(match drafts {
+            Some(d) if d > 0.0 => v,
+            Some(_) => None,
+            None => v.filter(|v| *v > 0.0),
+        })
+    };
+    Ok(Some(ServerCounters {
+        source: "llm_decode_bench's samples of the server's metrics".into(),
+        samples: None,
+        running_mean,
+        running_max: at.opt_f64("max_running_reqs")?,
+        waiting_mean,
+        waiting_max: at.opt_f64("max_queue_reqs")?,
+        waiting_share: at.opt_f64("queue_fraction")?,
+        kv_cache_usage_mean: None,
+        kv_cache_usage_max: None,
+        preemptions: None,
+        prefix_cache_hit_rate: None,
+        spec_acceptance_rate: spec("server_spec_accept_rate")?,
+        spec_accept_length: spec("server_spec_accept_length")?,
+    }))
+}
+
+/// The tool's hardware monitor over the cell (`hardware_summary`, 0.4.29
+/// and later; empty when the monitor was off). Energy per output token is
+/// its mean total power over the cell's throughput.
+fn gpu_telemetry(
+    at: &At,
+    total_tok_per_s: Option<f64>,
+    definitions: &mut BTreeMap<String, String>,
+) -> anyhow::Result<Option<GpuTelemetry>> {
+    let Some(hw) = at
+        .child("hardware_summary")
+        .filter(|h| h.value.as_object().is_some_and(|o| !o.is_empty()))
+    else {
+        return Ok(None);
+    };
+    let power = hw.opt_f64("power_total_avg_w")?;
+    let samples = hw.opt_u64("samples")?;
+    let seconds = hw.opt_f64("duration_seconds")?;
+    let joules_per_token = power
+        .zip(total_tok_per_s)
+        .filter(|(_, t)| *t > 0.0)
+        .map(|(w, t)| w / t);
+    if joules_per_token.is_some() {
+        definitions.insert(
+            "joules_per_output_token".into(),
+            format!(
+                "the tool's mean total GPU power (hardware_summary.power_total_avg_w, {} over \
+                 {} s of the window, every GPU of the host) / the cell's total tok/s",
+                samples.map_or("samples".to_string(), |n| crate::format::counted(
+                    n as usize, "sample"
+                )),
+                seconds.map_or("?".to_string(), |s| crate::format::grouped(s, 1))
+            ),
+        );
+    }
+    Ok(Some(GpuTelemetry {
+        source: "llm_decode_bench's hardware monitor (nvidia-smi)".into(),
+        gpus: hw
+            .opt_u64("gpu_count")?
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(0),
+        samples: samples.and_then(|n| u32::try_from(n).ok()),
+        power_w_mean: power,
+        power_w_max: hw.opt_f64("power_total_max_w")?,
+        power_limit_w: hw.opt_f64("power_limit_total_w")?,
+        energy_j: None,
+        energy_from: joules_per_token.map(|_| EnergySource::MeanPower),
+        joules_per_output_token: joules_per_token,
+        sm_clock_mhz_mean: None,
+        mem_clock_mhz_mean: None,
+        temp_c_max: hw.opt_f64("temp_max_c")?,
+        util_pct_mean: hw.opt_f64("gpu_util_avg_pct")?,
+        memory_used_pct_max: hw.opt_f64("vram_used_max_pct")?,
+        throttle: None,
+    }))
 }
 
 fn prefill_cell(at: &At, context_tokens: u64) -> anyhow::Result<PrefillCell> {

@@ -37,6 +37,9 @@ pub struct RunPage {
     pub prefill_svg: Option<String>,
     pub prefill_caption: &'static str,
     pub matrix: Option<Matrix>,
+    /// Energy per output token by context × concurrency, where the run has
+    /// GPU telemetry.
+    pub energy: Option<EnergyMatrix>,
     pub decode_caption: &'static str,
     /// (CSS class of its swatch, sentence): one per status present.
     pub legend: Vec<(&'static str, &'static str)>,
@@ -151,11 +154,40 @@ pub struct MatrixCell {
     pub ttft: Option<String>,
     /// "paused 3,012 ms" when a request of the cell stalled that long.
     pub pause: Option<String>,
+    /// "throttled: thermal" when the GPUs slowed during the window.
+    pub throttle: Option<String>,
     /// Full description for assistive technology and tooltips.
     pub describe: String,
     /// Why the cell has its status, when the data says: the page also lists
     /// it under the matrix, never only in the tooltip.
     pub reason: Option<String>,
+}
+
+/// Energy per output token, laid out as the decode matrix.
+pub struct EnergyMatrix {
+    pub levels: Vec<u32>,
+    pub rows: Vec<EnergyRow>,
+    pub scale_low: String,
+    pub scale_high: String,
+    pub scale_gradient: String,
+    /// Where the figures come from: "llm_decode_bench's hardware monitor (nvidia-smi)".
+    pub sources: String,
+}
+
+pub struct EnergyRow {
+    pub context: String,
+    pub cells: Vec<EnergyCell>,
+}
+
+pub struct EnergyCell {
+    pub class: &'static str,
+    pub style: Option<String>,
+    /// "0.354 J", or "not recorded" for a measured cell without the figure.
+    pub text: Option<String>,
+    pub power: Option<String>,
+    /// "thermal", "power capped" ... when the GPUs slowed during the window.
+    pub throttle: Option<&'static str>,
+    pub describe: String,
 }
 
 /// One decode window's tokens per second, drawn small.
@@ -259,6 +291,7 @@ impl RunPage {
             prefill_svg,
             prefill_caption: labels::PREFILL_CAPTION,
             matrix: matrix(run),
+            energy: energy_matrix(run),
             decode_caption: labels::DECODE_CAPTION,
             legend: labels::legend_entries(run.decode_cells().map(|c| c.status))
                 .into_iter()
@@ -279,8 +312,13 @@ impl RunPage {
                         format::context_label(c.context_tokens),
                         c.concurrency
                     );
+                    let why_telemetry = telemetry_facts(c);
                     if let Some(why) = c.reason.as_deref() {
-                        return Some(format!("{at}: {} ({why})", c.status.label()));
+                        let facts = why_telemetry.map_or(String::new(), |f| format!("; {f}"));
+                        return Some(format!("{at}: {} ({why}){facts}", c.status.label()));
+                    }
+                    if let Some(f) = why_telemetry {
+                        return Some(format!("{at}: {f}"));
                     }
                     // A Valid cell whose rate moved within its window.
                     let d = c.detail.as_ref()?.drift?;
@@ -421,6 +459,139 @@ fn matrix(run: &Run) -> Option<Matrix> {
     })
 }
 
+/// What the server and its GPUs said of a cell that explains it, when it
+/// is out of the ordinary: requests waiting, preemptions, a full KV cache,
+/// throttled GPUs. Each figure names its source's word.
+pub(crate) fn telemetry_facts(c: &crate::model::DecodeCell) -> Option<String> {
+    let mut facts = Vec::new();
+    if let Some(s) = c.server_counters() {
+        if let Some(w) = s.waiting_max.filter(|w| *w > 0.0) {
+            facts.push(format!(
+                "the server held up to {} requests waiting",
+                format::trim_number(w)
+            ));
+        }
+        if let Some(p) = s.preemptions.filter(|p| *p > 0) {
+            facts.push(format!(
+                "{} preempted",
+                format::counted(p as usize, "request")
+            ));
+        }
+        if let Some(k) = s.kv_cache_usage_max.filter(|k| *k >= 0.95) {
+            facts.push(format!("KV cache {} full at its peak", format::share(k)));
+        }
+    }
+    if let Some(t) = c
+        .gpu_telemetry()
+        .and_then(|g| g.throttle)
+        .filter(|t| *t != crate::model::Throttle::Ok)
+    {
+        facts.push(format!("the GPUs throttled ({})", t.label()));
+    }
+    (!facts.is_empty()).then(|| facts.join(", "))
+}
+
+/// The energy matrix, where any decode cell has energy per output token.
+/// Its colour runs the other way from the decode matrix's: less energy per
+/// token is better, so it is brighter.
+fn energy_matrix(run: &Run) -> Option<EnergyMatrix> {
+    let figures: Vec<f64> = run
+        .decode_cells()
+        .filter(|c| c.status == Status::Valid)
+        .filter_map(|c| c.joules_per_output_token())
+        .collect();
+    if !run
+        .decode_cells()
+        .any(|c| c.joules_per_output_token().is_some())
+    {
+        return None;
+    }
+    let scale = LogScale::over(figures);
+    let levels = run.concurrency_levels();
+    let rows = run
+        .decode_contexts()
+        .iter()
+        .map(|&ctx| EnergyRow {
+            context: format::context_label(ctx),
+            cells: levels
+                .iter()
+                .map(|&n| energy_cell(run, ctx, n, scale.as_ref()))
+                .collect(),
+        })
+        .collect();
+    let (scale_low, scale_high) = scale.as_ref().map_or((String::new(), String::new()), |s| {
+        (format::joules(s.max), format::joules(s.min))
+    });
+    let stops: Vec<String> = (0..=10)
+        .map(|i| viridis(f64::from(i) / 10.0).hex())
+        .collect();
+    let mut sources: Vec<&str> = run
+        .decode_cells()
+        .filter_map(|c| c.gpu_telemetry().map(|g| g.source.as_str()))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    Some(EnergyMatrix {
+        levels,
+        rows,
+        scale_low,
+        scale_high,
+        scale_gradient: format!("linear-gradient(to right, {})", stops.join(", ")),
+        sources: format::and_list(&sources),
+    })
+}
+
+fn energy_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> EnergyCell {
+    let where_ = format!("{} context, {} at once", format::context_label(ctx), n);
+    let Some(cell) = run.decode_cell(ctx, n) else {
+        return EnergyCell {
+            class: "missing",
+            style: None,
+            text: None,
+            power: None,
+            throttle: None,
+            describe: format!("{where_}: not measured"),
+        };
+    };
+    let gpus = cell.gpu_telemetry();
+    let joules = cell
+        .joules_per_output_token()
+        .filter(|_| cell.status.has_figures());
+    let power = gpus.and_then(|g| g.power_w_mean);
+    let throttle = gpus
+        .and_then(|g| g.throttle)
+        .filter(|t| *t != crate::model::Throttle::Ok)
+        .map(crate::model::Throttle::label);
+    let text = match (joules, cell.status.has_figures()) {
+        (Some(j), _) => Some(format::joules(j)),
+        (None, true) => Some("not recorded".to_string()),
+        (None, false) => None,
+    };
+    let mut describe = format!("{where_}: {}", cell.status.label());
+    if let Some(j) = joules {
+        describe.push_str(&format!(", {} per output token", format::joules(j)));
+    } else if cell.status.has_figures() {
+        describe.push_str(", energy not recorded");
+    }
+    if let Some(w) = power {
+        describe.push_str(&format!(", GPUs drew {}", format::watts(w)));
+    }
+    if let Some(t) = throttle {
+        describe.push_str(&format!(", throttled ({t})"));
+    }
+    EnergyCell {
+        class: cell.status.css_class(),
+        style: match (joules, scale) {
+            (Some(j), Some(s)) => Some(fill_style(viridis(1.0 - s.position(j)))),
+            _ => None,
+        },
+        text,
+        power: power.map(format::watts),
+        throttle,
+        describe,
+    }
+}
+
 fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixCell {
     let where_ = format!("{} context, {} at once", format::context_label(ctx), n);
     let Some(cell) = run.decode_cell(ctx, n) else {
@@ -432,6 +603,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
             flag: None,
             ttft: None,
             pause: None,
+            throttle: None,
             describe: format!("{where_}: not measured"),
             reason: None,
         };
@@ -467,7 +639,15 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
     if let Some(reason) = &cell.reason {
         describe.push_str(&format!(" ({reason})"));
     }
+    let throttle = cell
+        .gpu_telemetry()
+        .and_then(|g| g.throttle)
+        .filter(|t| *t != crate::model::Throttle::Ok);
+    if let Some(t) = throttle {
+        describe.push_str(&format!(", the GPUs throttled ({})", t.label()));
+    }
     MatrixCell {
+        throttle: throttle.map(|t| format!("throttled: {}", t.label())),
         pause: pause.map(|p| format!("paused {}", format::millis(p))),
         class: cell.status.css_class(),
         style,

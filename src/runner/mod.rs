@@ -777,6 +777,7 @@ impl Measure {
             max_pause_ms: keep(f.max_pause_ms),
             total_tok_per_s_ci95: f.total_ci95.filter(|_| figures),
             spread: f.spread.filter(|_| figures).map(Box::new),
+            telemetry: None,
             repeats: Vec::new(),
             detail: Some(Box::new(DecodeDetail {
                 tokens_per_second: f.tokens_per_second,
