@@ -11,18 +11,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
 use serde_json::Value;
-use sitegen::ingest::{Format, ImportOptions, Outcome, import};
+use sitegen::ingest::{Format, Outcome, import};
 use sitegen::model::{DecodeCell, DecodeTest, Run, Status};
 
 fn real(rel: &str) -> PathBuf {
     common::repo().join("tests/fixtures/real").join(rel)
 }
-
-const GPU: &str = "hardware.gpu";
-const COUNT: &str = "hardware.gpu_count";
-const ENGINE: &str = "engine.name";
-const MODEL: &str = "model";
 
 /// Cards a result file does not carry, as a user passes them with --meta.
 const META: &str =
@@ -62,50 +58,15 @@ const CORPUS: &[(&str, &str, Expect)] = {
     ]
 };
 
-fn options(tmp: &Path, meta: Option<&str>, dry_run: bool) -> ImportOptions {
-    let meta_path = meta.map(|m| {
-        let p = tmp.join("meta.json");
-        std::fs::write(&p, m).unwrap();
-        p
-    });
-    ImportOptions {
-        id: Some("x".into()),
-        data: tmp.join("data"),
-        force: false,
-        meta: meta_path,
-        cards: Value::Null,
-        context_tokens: None,
-        dry_run,
-    }
-}
-
-/// A --meta giving exactly `missing`, as a user would.
-fn meta_for(missing: &[&str]) -> Option<String> {
-    if missing.is_empty() {
-        return None;
-    }
-    let mut meta = serde_json::json!({});
-    for path in missing {
-        let value = match *path {
-            MODEL => Value::from("Given-Model"),
-            GPU => Value::from("Given GPU"),
-            COUNT => Value::from(3),
-            ENGINE => Value::from("given-engine"),
-            other => panic!("unexpected missing card {other}"),
-        };
-        match path.split_once('.') {
-            Some((head, tail)) => meta[head][tail] = value,
-            None => meta[*path] = value,
-        }
-    }
-    Some(meta.to_string())
-}
-
 /// Imports `files` (format recognised) with `meta`; the run written and what
 /// the import said.
 fn import_with(files: &[PathBuf], meta: Option<&str>) -> anyhow::Result<(Run, Outcome)> {
     let tmp = tempfile::tempdir().unwrap();
-    let mut written = import(None, files, &options(tmp.path(), meta, false))?;
+    let mut written = import(
+        None,
+        files,
+        &common::ingest::options(tmp.path(), Some("x"), meta, None, false),
+    )?;
     assert_eq!(written.len(), 1);
     let outcome = written.remove(0);
     let run = sitegen::store::load_run(&outcome.dir).unwrap();
@@ -115,7 +76,7 @@ fn import_with(files: &[PathBuf], meta: Option<&str>) -> anyhow::Result<(Run, Ou
 /// A dry run of one file in `format`: what the import would make.
 fn dry_run(file: &Path, format: &str, meta: Option<&str>) -> anyhow::Result<Outcome> {
     let tmp = tempfile::tempdir().unwrap();
-    let opts = options(tmp.path(), meta, true);
+    let opts = common::ingest::options(tmp.path(), Some("x"), meta, None, true);
     let mut out = import(Format::named(format), &[file.to_path_buf()], &opts)?;
     assert!(
         !tmp.path().join("data").exists(),
@@ -190,7 +151,7 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
         match expect {
             Expect::Refused(why) => {
                 let tmp = tempfile::tempdir().unwrap();
-                let opts = options(tmp.path(), Some(META), false);
+                let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
                 let err = format!(
                     "{:#}",
                     import(None, std::slice::from_ref(&file), &opts).unwrap_err()
@@ -711,7 +672,7 @@ fn a_genai_perf_figure_removed_from_the_file_is_named_never_filled_in() {
         let outcome = import(
             Format::named("genai-perf"),
             &[file],
-            &options(tmp.path(), None, true),
+            &common::ingest::options(tmp.path(), Some("x"), None, None, true),
         )
         .unwrap()
         .remove(0);
@@ -786,7 +747,7 @@ fn a_rate_paced_run_and_an_unknown_unit_are_refused_naming_them() {
 #[test]
 fn genai_perf_files_make_one_run_of_one_model_and_repeats_one_cell() {
     let tmp = tempfile::tempdir().unwrap();
-    let opts = options(tmp.path(), Some(META), false);
+    let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
     // Files naming different models.
     let files = [real(TELEMETRY), real(NON_STREAMING)];
     let err = format!("{:#}", import(None, &files, &opts).unwrap_err());
@@ -917,7 +878,7 @@ fn a_vllm_offline_key_removed_is_named_and_the_file_still_refused() {
                 import(
                     Format::named("vllm-offline"),
                     std::slice::from_ref(&file),
-                    &options(tmp.path(), Some(META), false)
+                    &common::ingest::options(tmp.path(), Some("x"), Some(META), None, false)
                 )
                 .unwrap_err()
             );
@@ -940,7 +901,7 @@ fn a_vllm_offline_key_removed_is_named_and_the_file_still_refused() {
         import(
             Format::named("vllm-offline"),
             &[file],
-            &options(tmp.path(), Some(META), false)
+            &common::ingest::options(tmp.path(), Some("x"), Some(META), None, false)
         )
         .unwrap_err()
     );

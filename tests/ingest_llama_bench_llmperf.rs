@@ -10,18 +10,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
 use serde_json::Value;
-use sitegen::ingest::{Format, ImportOptions, Outcome, import};
+use sitegen::ingest::{Format, Outcome, import};
 use sitegen::model::{Cell, DecodeTest, PrefillMode, Run, Status};
 
 fn real(rel: &str) -> PathBuf {
     common::repo().join("tests/fixtures/real").join(rel)
 }
-
-const GPU: &str = "hardware.gpu";
-const COUNT: &str = "hardware.gpu_count";
-const ENGINE: &str = "engine.name";
-const MODEL: &str = "model";
 
 /// What importing one real file gives.
 enum Expect {
@@ -60,45 +56,6 @@ const LLMPERF: &[(&str, Expect)] = {
     ]
 };
 
-fn options(tmp: &Path, meta: Option<&str>, context: Option<u64>, dry_run: bool) -> ImportOptions {
-    let meta_path = meta.map(|m| {
-        let p = tmp.join("meta.json");
-        std::fs::write(&p, m).unwrap();
-        p
-    });
-    ImportOptions {
-        id: Some("x".into()),
-        data: tmp.join("data"),
-        force: false,
-        meta: meta_path,
-        cards: Value::Null,
-        context_tokens: context,
-        dry_run,
-    }
-}
-
-/// A --meta giving exactly `missing`, as a user would.
-fn meta_for(missing: &[&str]) -> Option<String> {
-    if missing.is_empty() {
-        return None;
-    }
-    let mut meta = serde_json::json!({});
-    for path in missing {
-        let value = match *path {
-            MODEL => Value::from("Given-Model"),
-            GPU => Value::from("Given GPU"),
-            COUNT => Value::from(1),
-            ENGINE => Value::from("given-engine"),
-            other => panic!("unexpected missing card {other}"),
-        };
-        match path.split_once('.') {
-            Some((head, tail)) => meta[head][tail] = value,
-            None => meta[*path] = value,
-        }
-    }
-    Some(meta.to_string())
-}
-
 struct Imported {
     _tmp: tempfile::TempDir,
     run: Run,
@@ -112,7 +69,7 @@ fn import_checked(file: &Path, missing: &[&str], context: Option<u64>) -> Import
     let dry = import(
         None,
         &[file.to_path_buf()],
-        &options(tmp.path(), None, context, true),
+        &common::ingest::options(tmp.path(), Some("x"), None, context, true),
     )
     .unwrap_or_else(|e| panic!("{}: {e:#}", file.display()));
     assert!(
@@ -124,7 +81,7 @@ fn import_checked(file: &Path, missing: &[&str], context: Option<u64>) -> Import
     let mut written = import(
         None,
         &[file.to_path_buf()],
-        &options(tmp.path(), meta.as_deref(), context, false),
+        &common::ingest::options(tmp.path(), Some("x"), meta.as_deref(), context, false),
     )
     .unwrap_or_else(|e| panic!("{}: {e:#}", file.display()));
     let outcome = written.remove(0);
@@ -144,7 +101,7 @@ fn refusal(file: &Path, context: Option<u64>) -> String {
     let err = import(
         None,
         &[file.to_path_buf()],
-        &options(tmp.path(), meta.as_deref(), context, false),
+        &common::ingest::options(tmp.path(), Some("x"), meta.as_deref(), context, false),
     )
     .err()
     .unwrap_or_else(|| panic!("{}: expected a refusal", file.display()));
@@ -893,7 +850,7 @@ fn llmperf_cases_no_real_file_shows() {
     let out = import(
         None,
         &files,
-        &options(tmp2.path(), meta.as_deref(), None, false),
+        &common::ingest::options(tmp2.path(), Some("x"), meta.as_deref(), None, false),
     )
     .unwrap();
     assert_eq!(out.len(), 1);
@@ -907,7 +864,7 @@ fn llmperf_cases_no_real_file_shows() {
         import(
             None,
             &[files[0].clone(), groq],
-            &options(tmp2.path(), meta.as_deref(), None, true)
+            &common::ingest::options(tmp2.path(), Some("x"), meta.as_deref(), None, true)
         )
         .unwrap_err()
     );

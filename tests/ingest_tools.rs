@@ -9,6 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
 use serde_json::Value;
 use sitegen::ingest::{Format, ImportOptions, Outcome, import};
 use sitegen::model::{DecodeCell, DecodeTest, PrefillMode, Run, Status};
@@ -33,26 +34,9 @@ struct Imported {
     outcome: Outcome,
 }
 
-fn options(tmp: &Path, id: Option<&str>, meta: Option<&str>, dry_run: bool) -> ImportOptions {
-    let meta_path = meta.map(|m| {
-        let p = tmp.join("meta.json");
-        std::fs::write(&p, m).unwrap();
-        p
-    });
-    ImportOptions {
-        id: id.map(str::to_string),
-        data: tmp.join("data"),
-        force: false,
-        meta: meta_path,
-        cards: serde_json::Value::Null,
-        context_tokens: None,
-        dry_run,
-    }
-}
-
 fn import_with(files: &[PathBuf], id: &str, meta: Option<&str>) -> anyhow::Result<Imported> {
     let tmp = tempfile::tempdir().unwrap();
-    let opts = options(tmp.path(), Some(id), meta, false);
+    let opts = common::ingest::options(tmp.path(), Some(id), meta, None, false);
     let mut written = import(None, files, &opts)?;
     assert_eq!(written.len(), 1);
     let outcome = written.remove(0);
@@ -102,11 +86,6 @@ enum Expect {
     /// It is refused with an error holding this text.
     Refused(&'static str),
 }
-
-const GPU: &str = "hardware.gpu";
-const COUNT: &str = "hardware.gpu_count";
-const ENGINE: &str = "engine.name";
-const MODEL: &str = "model";
 
 /// Every file of tests/fixtures/real/, its format and what it gives.
 #[rustfmt::skip]
@@ -186,33 +165,6 @@ const CORPUS: &[(&str, &str, Expect)] = {
     ]
 };
 
-/// A --meta giving exactly `missing`, as a user would.
-fn meta_for(missing: &[&str]) -> Option<String> {
-    if missing.is_empty() {
-        return None;
-    }
-    let mut meta = serde_json::json!({});
-    for path in missing {
-        let value = match *path {
-            MODEL => Value::from("Given-Model"),
-            GPU => Value::from("Given GPU"),
-            COUNT => Value::from(3),
-            ENGINE => Value::from("given-engine"),
-            other => panic!("unexpected missing card {other}"),
-        };
-        let (head, tail) = path
-            .split_once('.')
-            .map_or((*path, None), |(h, t)| (h, Some(t)));
-        match tail {
-            Some(t) => {
-                meta[head][t] = value;
-            }
-            None => meta[head] = value,
-        }
-    }
-    Some(meta.to_string())
-}
-
 #[test]
 fn every_real_file_is_in_the_corpus_and_in_sources() {
     let root = common::repo().join("tests/fixtures/real");
@@ -274,7 +226,7 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
         match expect {
             Expect::Refused(why) => {
                 let tmp = tempfile::tempdir().unwrap();
-                let opts = options(tmp.path(), Some("x"), Some(META), false);
+                let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
                 let err = format!(
                     "{:#}",
                     import(None, std::slice::from_ref(&file), &opts).unwrap_err()
@@ -289,7 +241,7 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
             Expect::Imports(missing) => {
                 // A dry run says what is missing and writes nothing.
                 let tmp = tempfile::tempdir().unwrap();
-                let opts = options(tmp.path(), Some("x"), None, true);
+                let opts = common::ingest::options(tmp.path(), Some("x"), None, None, true);
                 let dry = import(None, std::slice::from_ref(&file), &opts).unwrap();
                 assert!(
                     !tmp.path().join("data").exists(),
@@ -974,7 +926,7 @@ fn guidellm_layouts_name_their_version_and_what_they_lack() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("benchmarks.json");
     std::fs::write(&file, broken.to_string()).unwrap();
-    let opts = options(tmp.path(), Some("x"), Some(META), false);
+    let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
     let err = format!("{:#}", import(None, &[file], &opts).unwrap_err());
     assert!(err.contains("benchmarks[0]: guidellm 0.8.1: expected the request counts under metrics.request_totals (0.4 and later) or request_totals / run_stats.requests_made (0.2–0.3), found none; the benchmark holds config, cooldown_duration"), "{err}");
     // A benchmark paced by rate has no concurrency.
@@ -1266,7 +1218,7 @@ fn malformed_files_name_the_file_the_place_and_what_was_expected() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join(name);
         std::fs::write(&file, edit(&std::fs::read_to_string(&source).unwrap())).unwrap();
-        let opts = options(tmp.path(), Some("x"), Some(META), false);
+        let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
         let format = match name.rsplit('.').next() {
             _ if name.starts_with("llm") => "llm-decode-bench",
             _ if name.starts_with("vllm") => "vllm-bench",

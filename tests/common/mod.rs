@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod ingest;
 pub mod site_check;
 pub mod tier;
 
