@@ -4,6 +4,9 @@
 //!     cargo run --example emulated_engine -- --port 8001 --tokens-per-step 4 --max-running 8
 //!     cargo run -- run --url http://127.0.0.1:8001 --run-id emulated --contexts 2K,8K --concurrency 1,4,16 --duration 5s
 //!
+//! With `--gpus 2` it also serves a DCGM exporter of two emulated GPUs at
+//! /dcgm/metrics (`sitegen run --gpu-metrics http://127.0.0.1:8001/dcgm/metrics --gpu-count 2`).
+//!
 //! Test support, not part of sitegen.
 
 #[path = "../tests/support/emulator.rs"]
@@ -68,6 +71,52 @@ struct Args {
     /// (/extras/tokenize, llama-cpp-python) or none.
     #[arg(long, default_value = "vllm")]
     tokenizer: String,
+    /// KV grows with each request's tokens, and a request whose next step
+    /// does not fit is preempted (vllm:num_preemptions_total).
+    #[arg(long)]
+    preempt_when_full: bool,
+    /// Draft tokens per speculative step (with --tokens-per-step above 1),
+    /// of which tokens-per-step - 1 are accepted.
+    #[arg(long)]
+    spec_draft_tokens: Option<u64>,
+    /// Emulated GPUs the engine runs on: a DCGM exporter at /dcgm/metrics,
+    /// and /nvidia-smi for a stand-in nvidia-smi.
+    #[arg(long)]
+    gpus: Option<u32>,
+    /// A throttle event: FROM_S,TO_S,REASONS,SLOW (seconds after start,
+    /// NVML clock-event bits such as 0x20, the engine's slowdown factor).
+    #[arg(long)]
+    throttle: Option<String>,
+}
+
+/// `--throttle FROM_S,TO_S,REASONS,SLOW`.
+fn throttle_event(text: &str) -> emulator::ThrottleEvent {
+    let parts: Vec<&str> = text.split(',').map(str::trim).collect();
+    let number = |i: usize| -> f64 {
+        parts.get(i).and_then(|p| p.parse().ok()).unwrap_or_else(|| {
+            eprintln!("--throttle: expected FROM_S,TO_S,REASONS,SLOW, e.g. 10,20,0x20,1.5; found {text:?}");
+            std::process::exit(2);
+        })
+    };
+    let reasons = parts
+        .get(2)
+        .and_then(|r| match r.strip_prefix("0x") {
+            Some(hex) => u64::from_str_radix(hex, 16).ok(),
+            None => r.parse().ok(),
+        })
+        .unwrap_or_else(|| {
+            eprintln!(
+                "--throttle: the reasons {:?} are not a number",
+                parts.get(2)
+            );
+            std::process::exit(2);
+        });
+    emulator::ThrottleEvent {
+        from_s: number(0),
+        to_s: number(1),
+        reasons,
+        slow: number(3),
+    }
 }
 
 #[tokio::main]
@@ -91,6 +140,14 @@ async fn main() {
         cap_at_context: a.cap_at_context,
         report_max_model_len: !a.no_max_model_len,
         vllm_routes: !a.no_vllm_routes,
+        preempt_when_full: a.preempt_when_full,
+        spec_draft_tokens: a.spec_draft_tokens,
+        gpus: a.gpus.map(|n| emulator::GpuConfig {
+            total: n,
+            used: n,
+            throttle: a.throttle.as_deref().map(throttle_event),
+            ..Default::default()
+        }),
         tokenizer: match a.tokenizer.as_str() {
             "vllm" => emulator::Tokenizer::Vllm,
             "extras" => emulator::Tokenizer::Extras,

@@ -339,9 +339,19 @@ pub struct RunArgs {
     /// Give up on a request that sends nothing for this long.
     #[arg(long, default_value = "10m")]
     pub request_timeout: humantime::Duration,
-    /// Sample the server's /metrics this often during a window; 0s turns it off.
+    /// Sample the server's /metrics and its GPUs this often during a window; 0s turns it off.
     #[arg(long, default_value = "1s")]
     pub metrics_interval: humantime::Duration,
+    /// A DCGM exporter's Prometheus endpoint, e.g. http://gpu-host:9400/metrics:
+    /// the power, energy, clocks and throttle reasons of the server's GPUs
+    /// during each window. Without it, a server on this host has its GPUs
+    /// read with nvidia-smi.
+    #[arg(long, value_name = "URL")]
+    pub gpu_metrics: Option<String>,
+    /// The GPUs the server runs on, by index, e.g. 0,1 (for GPU telemetry);
+    /// default: the first --gpu-count.
+    #[arg(long, value_name = "INDEXES")]
+    pub gpu_index: Option<String>,
     /// JSON merged over run.json's cards (same field names as run.json).
     #[arg(long)]
     pub meta: Option<PathBuf>,
@@ -424,6 +434,20 @@ impl RunArgs {
             );
         }
         let metrics_every: std::time::Duration = self.metrics_interval.into();
+        let gpu_index = self
+            .gpu_index
+            .as_deref()
+            .map(|list| {
+                list.split(',')
+                    .map(|i| i.trim().parse::<u32>())
+                    .collect::<Result<Vec<u32>, _>>()
+                    .map_err(|_| {
+                        anyhow::anyhow!(
+                            "--gpu-index {list}: expected GPU indexes separated by commas, e.g. 0,1"
+                        )
+                    })
+            })
+            .transpose()?;
         Ok(RunOptions {
             repeat: self.repeat,
             api_key: std::env::var(&self.api_key_env)
@@ -450,6 +474,8 @@ impl RunArgs {
             },
             request_timeout: self.request_timeout.into(),
             metrics_every: (!metrics_every.is_zero()).then_some(metrics_every),
+            gpu_metrics: self.gpu_metrics,
+            gpu_index,
             meta_file: self.meta,
             meta: self.cards,
         })

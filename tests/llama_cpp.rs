@@ -274,6 +274,7 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
     }
 
     assert_tbt_is_llama_cpp_s(&run, "completions");
+    assert_llama_cpp_s_counters_are_recorded(&run, &stderr);
 
     // The measured run becomes a page.
     let site = tmp.path().join("site");
@@ -281,6 +282,67 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
     let page = std::fs::read_to_string(site.join("runs/tiny-llama-cpu/index.html")).unwrap();
     assert!(page.contains("<h1>Tiny llama (random weights) on CPU ×1</h1>"));
     assert!(page.contains("Requests queued"));
+}
+
+/// llama.cpp's own counters in every decode cell (its server serves
+/// /metrics only with `--metrics`: serve.py sets `endpoint_metrics`, the
+/// same switch): running and waiting requests and the prefix cache
+/// (`llamacpp:prompt_tokens_cached_total` over it and
+/// `llamacpp:prompt_tokens_total`). What this llama.cpp lacks, the run said
+/// once and why: builds since its KV-cache rework of 2025 serve no
+/// `llamacpp:kv_cache_usage_ratio`, and llama.cpp never preempts. Without a
+/// draft model no drafts are made, so there is no acceptance to record.
+fn assert_llama_cpp_s_counters_are_recorded(run: &Run, stderr: &str) {
+    let coverage = stderr
+        .lines()
+        .find(|l| l.starts_with("server counters: llama.cpp's /metrics"))
+        .unwrap_or_else(|| panic!("the run says what llama.cpp's /metrics has: {stderr}"));
+    eprintln!("llama.cpp: {coverage}");
+    assert!(
+        coverage.contains("preemptions (llama.cpp counts none)"),
+        "{coverage}"
+    );
+    for c in run.decode_cells() {
+        let cell = format!("{} x {}", c.context_tokens, c.concurrency);
+        let s = c
+            .telemetry
+            .as_ref()
+            .and_then(|t| t.server.as_ref())
+            .unwrap_or_else(|| panic!("{cell}: no llama.cpp counters"));
+        assert_eq!(s.source, "llama.cpp's /metrics every 250 ms");
+        let (running, waiting) = (s.running_max.unwrap(), s.waiting_max.unwrap());
+        assert!(running <= f64::from(SLOTS), "{cell}: {running} running");
+        assert_eq!(
+            waiting > 0.0,
+            c.concurrency > SLOTS,
+            "{cell}: waiting peak {waiting}"
+        );
+        match s.kv_cache_usage_max {
+            Some(kv) => assert!((0.0..=1.0).contains(&kv), "{cell}: KV {kv}"),
+            None => assert!(
+                coverage.contains("KV-cache usage (no llamacpp:kv_cache_usage_ratio)"),
+                "{cell}: no KV-cache usage, and the run did not say why: {coverage}"
+            ),
+        }
+        assert_eq!(s.preemptions, None, "{cell}");
+        let hits = s
+            .prefix_cache_hit_rate
+            .unwrap_or_else(|| panic!("{cell}: no prefix-cache figure"));
+        assert!((0.0..=1.0).contains(&hits), "{cell}: hit rate {hits}");
+        assert_eq!(s.spec_acceptance_rate, None, "{cell}: no draft model");
+        eprintln!(
+            "llama.cpp {cell}: {} samples; running {:.2} mean, {running} peak; waiting {waiting} peak, {:.0}% of samples; KV-cache usage {}; prefix cache hits {:.1}%",
+            s.samples.unwrap_or(0),
+            s.running_mean.unwrap(),
+            s.waiting_share.unwrap() * 100.0,
+            s.kv_cache_usage_max
+                .map_or("not recorded".to_string(), |kv| format!(
+                    "{:.1}% peak",
+                    kv * 100.0
+                )),
+            hits * 100.0
+        );
+    }
 }
 
 /// The runner's time between tokens is llama.cpp's own time per token,

@@ -498,6 +498,44 @@ pub(crate) fn summarize(
     }
 }
 
+/// KV-cache usage at or above this reads as 100%: the cache was full.
+pub(crate) const KV_FULL: f64 = 0.995;
+
+/// What the server's own counters add to a window's status and reason
+/// (docs/measurement.md, "Statuses"). A request preempted during the
+/// window was taken back from the running batch and queued again: the
+/// server could not run all requests at once, so a Valid cell is Requests
+/// queued, and its reason names the counter. A KV cache that was full is
+/// said, whatever the status.
+pub(crate) fn heed_server_word(
+    status: Status,
+    reason: Option<String>,
+    word: &crate::runner::metrics::ServerWord,
+) -> (Status, Option<String>) {
+    let c = &word.counters;
+    let mut said: Vec<String> = reason.into_iter().collect();
+    let mut status = status;
+    if let (Some(n), Some(series)) = (c.preemptions.filter(|n| *n > 0), word.preemption_series) {
+        said.push(format!(
+            "{} preempted during the window ({series})",
+            crate::format::counted(n as usize, "request")
+        ));
+        if status == Status::Valid {
+            status = Status::RequestsQueued;
+        }
+    }
+    if let (Some(peak), Some(series)) = (
+        c.kv_cache_usage_max.filter(|p| *p >= KV_FULL),
+        word.kv_usage_series,
+    ) {
+        said.push(format!(
+            "the KV cache was full ({series} reached {:.0}%)",
+            peak * 100.0
+        ));
+    }
+    (status, (!said.is_empty()).then(|| said.join("; ")))
+}
+
 /// The requests of a window that ended before `max_tokens`, by how: the
 /// tokens each had.
 #[derive(Debug, Default)]
@@ -880,5 +918,68 @@ mod tests {
         assert!((uneven.high - 107.42).abs() < 0.01, "{uneven:?}");
         assert_eq!(uneven.method, "batch means over 6 sub-windows of 1.0 s");
         assert_eq!(batch_means_ci95(&[1, 2, 3], 6.0), None);
+    }
+
+    fn word(preemptions: Option<u64>, kv_max: Option<f64>) -> crate::runner::metrics::ServerWord {
+        crate::runner::metrics::ServerWord {
+            counters: crate::model::ServerCounters {
+                source: "vLLM's /metrics every 1 s".into(),
+                preemptions,
+                kv_cache_usage_max: kv_max,
+                ..Default::default()
+            },
+            preemption_series: preemptions.map(|_| "vllm:num_preemptions_total"),
+            kv_usage_series: kv_max.map(|_| "vllm:kv_cache_usage_perc"),
+        }
+    }
+
+    #[test]
+    fn preemptions_make_a_valid_cell_queued_and_say_the_counter() {
+        let (status, reason) = heed_server_word(Status::Valid, None, &word(Some(3), Some(0.6)));
+        assert_eq!(status, Status::RequestsQueued);
+        assert_eq!(
+            reason.as_deref(),
+            Some("3 requests preempted during the window (vllm:num_preemptions_total)")
+        );
+        let (status, reason) = heed_server_word(
+            Status::RequestsQueued,
+            Some("the server reported waiting requests".into()),
+            &word(Some(1), Some(0.998)),
+        );
+        assert_eq!(status, Status::RequestsQueued);
+        assert_eq!(
+            reason.as_deref(),
+            Some(
+                "the server reported waiting requests; 1 request preempted during the window (vllm:num_preemptions_total); the KV cache was full (vllm:kv_cache_usage_perc reached 100%)"
+            )
+        );
+        // An Error stays an Error, with the why added.
+        let (status, reason) = heed_server_word(
+            Status::Error,
+            Some("1 of 2 requests failed".into()),
+            &word(Some(2), None),
+        );
+        assert_eq!(status, Status::Error);
+        assert!(
+            reason
+                .unwrap()
+                .ends_with("2 requests preempted during the window (vllm:num_preemptions_total)")
+        );
+        // No preemption, a KV cache short of full: nothing changes.
+        assert_eq!(
+            heed_server_word(Status::Valid, None, &word(Some(0), Some(0.99))),
+            (Status::Valid, None)
+        );
+        assert_eq!(
+            heed_server_word(Status::Valid, None, &word(None, None)),
+            (Status::Valid, None)
+        );
+        // A full KV cache alone is said, and the cell stays Valid.
+        let (status, reason) = heed_server_word(Status::Valid, None, &word(None, Some(1.0)));
+        assert_eq!(status, Status::Valid);
+        assert_eq!(
+            reason.as_deref(),
+            Some("the KV cache was full (vllm:kv_cache_usage_perc reached 100%)")
+        );
     }
 }

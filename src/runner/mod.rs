@@ -8,6 +8,7 @@
 
 pub(crate) mod analysis;
 pub mod client;
+pub mod gpu;
 pub mod meta;
 pub mod metrics;
 pub mod plan;
@@ -25,7 +26,9 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::format;
-use crate::model::{ApiEndpoint, Cell, CellKey, DecodeCell, DecodeDetail, PrefillCell, Status};
+use crate::model::{
+    ApiEndpoint, Cell, CellKey, CellTelemetry, DecodeCell, DecodeDetail, PrefillCell, Status,
+};
 use crate::store;
 use client::{Client, TokenizeStyle};
 use plan::{ContextWork, Plan};
@@ -54,8 +57,13 @@ pub struct RunOptions {
     pub endpoint: Option<ApiEndpoint>,
     pub api_key: Option<String>,
     pub request_timeout: Duration,
-    /// How often `/metrics` is sampled during a window; `None` turns it off.
+    /// How often `/metrics` (and the GPUs) are sampled during a window;
+    /// `None` turns it off.
     pub metrics_every: Option<Duration>,
+    /// A DCGM exporter's Prometheus endpoint for the server's GPUs (`--gpu-metrics`).
+    pub gpu_metrics: Option<String>,
+    /// The server's GPUs by index (`--gpu-index`); else the first of the run's GPU count.
+    pub gpu_index: Option<Vec<u32>>,
     pub meta: meta::MetaFlags,
     pub meta_file: Option<PathBuf>,
 }
@@ -173,6 +181,22 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             }
         );
     }
+    let metrics_every = opts.metrics_every.filter(|_| info.has_metrics);
+    if metrics_every.is_some()
+        && let Ok(text) = client.get_text("/metrics").await
+        && let Some(line) = metrics::coverage(&metrics::parse(&text))
+    {
+        eprintln!("server counters: {line}");
+    }
+    let (gpus, gpu_line) = gpu::GpuMonitor::start(&gpu::GpuOptions {
+        dcgm_url: opts.gpu_metrics.as_deref(),
+        gpu_index: opts.gpu_index.as_deref(),
+        gpu_count: meta.hardware.gpu_count,
+        server_is_local: is_local(&opts.url),
+        every: opts.metrics_every,
+    })
+    .await?;
+    eprintln!("{gpu_line}");
     let template_tokens = match endpoint {
         ApiEndpoint::Completions => 0,
         ApiEndpoint::Chat => {
@@ -191,7 +215,8 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         run_dir,
         force: opts.force,
         keep_errors: opts.keep_errors,
-        metrics_every: opts.metrics_every.filter(|_| info.has_metrics),
+        metrics_every,
+        gpus,
         meta,
         meta_written: std::sync::atomic::AtomicBool::new(false),
     };
@@ -340,6 +365,8 @@ struct Measure {
     force: bool,
     keep_errors: bool,
     metrics_every: Option<Duration>,
+    /// Reads the server's GPUs during each window, when they can be read.
+    gpus: Option<gpu::GpuMonitor>,
     /// run.json, written with the run's first cell: a run that fails
     /// before measuring anything leaves no folder.
     meta: crate::model::RunMeta,
@@ -686,7 +713,7 @@ impl Measure {
             let Ok(text) = self.client.get_text("/metrics").await else {
                 return;
             };
-            let samples = metrics::parse(&text);
+            let samples = metrics::parse_without_buckets(&text);
             let busy = |names: &[&str]| metrics::first_sum(&samples, names).unwrap_or(0.0) > 0.0;
             if !busy(&metrics::RUNNING) && !busy(&metrics::WAITING) {
                 return;
@@ -741,13 +768,29 @@ impl Measure {
             &prompts[..n as usize],
             self.plan.max_output,
             window_len,
-            self.metrics_every,
+            window::Sampling {
+                metrics_every: self.metrics_every,
+                gpus: self.gpus.as_ref(),
+            },
             live,
         )
         .await;
         ticker.abort();
         let mut server = rec.server;
         let mut f = analysis::summarize(&rec.records, self.plan.window_s, n, server.as_ref());
+        let word = match (rec.engine, self.metrics_every) {
+            (Some(engine), Some(every)) => metrics::summarize_window(
+                format!(
+                    "{}'s /metrics every {}",
+                    engine.engine,
+                    gpu::interval_words(every)
+                ),
+                &rec.gauges,
+                rec.counters_before.as_ref(),
+                rec.counters_after.as_ref(),
+            ),
+            _ => None,
+        };
         // A stream refused without a word: ask once, not streamed, for the server's.
         if let Some(reason) = f.reason.as_mut()
             && reason.contains(client::EMPTY_STREAM)
@@ -756,10 +799,28 @@ impl Measure {
             let words = window::refusal_in_words(&self.client, &self.settings, &body).await;
             *reason = reason.replace(client::EMPTY_STREAM, &words);
         }
+        if let Some(word) = &word {
+            (f.status, f.reason) = analysis::heed_server_word(f.status, f.reason.take(), word);
+        }
         if let Some(s) = &mut server {
             s.client_output_tokens = f.output_tokens;
         }
         let figures = f.status.has_figures();
+        let gpus = self.gpus.as_ref().and_then(|monitor| {
+            let g = gpu::summarize(
+                &rec.gpu_samples,
+                self.plan.window_s,
+                figures.then_some(f.output_tokens),
+                monitor.description.clone(),
+                monitor.gpus.len() as u32,
+            )?;
+            monitor.note_energy_source(&g);
+            Some(g)
+        });
+        let telemetry = CellTelemetry {
+            server: word.map(|w| w.counters),
+            gpus,
+        };
         let keep = |v: Option<f64>| v.filter(|_| figures);
         DecodeCell {
             context_tokens: ctx,
@@ -777,7 +838,7 @@ impl Measure {
             max_pause_ms: keep(f.max_pause_ms),
             total_tok_per_s_ci95: f.total_ci95.filter(|_| figures),
             spread: f.spread.filter(|_| figures).map(Box::new),
-            telemetry: None,
+            telemetry: (telemetry != CellTelemetry::default()).then(|| Box::new(telemetry)),
             repeats: Vec::new(),
             detail: Some(Box::new(DecodeDetail {
                 tokens_per_second: f.tokens_per_second,
@@ -827,16 +888,36 @@ fn describe(cell: &Cell) -> String {
             }
         ),
         Cell::Decode(c) => format!(
-            "decode {} × {}: {status}{}",
+            "decode {} × {}: {status}{}{}",
             format::context_label(c.context_tokens),
             c.concurrency,
             match (c.total_tok_per_s, &c.reason) {
                 (Some(t), _) => format!(", {} tok/s total", format::tok_per_s(t)),
                 (None, Some(r)) => format!(" ({r})"),
                 _ => String::new(),
-            }
+            },
+            energy_words(c)
         ),
     }
+}
+
+/// ", 412.3 W, 0.354 J per output token, throttled: thermal" of a cell
+/// whose GPUs were read; nothing of one whose GPUs were not.
+fn energy_words(c: &DecodeCell) -> String {
+    let Some(g) = c.telemetry.as_ref().and_then(|t| t.gpus.as_ref()) else {
+        return String::new();
+    };
+    let mut words = String::new();
+    if let Some(w) = g.power_w_mean {
+        words.push_str(&format!(", {}", format::watts(w)));
+    }
+    if let Some(j) = g.joules_per_output_token {
+        words.push_str(&format!(", {} per output token", format::joules(j)));
+    }
+    if let Some(t) = g.throttle.filter(|t| *t != crate::model::Throttle::Ok) {
+        words.push_str(&format!(", throttled: {}", t.label()));
+    }
+    words
 }
 
 #[cfg(test)]

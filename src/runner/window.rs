@@ -223,25 +223,54 @@ pub struct WindowRecording {
     pub window_start_unix_s: f64,
     pub records: Vec<RequestRecord>,
     pub server: Option<ServerSamples>,
+    /// The gauges of each `/metrics` sample, as `server.samples` holds them.
+    pub(crate) gauges: Vec<metrics::Gauges>,
+    /// The engine whose `/metrics` was sampled.
+    pub(crate) engine: Option<&'static metrics::EngineSeries>,
+    /// The server's counters just before the first request and just after
+    /// the last one ended.
+    pub(crate) counters_before: Option<metrics::DecodeCounters>,
+    pub(crate) counters_after: Option<metrics::DecodeCounters>,
+    /// The GPUs' readings, when a monitor reads them.
+    pub(crate) gpu_samples: Vec<super::gpu::GpuSample>,
+}
+
+/// What a window samples besides its streams.
+#[derive(Clone, Copy)]
+pub(crate) struct Sampling<'a> {
+    /// How often the server's `/metrics` is read; `None`: never.
+    pub metrics_every: Option<Duration>,
+    /// Reads the server's GPUs, when they can be read.
+    pub gpus: Option<&'a super::gpu::GpuMonitor>,
 }
 
 /// Keeps `prompts.len()` streams busy for `window`: each stream sends its
 /// prompt, and when a request ends sends it again at once. Requests still
 /// running at the window's end are cancelled.
-pub async fn decode_window(
+pub(crate) async fn decode_window(
     client: &Client,
     settings: &RequestSettings,
     prompts: &[String],
     max_output: u32,
     window: Duration,
-    sample_metrics: Option<Duration>,
+    sampling: Sampling<'_>,
     live_tokens: Arc<AtomicU64>,
 ) -> WindowRecording {
+    let Sampling {
+        metrics_every: sample_metrics,
+        gpus,
+    } = sampling;
     // The server's counters are read before the first request and after the
     // last one ends: servers that count a request's tokens when it ends
     // (llama.cpp) then agree with the client's count.
     let counters_before = match sample_metrics {
         Some(_) => decode_counters(client).await,
+        None => None,
+    };
+    // The GPUs' first reading too, so that it does not compete with the
+    // streams' first requests.
+    let gpu_opening = match gpus {
+        Some(monitor) => monitor.read_now().await,
         None => None,
     };
     let window_start_unix_s = SystemTime::now()
@@ -282,33 +311,58 @@ pub async fn decode_window(
         let client = client.clone();
         tokio::spawn(async move { sample_server(&client, t0, deadline, every).await })
     });
-    let mut records = Vec::new();
-    while let Some(done) = tasks.join_next().await {
-        records.extend(done.expect("a stream task panicked"));
-    }
+    let streams = async {
+        let mut records = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            records.extend(done.expect("a stream task panicked"));
+        }
+        records
+    };
+    // The GPUs are read on this task, beside the streams: every interval
+    // and at the deadline.
+    let gpu_readings = async {
+        match gpus {
+            Some(monitor) => monitor.window(t0, deadline, gpu_opening).await,
+            None => Vec::new(),
+        }
+    };
+    let (mut records, gpu_samples) = tokio::join!(streams, gpu_readings);
     records.sort_by(|a, b| a.stream.cmp(&b.stream).then(a.start.total_cmp(&b.start)));
-    let mut server = match sampler {
+    let sampled = match sampler {
         Some(handle) => handle.await.ok().flatten(),
         None => None,
     };
     // Read the counters again only when they were read before the window.
-    if let (Some(s), Some(before)) = (&mut server, counters_before)
-        && let Some(after) = decode_counters(client).await
-    {
-        s.generation_tokens_delta = after.generated_since(&before);
-        s.ms_per_token = after.ms_per_token_since(&before);
+    let counters_after = match counters_before {
+        Some(_) => decode_counters(client).await,
+        None => None,
+    };
+    let (mut server, gauges, engine) = match sampled {
+        Some(s) => (Some(s.samples), s.gauges, s.engine),
+        None => (None, Vec::new(), None),
+    };
+    if let (Some(s), Some(before), Some(after)) = (&mut server, &counters_before, &counters_after) {
+        s.generation_tokens_delta = after.generated_since(before);
+        s.ms_per_token = after.ms_per_token_since(before);
     }
     WindowRecording {
         window_start_unix_s,
         records,
         server,
+        gauges,
+        engine,
+        counters_before,
+        counters_after,
+        gpu_samples,
     }
 }
 
 /// The server's decode counters, if it serves metrics.
 async fn decode_counters(client: &Client) -> Option<metrics::DecodeCounters> {
     let text = client.get_text("/metrics").await.ok()?;
-    Some(metrics::DecodeCounters::read(&metrics::parse(&text)))
+    Some(metrics::DecodeCounters::read(
+        &metrics::parse_without_buckets(&text),
+    ))
 }
 
 /// When, after a window's start, the server is sampled: every `every`
@@ -325,14 +379,24 @@ fn sample_offsets(window: Duration, every: Duration) -> Vec<Duration> {
     at
 }
 
-/// Samples the server's running and waiting requests every `every` until the deadline.
+/// What the server's `/metrics` said during a window.
+struct ServerSampling {
+    samples: ServerSamples,
+    gauges: Vec<metrics::Gauges>,
+    engine: Option<&'static metrics::EngineSeries>,
+}
+
+/// Samples the server's gauges (running, waiting, KV-cache usage ...) every
+/// `every` until the deadline.
 async fn sample_server(
     client: &Client,
     t0: Instant,
     deadline: Instant,
     every: Duration,
-) -> Option<ServerSamples> {
+) -> Option<ServerSampling> {
     let mut samples = Vec::new();
+    let mut gauges = Vec::new();
+    let mut engine = None;
     // The first sample comes one interval in: at the window's very start the
     // requests are still on their way and the server would read as idle.
     // A sample counts only if its answer came back before the deadline: at
@@ -345,25 +409,32 @@ async fn sample_server(
             if Instant::now() >= deadline {
                 break;
             }
-            let parsed = metrics::parse(&text);
+            let parsed = metrics::parse_without_buckets(&text);
+            let read = metrics::Gauges::read(&parsed);
+            engine = engine.or_else(|| metrics::engine_of(&parsed));
             samples.push(MetricSample {
                 t_s: now.duration_since(t0).as_secs_f64(),
-                running: metrics::first_sum(&parsed, &metrics::RUNNING),
-                waiting: metrics::first_sum(&parsed, &metrics::WAITING),
+                running: read.running,
+                waiting: read.waiting,
             });
+            gauges.push(read);
         }
     }
     if samples.is_empty() {
         return None;
     }
     let running: Vec<f64> = samples.iter().filter_map(|s| s.running).collect();
-    Some(ServerSamples {
-        avg_running: (!running.is_empty())
-            .then(|| running.iter().sum::<f64>() / running.len() as f64),
-        samples,
-        generation_tokens_delta: None,
-        ms_per_token: None,
-        client_output_tokens: 0,
+    Some(ServerSampling {
+        samples: ServerSamples {
+            avg_running: (!running.is_empty())
+                .then(|| running.iter().sum::<f64>() / running.len() as f64),
+            samples,
+            generation_tokens_delta: None,
+            ms_per_token: None,
+            client_output_tokens: 0,
+        },
+        gauges,
+        engine,
     })
 }
 

@@ -4,9 +4,13 @@
 //! `max_model_len`, `/tokenize`, `/metrics`, `/v1/completions` with
 //! continuous usage), a tokenizer that is not one token per word, a prefill
 //! rate, a decode step, multi-token chunks as under speculative decoding, a
-//! KV cache with a waiting queue, a prefix cache, a looping mode and injected
-//! faults. It logs every token it emits and when, so tests compare the
-//! runner's figures with the truth. Test support only: not part of sitegen.
+//! KV cache with a waiting queue and preemption, a prefix cache, a looping
+//! mode and injected faults; and GPUs whose power follows the engine's load,
+//! served as a DCGM exporter (`/dcgm/metrics`) and to a stand-in
+//! `nvidia-smi`, with a throttle event that also slows the engine. It logs
+//! every token it emits and when, and every `/metrics` it serves, so tests
+//! compare the runner's figures with the truth. Test support only: not part
+//! of sitegen.
 
 #![allow(dead_code)]
 
@@ -85,6 +89,89 @@ pub struct EmulatorConfig {
     pub openapi_title: Option<String>,
     /// vLLM's `/metrics`, `/version` and `/health` (llama-cpp-python has none).
     pub vllm_routes: bool,
+    /// vLLM's paged KV cache: a request holds its prompt and the tokens it
+    /// has made, not its whole `max_tokens` from the start; a request whose
+    /// next step does not fit is preempted (`vllm:num_preemptions_total`):
+    /// it gives its KV back, waits, and recomputes prompt and output.
+    pub preempt_when_full: bool,
+    /// Speculative decoding, when `tokens_per_step` > 1: draft tokens each
+    /// decode step proposes, of which `tokens_per_step` - 1 are accepted
+    /// (at least that many; by default exactly, all accepted).
+    pub spec_draft_tokens: Option<u64>,
+    /// GPUs the engine runs on, read by an emulated DCGM exporter and a
+    /// stand-in nvidia-smi.
+    pub gpus: Option<GpuConfig>,
+}
+
+/// The node's GPUs: power follows the engine's load.
+#[derive(Debug, Clone, Copy)]
+pub struct GpuConfig {
+    /// GPUs the node has; the engine runs on the first `used`, the rest idle.
+    pub total: u32,
+    pub used: u32,
+    /// Power of an idle GPU, W.
+    pub idle_w: f64,
+    /// Power each running request adds, W, spread over the used GPUs.
+    pub per_request_w: f64,
+    /// Power limit per GPU, W: power is capped there, and a GPU at its cap
+    /// reports the SW power cap reason (0x4).
+    pub limit_w: f64,
+    /// An exporter older than DCGM 3.3: DCGM_FI_DEV_CLOCK_THROTTLE_REASONS.
+    pub old_dcgm_names: bool,
+    /// A driver older than R535: nvidia-smi refuses clocks_event_reasons.
+    pub old_driver: bool,
+    /// A throttle event, from `from_s` to `to_s` seconds after the engine
+    /// started (or scheduled later with [`Engine::schedule_throttle`]).
+    pub throttle: Option<ThrottleEvent>,
+}
+
+impl Default for GpuConfig {
+    fn default() -> Self {
+        GpuConfig {
+            total: 2,
+            used: 2,
+            idle_w: 70.0,
+            per_request_w: 40.0,
+            limit_w: 700.0,
+            old_dcgm_names: false,
+            old_driver: false,
+            throttle: None,
+        }
+    }
+}
+
+/// While it lasts the used GPUs report `reasons` (NVML's clock-event bits),
+/// their SM clock drops by `slow`, and every decode step takes `slow` times as long.
+#[derive(Debug, Clone, Copy)]
+pub struct ThrottleEvent {
+    pub from_s: f64,
+    pub to_s: f64,
+    pub reasons: u64,
+    pub slow: f64,
+}
+
+/// SM and memory clocks of an emulated GPU at full speed, MHz.
+pub const SM_CLOCK_MHZ: f64 = 1980.0;
+pub const MEM_CLOCK_MHZ: f64 = 2619.0;
+/// Memory of an emulated GPU, MiB (an 80 GB GPU as nvidia-smi reports it).
+pub const GPU_MEMORY_MIB: f64 = 81_559.0;
+/// Where each GPU's energy counter stood when the engine started, mJ (a
+/// counter since the driver loaded is never 0 at a run's start).
+pub const ENERGY_AT_START_MJ: f64 = 4.0e9;
+
+/// One `/metrics` the engine served: when, and its figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MetricsRead {
+    pub at: f64,
+    pub running: usize,
+    pub waiting: usize,
+    pub kv_usage: f64,
+    pub preemptions: u64,
+    pub prefix_queries: u64,
+    pub prefix_hits: u64,
+    pub spec_drafts: u64,
+    pub spec_draft_tokens: u64,
+    pub spec_accepted: u64,
 }
 
 /// Where the emulator's tokenizer answers, if anywhere.
@@ -157,6 +244,9 @@ impl Default for EmulatorConfig {
             tokenizer: Tokenizer::Vllm,
             openapi_title: None,
             vllm_routes: true,
+            preempt_when_full: false,
+            spec_draft_tokens: None,
+            gpus: None,
         }
     }
 }
@@ -191,6 +281,17 @@ struct Counters {
     itl_sum_s: f64,
     itl_count: u64,
     cache: HashSet<u64>,
+    preemptions: u64,
+    /// vLLM's prefix-cache counters: prompt tokens looked up, and found.
+    prefix_queries: u64,
+    prefix_hits: u64,
+    spec_drafts: u64,
+    spec_draft_tokens: u64,
+    spec_accepted: u64,
+    /// Every change of the running count: (Unix time, running after it,
+    /// energy of one used GPU until then in J), so energy is integrated
+    /// exactly from a power that is constant between changes.
+    load: Vec<(f64, usize, f64)>,
 }
 
 pub struct Engine {
@@ -205,6 +306,10 @@ pub struct Engine {
     /// Completions that have arrived: a running stream started before the
     /// latest one is interrupted when `interrupt_requests` is on.
     arrivals: std::sync::atomic::AtomicU64,
+    /// Every `/metrics` served, in order.
+    pub metrics_log: Mutex<Vec<MetricsRead>>,
+    /// The throttle event, as configured or scheduled.
+    throttle: Mutex<Option<ThrottleEvent>>,
 }
 
 fn now() -> f64 {
@@ -248,6 +353,7 @@ impl Engine {
             c.running += 1;
             c.waiting -= 1;
             c.kv_used += need;
+            self.note_load(&mut c);
             true
         } else {
             false
@@ -258,8 +364,144 @@ impl Engine {
         let mut c = self.counters.lock().unwrap();
         c.running -= 1;
         c.kv_used -= need;
+        self.note_load(&mut c);
         drop(c);
         self.freed.notify_waiters();
+    }
+
+    /// Grows a running request's KV by `k` tokens, if they fit.
+    fn try_grow(&self, k: u64) -> bool {
+        let mut c = self.counters.lock().unwrap();
+        let fits = c.kv_used + k <= self.config.kv_capacity;
+        if fits {
+            c.kv_used += k;
+        }
+        fits
+    }
+
+    /// Takes a running request holding `held` tokens back into the queue.
+    fn preempt(&self, held: u64) {
+        let mut c = self.counters.lock().unwrap();
+        c.running -= 1;
+        c.kv_used -= held;
+        c.waiting += 1;
+        c.preemptions += 1;
+        self.note_load(&mut c);
+        drop(c);
+        self.freed.notify_waiters();
+    }
+
+    /// Waits until a request needing `need` tokens of KV is admitted.
+    async fn admit(&self, need: u64) {
+        loop {
+            let freed = self.freed.notified();
+            if self.try_admit(need) {
+                return;
+            }
+            freed.await;
+        }
+    }
+
+    /// Power of one used GPU with `running` requests, W.
+    fn used_gpu_power(&self, running: usize) -> f64 {
+        let g = self.config.gpus.unwrap_or_default();
+        (g.idle_w + g.per_request_w * running as f64 / f64::from(g.used.max(1))).min(g.limit_w)
+    }
+
+    /// Notes a change of the running count (the lock held), for the energy.
+    fn note_load(&self, c: &mut Counters) {
+        let t = now();
+        let energy = self.used_gpu_energy_at(c, t);
+        c.load.push((t, c.running, energy));
+    }
+
+    /// Energy of one used GPU from the engine's start to `t`, J.
+    fn used_gpu_energy_at(&self, c: &Counters, t: f64) -> f64 {
+        let i = c.load.partition_point(|(at, _, _)| *at <= t);
+        match i.checked_sub(1).map(|i| c.load[i]) {
+            Some((at, running, energy)) => energy + self.used_gpu_power(running) * (t - at),
+            None => self.used_gpu_power(0) * (t - self.started).max(0.0),
+        }
+    }
+
+    /// The energy counters of the GPUs the engine runs on, summed, at Unix
+    /// time `t`, in J: the truth a run's GPU energy is checked against.
+    pub fn used_gpus_energy_j(&self, t: f64) -> f64 {
+        let g = self.config.gpus.unwrap_or_default();
+        let c = self.counters.lock().unwrap();
+        f64::from(g.used) * self.used_gpu_energy_at(&c, t)
+    }
+
+    /// The throttle event in force at Unix time `t`.
+    fn throttle_at(&self, t: f64) -> Option<ThrottleEvent> {
+        let since = t - self.started;
+        (*self.throttle.lock().unwrap()).filter(|e| e.from_s <= since && since < e.to_s)
+    }
+
+    /// Schedules a throttle event from `after` from now, lasting `lasting`.
+    pub fn schedule_throttle(&self, after: Duration, lasting: Duration, reasons: u64, slow: f64) {
+        let from_s = now() - self.started + after.as_secs_f64();
+        *self.throttle.lock().unwrap() = Some(ThrottleEvent {
+            from_s,
+            to_s: from_s + lasting.as_secs_f64(),
+            reasons,
+            slow,
+        });
+    }
+
+    /// The throttle event, in Unix seconds: (from, to).
+    pub fn throttle_window(&self) -> Option<(f64, f64)> {
+        (*self.throttle.lock().unwrap()).map(|e| (self.started + e.from_s, self.started + e.to_s))
+    }
+
+    /// Every GPU now, as DCGM and nvidia-smi report it.
+    fn gpu_states(&self) -> Vec<GpuState> {
+        let Some(g) = self.config.gpus else {
+            return Vec::new();
+        };
+        let t = now();
+        let c = self.counters.lock().unwrap();
+        let throttle = self.throttle_at(t);
+        let kv = c.kv_used as f64 / self.config.kv_capacity as f64;
+        (0..g.total)
+            .map(|gpu| {
+                let used = gpu < g.used;
+                let power_w = if used {
+                    self.used_gpu_power(c.running)
+                } else {
+                    g.idle_w
+                };
+                let energy_j = if used {
+                    self.used_gpu_energy_at(&c, t)
+                } else {
+                    g.idle_w * (t - self.started)
+                };
+                let mut reasons = if c.running == 0 { 0x1 } else { 0 };
+                if used && power_w >= g.limit_w {
+                    reasons |= 0x4;
+                }
+                let mut sm_clock = SM_CLOCK_MHZ;
+                let mut temp = 35.0 + 25.0 * power_w / g.limit_w;
+                if let Some(e) = throttle.filter(|_| used) {
+                    reasons |= e.reasons;
+                    sm_clock /= e.slow;
+                    if e.reasons & 0x60 != 0 {
+                        temp = 91.0;
+                    }
+                }
+                GpuState {
+                    gpu,
+                    power_w,
+                    energy_mj: ENERGY_AT_START_MJ + f64::from(gpu) * 1.0e6 + energy_j * 1000.0,
+                    limit_w: g.limit_w,
+                    sm_clock_mhz: sm_clock,
+                    temp_c: temp,
+                    util_pct: if used && c.running > 0 { 100.0 } else { 0.0 },
+                    memory_used_mib: GPU_MEMORY_MIB * if used { 0.55 + 0.4 * kv } else { 0.006 },
+                    reasons,
+                }
+            })
+            .collect()
     }
 
     /// Every emission as (Unix time in seconds, tokens), in no set order.
@@ -396,6 +638,7 @@ pub async fn start(config: EmulatorConfig) -> Emulator {
 }
 
 pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
+    let throttle = config.gpus.and_then(|g| g.throttle);
     let engine = Arc::new(Engine {
         config,
         stalled: std::sync::atomic::AtomicBool::new(false),
@@ -404,6 +647,8 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
         freed: Notify::new(),
         log: Mutex::new(Vec::new()),
         arrivals: std::sync::atomic::AtomicU64::new(0),
+        metrics_log: Mutex::new(Vec::new()),
+        throttle: Mutex::new(throttle),
     });
     let mut app = axum::Router::new().route("/v1/models", get(models));
     app = match engine.config.tokenizer {
@@ -423,6 +668,11 @@ pub async fn start_on(config: EmulatorConfig, address: &str) -> Emulator {
                 "/version",
                 get(|| async { Json(json!({"version": "emulated-1"})) }),
             );
+    }
+    if engine.config.gpus.is_some() {
+        app = app
+            .route("/dcgm/metrics", get(dcgm_metrics))
+            .route("/nvidia-smi", get(nvidia_smi));
     }
     let app = app
         .route("/v1/completions", post(completions))
@@ -531,21 +781,263 @@ async fn tokenize(
 
 async fn metrics(State(e): State<Arc<Engine>>) -> String {
     let c = e.counters.lock().unwrap();
-    format!(
+    let read = MetricsRead {
+        at: now(),
+        running: c.running,
+        waiting: c.waiting,
+        // vLLM's "perc" is a fraction.
+        kv_usage: c.kv_used as f64 / e.config.kv_capacity as f64,
+        preemptions: c.preemptions,
+        prefix_queries: c.prefix_queries,
+        prefix_hits: c.prefix_hits,
+        spec_drafts: c.spec_drafts,
+        spec_draft_tokens: c.spec_draft_tokens,
+        spec_accepted: c.spec_accepted,
+    };
+    let mut text = format!(
         "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{m}\"}} {}\n\
          vllm:num_requests_waiting{{model_name=\"{m}\"}} {}\n\
          vllm:generation_tokens_total{{model_name=\"{m}\"}} {}\n\
          vllm:inter_token_latency_seconds_sum{{model_name=\"{m}\"}} {}\n\
          vllm:inter_token_latency_seconds_count{{model_name=\"{m}\"}} {}\n\
-         vllm:cache_config_info{{block_size=\"16\",num_gpu_blocks=\"{}\"}} 1.0\n",
+         vllm:cache_config_info{{block_size=\"16\",num_gpu_blocks=\"{}\"}} 1.0\n\
+         # TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"{m}\"}} {}\n\
+         vllm:prefix_cache_queries_total{{model_name=\"{m}\"}} {}\n\
+         vllm:prefix_cache_hits_total{{model_name=\"{m}\"}} {}\n",
         c.running,
         c.waiting,
         c.generated_total,
         c.itl_sum_s,
         c.itl_count,
         e.config.kv_capacity / 16,
+        read.kv_usage,
+        c.preemptions,
+        c.prefix_queries,
+        c.prefix_hits,
         m = e.config.model
-    )
+    );
+    // vLLM registers its speculative-decoding counters only when it drafts.
+    if e.config.tokens_per_step > 1 {
+        text.push_str(&format!(
+            "vllm:spec_decode_num_drafts_total{{model_name=\"{m}\"}} {}\n\
+             vllm:spec_decode_num_draft_tokens_total{{model_name=\"{m}\"}} {}\n\
+             vllm:spec_decode_num_accepted_tokens_total{{model_name=\"{m}\"}} {}\n",
+            c.spec_drafts,
+            c.spec_draft_tokens,
+            c.spec_accepted,
+            m = e.config.model
+        ));
+    }
+    drop(c);
+    e.metrics_log.lock().unwrap().push(read);
+    text
+}
+
+/// One emulated GPU at one moment.
+#[derive(Debug, Clone, Copy)]
+struct GpuState {
+    gpu: u32,
+    power_w: f64,
+    energy_mj: f64,
+    limit_w: f64,
+    sm_clock_mhz: f64,
+    temp_c: f64,
+    util_pct: f64,
+    memory_used_mib: f64,
+    reasons: u64,
+}
+
+/// A series of the exporter: name, type, help, and its value of a GPU.
+type DcgmSeries = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&GpuState) -> String,
+);
+
+/// An emulated dcgm-exporter: its series, labels and units (power in W,
+/// energy in mJ since the driver loaded, frame buffer in MiB).
+async fn dcgm_metrics(State(e): State<Arc<Engine>>) -> String {
+    let old = e.config.gpus.is_some_and(|g| g.old_dcgm_names);
+    let reasons = if old {
+        "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS"
+    } else {
+        "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"
+    };
+    let states = e.gpu_states();
+    let mut text = String::new();
+    let series: [DcgmSeries; 10] = [
+        (
+            "DCGM_FI_DEV_SM_CLOCK",
+            "gauge",
+            "SM clock frequency (in MHz).",
+            |g| format!("{:.0}", g.sm_clock_mhz),
+        ),
+        (
+            "DCGM_FI_DEV_MEM_CLOCK",
+            "gauge",
+            "Memory clock frequency (in MHz).",
+            |_| format!("{MEM_CLOCK_MHZ:.0}"),
+        ),
+        (
+            "DCGM_FI_DEV_GPU_TEMP",
+            "gauge",
+            "GPU temperature (in C).",
+            |g| format!("{:.0}", g.temp_c),
+        ),
+        (
+            "DCGM_FI_DEV_POWER_USAGE",
+            "gauge",
+            "Power draw (in W).",
+            |g| format!("{:.3}", g.power_w),
+        ),
+        (
+            "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+            "counter",
+            "Total energy consumption since boot (in mJ).",
+            |g| format!("{:.0}", g.energy_mj),
+        ),
+        (
+            "DCGM_FI_DEV_POWER_MGMT_LIMIT",
+            "gauge",
+            "Power management limit (in W).",
+            |g| format!("{:.0}", g.limit_w),
+        ),
+        (
+            "DCGM_FI_DEV_GPU_UTIL",
+            "gauge",
+            "GPU utilization (in %).",
+            |g| format!("{:.0}", g.util_pct),
+        ),
+        (
+            "DCGM_FI_DEV_FB_FREE",
+            "gauge",
+            "Framebuffer memory free (in MiB).",
+            |g| format!("{:.0}", GPU_MEMORY_MIB - g.memory_used_mib),
+        ),
+        (
+            "DCGM_FI_DEV_FB_USED",
+            "gauge",
+            "Framebuffer memory used (in MiB).",
+            |g| format!("{:.0}", g.memory_used_mib),
+        ),
+        ("", "gauge", "Current clock event reasons (bitmask).", |g| {
+            g.reasons.to_string()
+        }),
+    ];
+    for (name, kind, help, value) in series {
+        let name = if name.is_empty() { reasons } else { name };
+        text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+        for g in &states {
+            text.push_str(&format!(
+                "{name}{{gpu=\"{n}\",UUID=\"GPU-emulated-{n}\",pci_bus_id=\"00000000:{:02X}:00.0\",device=\"nvidia{n}\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"emulated\"}} {}\n",
+                0x18 + g.gpu,
+                value(g),
+                n = g.gpu
+            ));
+        }
+    }
+    text
+}
+
+/// What the stand-in nvidia-smi prints: `GET /nvidia-smi?query=index,power.draw,...`
+/// answers one line per GPU in nvidia-smi's `csv,noheader,nounits` format,
+/// or, for a field nvidia-smi does not know, its message with HTTP 400.
+async fn nvidia_smi(
+    State(e): State<Arc<Engine>>,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    let query = query.unwrap_or_default();
+    let fields: Vec<&str> = query
+        .strip_prefix("query=")
+        .unwrap_or_default()
+        .split(',')
+        .collect();
+    let old_driver = e.config.gpus.is_some_and(|g| g.old_driver);
+    let states = e.gpu_states();
+    let mut out = String::new();
+    for g in &states {
+        let mut values = Vec::new();
+        for field in &fields {
+            let value = match *field {
+                "index" => g.gpu.to_string(),
+                "name" => "NVIDIA H100 80GB HBM3".into(),
+                "power.draw" | "power.draw.instant" => format!("{:.2}", g.power_w),
+                "power.limit" => format!("{:.2}", g.limit_w),
+                "clocks.sm" => format!("{:.0}", g.sm_clock_mhz),
+                "clocks.mem" => format!("{MEM_CLOCK_MHZ:.0}"),
+                "temperature.gpu" => format!("{:.0}", g.temp_c),
+                "utilization.gpu" => format!("{:.0}", g.util_pct),
+                "memory.used" => format!("{:.0}", g.memory_used_mib),
+                "memory.total" => format!("{GPU_MEMORY_MIB:.0}"),
+                "clocks_event_reasons.active" if !old_driver => format!("0x{:016X}", g.reasons),
+                "clocks_throttle_reasons.active" => format!("0x{:016X}", g.reasons),
+                other => {
+                    return (
+                        StatusCode::BAD_REQUEST,
+                        format!("Field \"{other}\" is not a valid field to query.\n\n"),
+                    )
+                        .into_response();
+                }
+            };
+            values.push(value);
+        }
+        out.push_str(&values.join(", "));
+        out.push('\n');
+    }
+    out.into_response()
+}
+
+/// Writes a stand-in `nvidia-smi` into `dir` (put `dir` first on PATH): a
+/// bash script that asks the emulator at `url` for its GPUs (bash's
+/// /dev/tcp: no curl needed) and prints them as nvidia-smi does, once or,
+/// with `-lms N`, every N ms; a field it does not know exits 2 with
+/// nvidia-smi's message. Only `--query-gpu`, `--format` and `-lms` are read.
+pub fn write_nvidia_smi_standin(dir: &std::path::Path, url: &str) -> std::path::PathBuf {
+    let address = url.trim_start_matches("http://");
+    let (host, port) = address.split_once(':').expect("an emulator URL has a port");
+    let script = format!(
+        r#"#!/bin/bash
+# A stand-in nvidia-smi for sitegen's tests: the emulated engine's GPUs.
+query=
+loop_ms=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --query-gpu=*) query="${{1#--query-gpu=}}" ;;
+    -lms) loop_ms="$2"; shift ;;
+    -lms=*) loop_ms="${{1#-lms=}}" ;;
+  esac
+  shift
+done
+once() {{
+  exec 3<>/dev/tcp/{host}/{port} || exit 9
+  printf 'GET /nvidia-smi?query=%s HTTP/1.0\r\nHost: {host}\r\n\r\n' "$query" >&3
+  IFS= read -r status <&3
+  while IFS= read -r line <&3; do
+    line=${{line%$'\r'}}
+    [ -z "$line" ] && break
+  done
+  body=$(cat <&3)
+  exec 3<&-
+  printf '%s\n' "$body"
+  case "$status" in *" 200 "*) ;; *) exit 2 ;; esac
+}}
+if [ -z "$loop_ms" ]; then once; exit 0; fi
+while true; do
+  once
+  sleep "$((loop_ms / 1000)).$(printf '%03d' $((loop_ms % 1000)))"
+done
+"#
+    );
+    let path = dir.join("nvidia-smi");
+    std::fs::write(&path, script).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
 }
 
 /// The API a request came in on, which shapes its chunks.
@@ -813,7 +1305,7 @@ struct Request {
 }
 
 /// Waits one decode step: the configured step, or with jitter that step
-/// times the jitter's factor now.
+/// times the jitter's factor now; under a throttle event, `slow` times that.
 async fn next_step(e: &Engine, ticker: &mut tokio::time::Interval, request: u64, emitted: u64) {
     match e.config.jitter {
         Some(j) => {
@@ -824,6 +1316,12 @@ async fn next_step(e: &Engine, ticker: &mut tokio::time::Interval, request: u64,
             ticker.tick().await;
         }
     }
+    // A throttled GPU: the step takes `slow` times as long.
+    if let Some(t) = e.throttle_at(now()) {
+        tokio::time::sleep(e.config.step.mul_f64(t.slow - 1.0)).await;
+        // The next step is a whole step from now, not from the missed tick.
+        ticker.reset();
+    }
 }
 
 /// Waits for room, prefills, then emits tokens step by step until done or
@@ -831,19 +1329,27 @@ async fn next_step(e: &Engine, ticker: &mut tokio::time::Interval, request: u64,
 async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Infallible>>) {
     let (api, index, prompt) = (r.api, r.index, r.prompt);
     let (prompt_tokens, max_tokens, usage) = (r.prompt_tokens, r.max_tokens, r.usage);
-    let need = prompt_tokens + max_tokens;
+    // KV the request holds: all it may need, reserved at admission, or
+    // under `preempt_when_full` its prompt, growing with each step.
+    let mut held_kv = if e.config.preempt_when_full {
+        prompt_tokens
+    } else {
+        prompt_tokens + max_tokens
+    };
     e.counters.lock().unwrap().waiting += 1;
-    loop {
-        let freed = e.freed.notified();
-        if e.try_admit(need) {
-            break;
-        }
-        freed.await;
-    }
+    e.admit(held_kv).await;
     let mut h = DefaultHasher::new();
     prompt.hash(&mut h);
     let key = h.finish();
-    let cached = !e.counters.lock().unwrap().cache.insert(key);
+    let cached = {
+        let mut c = e.counters.lock().unwrap();
+        let cached = !c.cache.insert(key);
+        c.prefix_queries += prompt_tokens;
+        if cached {
+            c.prefix_hits += prompt_tokens;
+        }
+        cached
+    };
     if !cached {
         tokio::time::sleep(Duration::from_secs_f64(
             prompt_tokens as f64 / e.config.prefill_tok_per_s,
@@ -883,6 +1389,32 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
         }
         // The prefill yields one token; each decode step yields tokens_per_step.
         let k = if first { 1 } else { e.config.tokens_per_step }.min(max_tokens - emitted);
+        if e.config.preempt_when_full {
+            if !e.try_grow(k) {
+                // No room for this step: preempted, queued again, and its
+                // prompt and output recomputed once readmitted.
+                e.preempt(held_kv);
+                e.admit(held_kv + k).await;
+                tokio::time::sleep(Duration::from_secs_f64(
+                    held_kv as f64 / e.config.prefill_tok_per_s,
+                ))
+                .await;
+            }
+            held_kv += k;
+        }
+        if !first && e.config.tokens_per_step > 1 {
+            // One draft verified: tokens_per_step - 1 of its tokens accepted
+            // (fewer at the request's end), plus the target model's own.
+            let drafted = e
+                .config
+                .spec_draft_tokens
+                .unwrap_or(0)
+                .max(e.config.tokens_per_step - 1);
+            let mut c = e.counters.lock().unwrap();
+            c.spec_drafts += 1;
+            c.spec_draft_tokens += drafted;
+            c.spec_accepted += k - 1;
+        }
         let mut start = emitted;
         emitted += k;
         if let Some((after, hold)) = e.config.stall
@@ -943,5 +1475,5 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
         next_step(&e, &mut ticker, index as u64, emitted).await;
     };
     let _ = ok;
-    e.release(need);
+    e.release(held_kv);
 }
