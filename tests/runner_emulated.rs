@@ -4,49 +4,19 @@
 
 #[path = "support/emulator.rs"]
 mod emulator;
+#[path = "support/run_cli.rs"]
+mod run_cli;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use emulator::{Emulator, EmulatorConfig};
+use run_cli::{data_dir, decode, load, sitegen_run};
 use sitegen::model::{DecodeCell, PrefillCell, Run, Status};
 
 /// The tests of this file measure timing on a 2-core machine: they run one
 /// at a time, so that one test's load does not show in another's figures.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-struct Outcome {
-    success: bool,
-    stderr: String,
-}
-
-/// Runs the sitegen binary (the real CLI) against `url`.
-async fn sitegen_run(url: &str, data: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Outcome {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"));
-    cmd.args(["run", "--url", url, "--run-id", "r", "--data"])
-        .arg(data)
-        .args(extra);
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    Outcome {
-        success: out.status.success(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn load(data: &Path) -> Run {
-    sitegen::store::load_run(&data.join("r")).unwrap()
-}
-
-fn decode(run: &Run, n: u32) -> &DecodeCell {
-    run.decode_cells()
-        .find(|c| c.concurrency == n)
-        .unwrap_or_else(|| panic!("no decode cell x{n}"))
-}
 
 /// What a Looped cell kept of the repetition.
 fn loop_evidence(cell: &DecodeCell) -> &sitegen::model::LoopEvidence {
@@ -67,12 +37,6 @@ fn prefill(run: &Run) -> &PrefillCell {
 /// When the cell's window started, in Unix seconds.
 fn t0(cell: &DecodeCell) -> f64 {
     cell.detail.as_ref().unwrap().window_start_unix_s
-}
-
-fn data_dir() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    (tmp, data)
 }
 
 /// Checks the runner's decode figures against the emulator's log.

@@ -5,59 +5,31 @@
 
 #[path = "support/emulator.rs"]
 mod emulator;
+#[path = "support/run_cli.rs"]
+mod run_cli;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use emulator::{Emulator, EmulatorConfig, GpuConfig, MetricsRead};
-use sitegen::model::{DecodeCell, Run, Status, Throttle};
+use run_cli::{Outcome, data_dir, decode, load};
+use sitegen::model::{DecodeCell, Status, Throttle};
 
 /// The tests measure timing on a 2-core machine: one at a time.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-struct Outcome {
-    success: bool,
-    stderr: String,
-}
-
 /// Runs the sitegen binary against `url`, with `path` as its PATH when given.
 async fn sitegen_run(url: &str, data: &Path, extra: &[&str], path: Option<String>) -> Outcome {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"));
-    cmd.args(["run", "--url", url, "--run-id", "r", "--data"])
-        .arg(data)
-        .args(extra);
-    if let Some(path) = path {
-        cmd.env("PATH", path);
+    match path {
+        Some(p) => run_cli::sitegen_run(url, data, extra, &[("PATH", p.as_str())]).await,
+        None => run_cli::sitegen_run(url, data, extra, &[]).await,
     }
-    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
-        .await
-        .unwrap();
-    Outcome {
-        success: out.status.success(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn load(data: &Path) -> Run {
-    sitegen::store::load_run(&data.join("r")).unwrap()
-}
-
-fn decode(run: &Run, n: u32) -> &DecodeCell {
-    run.decode_cells()
-        .find(|c| c.concurrency == n)
-        .unwrap_or_else(|| panic!("no decode cell x{n}"))
 }
 
 /// (start, end) of a cell's window, Unix seconds.
 fn window(cell: &DecodeCell) -> (f64, f64) {
     let t0 = cell.detail.as_ref().unwrap().window_start_unix_s;
     (t0, t0 + cell.measured_s.unwrap())
-}
-
-fn data_dir() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    (tmp, data)
 }
 
 /// The `/metrics` reads the runner made for a window, from the engine's log:

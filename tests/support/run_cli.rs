@@ -1,0 +1,51 @@
+//! `sitegen run` as a user runs it, for the tests against the emulated
+//! engine: the binary, its outcome, and the run it wrote.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use sitegen::model::{DecodeCell, Run};
+
+pub struct Outcome {
+    pub success: bool,
+    pub stderr: String,
+}
+
+/// Runs the sitegen binary (the real CLI) against `url` into `data/r`,
+/// with `envs` set for it.
+pub async fn sitegen_run(url: &str, data: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Outcome {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"));
+    cmd.args(["run", "--url", url, "--run-id", "r", "--data"])
+        .arg(data)
+        .args(extra);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    Outcome {
+        success: out.status.success(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The run `sitegen_run` wrote.
+pub fn load(data: &Path) -> Run {
+    sitegen::store::load_run(&data.join("r")).unwrap()
+}
+
+/// The run's decode cell at `n` requests at once.
+pub fn decode(run: &Run, n: u32) -> &DecodeCell {
+    run.decode_cells()
+        .find(|c| c.concurrency == n)
+        .unwrap_or_else(|| panic!("no decode cell x{n}"))
+}
+
+/// A fresh data folder (not created) in a temporary folder.
+pub fn data_dir() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    (tmp, data)
+}
