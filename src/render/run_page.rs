@@ -683,3 +683,97 @@ fn table_row(run: &Run, columns: &[&table::Column], cell: &Cell) -> TableRow {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CellTelemetry, DecodeCell, GpuTelemetry, ServerCounters, Throttle};
+
+    fn cell(server: Option<ServerCounters>, throttle: Option<Throttle>) -> DecodeCell {
+        DecodeCell {
+            telemetry: Some(Box::new(CellTelemetry {
+                server,
+                gpus: throttle.map(|t| GpuTelemetry {
+                    throttle: Some(t),
+                    ..Default::default()
+                }),
+            })),
+            ..DecodeCell::without_figures(8192, 8, Status::Valid, None)
+        }
+    }
+
+    /// The "Why" line names only what the counters show: nothing for a
+    /// server that held no request waiting, preempted none, had room in its
+    /// KV cache and did not throttle; each fact where it happened.
+    #[test]
+    fn why_names_what_the_counters_show_and_nothing_else() {
+        let calm = ServerCounters {
+            waiting_max: Some(0.0),
+            preemptions: Some(0),
+            kv_cache_usage_max: Some(0.94),
+            ..Default::default()
+        };
+        assert_eq!(
+            telemetry_facts(&cell(Some(calm.clone()), Some(Throttle::Ok))),
+            None
+        );
+        assert_eq!(telemetry_facts(&cell(None, None)), None);
+        let none_recorded = ServerCounters::default();
+        assert_eq!(telemetry_facts(&cell(Some(none_recorded), None)), None);
+        let busy = ServerCounters {
+            waiting_max: Some(4.0),
+            preemptions: Some(1),
+            kv_cache_usage_max: Some(1.0),
+            ..calm
+        };
+        assert_eq!(
+            telemetry_facts(&cell(Some(busy), Some(Throttle::Thermal))).as_deref(),
+            Some(
+                "the server held up to 4 requests waiting, 1 request preempted, KV cache 100% full at its peak, the GPUs throttled (thermal)"
+            )
+        );
+        // A lone fact is said alone.
+        let throttled = cell(None, Some(Throttle::PowerCapped));
+        assert_eq!(
+            telemetry_facts(&throttled).as_deref(),
+            Some("the GPUs throttled (power capped)")
+        );
+    }
+
+    /// An energy cell says "not recorded" only for a measured cell without
+    /// the figure, never for one that was not measured or has no figures.
+    #[test]
+    fn an_energy_cell_without_the_figure_says_not_recorded_only_when_measured() {
+        let mut run = crate::model::Run::for_test(
+            "r",
+            serde_json::json!({
+                "schema_version": 1, "model": "M", "served_model": "M",
+                "hardware": {"gpu": "H100", "gpu_count": 1},
+                "engine": {"name": "vllm"},
+                "run": {"decode_test": "fixed_duration"}
+            }),
+        );
+        let mut with = DecodeCell::without_figures(8192, 1, Status::Valid, None);
+        with.total_tok_per_s = Some(100.0);
+        with.telemetry = Some(Box::new(CellTelemetry {
+            server: None,
+            gpus: Some(GpuTelemetry {
+                joules_per_output_token: Some(2.5),
+                power_w_mean: Some(250.0),
+                ..Default::default()
+            }),
+        }));
+        let mut without = DecodeCell::without_figures(8192, 2, Status::Valid, None);
+        without.total_tok_per_s = Some(150.0);
+        let over = DecodeCell::without_figures(8192, 4, Status::OverCapacity, Some("x".into()));
+        run.cells = vec![
+            crate::model::Cell::Decode(with),
+            crate::model::Cell::Decode(without),
+            crate::model::Cell::Decode(over),
+        ];
+        let e = energy_matrix(&run).expect("a cell has energy");
+        let texts: Vec<Option<&str>> = e.rows[0].cells.iter().map(|c| c.text.as_deref()).collect();
+        assert_eq!(texts, [Some("2.50 J"), Some("not recorded"), None]);
+        assert_eq!(e.rows[0].cells[0].power.as_deref(), Some("250.0 W"));
+    }
+}
