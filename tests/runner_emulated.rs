@@ -80,16 +80,18 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     );
     let (earliest, latest) = middle_bounds(&first_tokens, &starts);
     // No token reaches the client before the engine emits it (0.5 ms for
-    // the two clocks). Above the truth, one stream gets 2 ms; N streams also
-    // half a decode step: on a busy 2-core machine their first chunks queue
-    // on the way out of the engine and into the runner, and that wait is
-    // part of what a client sees. The errors this is here to catch (Nagle's
-    // 40 ms, timing from the wrong moment) are larger.
+    // the two clocks). Above the truth, 10 ms: on a busy 2-core machine the
+    // runner's thread can wait that long to be scheduled once the chunk is
+    // out (2 ms held on an idle one and failed once under load); N streams
+    // also half a decode step, their first chunks queued on the way out of
+    // the engine and into the runner, and that wait is part of what a client
+    // sees. The errors this is here to catch (Nagle's 40 ms, timing from the
+    // wrong moment) are larger.
     let step_ms = emu.engine.config.step.as_secs_f64() * 1000.0;
     let above = if cell.concurrency == 1 {
-        2.0
+        10.0
     } else {
-        2.0 + step_ms / 2.0
+        10.0 + step_ms / 2.0
     };
     assert!(
         ttft >= earliest - 0.5 && ttft <= latest + above,
