@@ -249,6 +249,8 @@ fn slug(runs: &[Run], idx: &[usize]) -> String {
 pub enum Unusable {
     NotMeasured,
     Status(Status),
+    /// Valid, but its window's energy was not recorded (an energy ratio).
+    EnergyNotRecorded,
 }
 
 impl Unusable {
@@ -259,6 +261,7 @@ impl Unusable {
             Unusable::Status(s) => s
                 .not_compared_because()
                 .unwrap_or(crate::comparison_words::NOT_MEASURED),
+            Unusable::EnergyNotRecorded => crate::comparison_words::ENERGY_NOT_RECORDED,
         }
     }
 }
@@ -320,6 +323,63 @@ pub(crate) fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
         Status::Valid => c.total_tok_per_s.ok_or(Unusable::NotMeasured),
         other => Err(Unusable::Status(other)),
     }
+}
+
+/// A cell's energy per output token if it can be compared: measured,
+/// Valid and with its window's energy recorded.
+pub(crate) fn valid_energy(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+    let c = cell.ok_or(Unusable::NotMeasured)?;
+    match c.status {
+        Status::Valid => c
+            .joules_per_output_token()
+            .filter(|j| *j > 0.0)
+            .ok_or(Unusable::EnergyNotRecorded),
+        other => Err(Unusable::Status(other)),
+    }
+}
+
+/// `b`'s energy per output token over `a`'s at one cell, or why there is none.
+pub(crate) fn energy_ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
+    match (valid_energy(a), valid_energy(b)) {
+        (Ok(x), Ok(y)) => Ok(y / x),
+        (a, b) => Err(NoRatio::Unusable {
+            a: a.err(),
+            b: b.err(),
+        }),
+    }
+}
+
+/// Whether a run recorded the energy of any decode window.
+pub(crate) fn has_energy(run: &Run) -> bool {
+    run.decode_cells()
+        .any(|c| c.joules_per_output_token().is_some())
+}
+
+/// How a run's energy was found, in one line under the energy matrices:
+/// "GLM: energy from DCGM exporter http://…, as the growth of the GPUs'
+/// energy counter over the window." `None` when it recorded none.
+pub(crate) fn energy_note(run: &Run) -> Option<String> {
+    use crate::comparison_words as w;
+    let mut sources: Vec<String> = run
+        .decode_cells()
+        .filter(|c| c.joules_per_output_token().is_some())
+        .filter_map(|c| c.gpu_telemetry())
+        .map(|g| match g.energy_from {
+            Some(how) => format!("{}, as {}", g.source, how.label()),
+            None => g.source.clone(),
+        })
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    (!sources.is_empty()).then(|| {
+        w::fill(
+            w::ENERGY_SOURCES,
+            &[
+                ("name", &run.meta.model),
+                ("sources", &crate::format::and_list(&sources)),
+            ],
+        )
+    })
 }
 
 /// The ratio of `b` to `a` at one cell, or why there is none.
@@ -408,6 +468,14 @@ impl Basis {
     pub fn ratio(self, a: &Run, b: &Run, total_ratio: f64) -> f64 {
         self.of(b, total_ratio) / self.of(a, 1.0)
     }
+}
+
+/// What a ratio grid divides: throughput on a basis, or energy per output
+/// token (the same on any basis: all the GPUs' energy over all the tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Figure {
+    Throughput(Basis),
+    Energy,
 }
 
 /// Indexes of the points on the Pareto frontier when both coordinates are
@@ -639,6 +707,11 @@ pub(crate) struct Judged {
 
 impl RatioGrid {
     pub(crate) fn between(a: &Run, b: &Run, basis: Basis) -> RatioGrid {
+        RatioGrid::of(a, b, Figure::Throughput(basis))
+    }
+
+    /// `b`'s `figure` over `a`'s, cell by cell.
+    pub(crate) fn of(a: &Run, b: &Run, figure: Figure) -> RatioGrid {
         let rows = pair_contexts(&a.decode_contexts(), &b.decode_contexts());
         let levels: BTreeSet<u32> = a
             .concurrency_levels()
@@ -654,14 +727,21 @@ impl RatioGrid {
                     .map(|&n| {
                         let ca = p.a.and_then(|ctx| a.decode_cell(ctx, n));
                         let cb = p.b.and_then(|ctx| b.decode_cell(ctx, n));
-                        ratio(ca, cb).map(|r| Judged {
-                            value: basis.ratio(a, b, r),
-                            // The per-GPU basis scales both figures by
-                            // constants: the verdict on the totals holds.
-                            verdict: ca
-                                .zip(cb)
-                                .map_or(Verdict::Unknown, |(x, y)| cell_verdict(x, y)),
-                        })
+                        match figure {
+                            Figure::Throughput(basis) => ratio(ca, cb).map(|r| Judged {
+                                value: basis.ratio(a, b, r),
+                                // The per-GPU basis scales both figures by
+                                // constants: the verdict on the totals holds.
+                                verdict: ca
+                                    .zip(cb)
+                                    .map_or(Verdict::Unknown, |(x, y)| cell_verdict(x, y)),
+                            }),
+                            // No source states an interval of its energy.
+                            Figure::Energy => energy_ratio(ca, cb).map(|value| Judged {
+                                value,
+                                verdict: Verdict::Unknown,
+                            }),
+                        }
                     })
                     .collect()
             })
@@ -806,6 +886,11 @@ pub(crate) struct PairFindings {
     /// Grid cells without a ratio: one run only measured them / a side is not Valid.
     pub one_side_only: usize,
     pub not_valid: usize,
+    /// b's energy per output token over a's at cells both ran validly with
+    /// their energy recorded.
+    pub energy: Option<RatioSummary>,
+    /// Whether each run recorded the energy of any decode window.
+    pub energy_recorded: [bool; 2],
     /// Ratios within the two cells' noise, beyond it, and of unknown noise.
     pub within_noise: usize,
     pub beyond_noise: usize,
@@ -875,6 +960,8 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         beyond_noise,
         noise_unknown,
         decode: RatioSummary::of(grid.ratios()),
+        energy: RatioSummary::of(RatioGrid::of(a, b, Figure::Energy).ratios()),
+        energy_recorded: [has_energy(a), has_energy(b)],
         decode_by_context,
         prefill: RatioSummary::of(prefill_ratios.iter().map(|(_, r)| *r)),
         prefill_faster_at: prefill_ratios

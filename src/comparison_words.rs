@@ -47,6 +47,12 @@ pub(crate) const RATIOS_CAPTION_TOTAL: &str = "Total tok/s of a run divided by t
 pub(crate) const RATIOS_CAPTION_PER_GPU: &str = "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why.";
 pub(crate) const SHARED_GPUS: &str = "Every run here uses {n} GPUs, so per GPU each figure is its total ÷ {n} and every ratio stays as it is.";
 pub(crate) const RATIO_HEADING: &str = "{b} / {a}";
+pub(crate) const ENERGY: &str = "Energy per output token";
+pub(crate) const ENERGY_CAPTION: &str = "Joules per output token of a run divided by the first run's, cell by cell, each from its own window's GPU telemetry. Below 1 (blue) the run uses less energy per token, above 1 (orange) more. No source states an interval of its energy, so a difference of a few percent may be noise. A dash means at least one side has no valid cell with its energy recorded, and the cell says why.";
+pub(crate) const ENERGY_HEADING: &str = "{b} / {a}, J per output token";
+/// How each run's energy was found, under the energy matrices.
+pub(crate) const ENERGY_SOURCES: &str = "{name}: energy from {sources}.";
+pub(crate) const ENERGY_NONE: &str = "{name}: no energy recorded.";
 pub(crate) const RATIO_HEADING_PER_GPU: &str = "{b} / {a}, per GPU";
 
 /// Why a ratio has no value, with the runs' names and their cells' words.
@@ -55,6 +61,8 @@ pub(crate) const NO_RATIO_BOTH: &str = "both {x}";
 pub(crate) const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
 pub(crate) const NO_RATIO_ONE: &str = "{name} {x}";
 pub(crate) const NOT_MEASURED: &str = "not measured";
+/// A valid cell of an energy ratio whose window's energy was not recorded.
+pub(crate) const ENERGY_NOT_RECORDED: &str = "energy not recorded";
 /// A run's side of a cell without a ratio when it is the other run's that fails.
 pub(crate) const VALID: &str = "valid";
 /// One state of a run over part of a row or column: "over capacity at 8–128".
@@ -70,6 +78,8 @@ pub(crate) const ZERO_TOK_PER_S: &str = "measured 0 tok/s";
 pub(crate) const NO_RATIO_AT_ROW: &str = "No ratio at {context}: {reasons}.";
 pub(crate) const NO_RATIO_ANYWHERE: &str =
     "No cell ran validly in both {a} and {b}: no ratio anywhere.";
+pub(crate) const ENERGY_NO_RATIO_ANYWHERE: &str =
+    "No cell ran validly with its energy recorded in both {a} and {b}: no energy ratio anywhere.";
 pub(crate) const NO_RATIO_AT_LEVEL: &str = "No ratio at {n} requests at once: {reasons}.";
 /// A level measured only at contexts whose rows are left out (their notes say more).
 pub(crate) const NEITHER_AT_ROWS_SHOWN: &str = "neither run measured it at the contexts shown";
@@ -79,6 +89,11 @@ pub(crate) const FINDINGS: &str = "Key findings";
 pub(crate) const FINDINGS_PAIR: &str = "{b} against {a}";
 pub(crate) const FINDING_DECODE: &str = "Decode";
 pub(crate) const FINDING_DECODE_TEXT: &str = "{b}'s {figure} over {a}'s, median of {count} cells both ran validly ({min} to {max}); {b} is faster in {above}, {a} in {below}.";
+pub(crate) const FINDING_ENERGY: &str = "Energy";
+pub(crate) const FINDING_ENERGY_TEXT: &str = "{b}'s energy per output token over {a}'s, median of {count} cells both ran validly with their GPUs' energy recorded ({min} to {max}); {b} uses less in {below}, {a} in {above}.";
+pub(crate) const FINDING_ENERGY_ONE: &str =
+    "Only {name} recorded its GPUs' energy: no energy ratio to give.";
+pub(crate) const FINDING_ENERGY_NONE_SHARED: &str = "Both recorded their GPUs' energy, but no cell ran validly with its energy recorded in both: no energy ratio to give.";
 pub(crate) const FINDING_NO_DECODE: &str =
     "No decode cell ran validly in both {a} and {b}: no ratio to give.";
 /// The answer first: the two sentences that open a pair's findings.
@@ -110,7 +125,7 @@ pub(crate) const FINDING_NOT_COMPARED: &str = "Not compared";
 pub(crate) const FINDING_NOT_COMPARED_TEXT: &str = "{n} decode cells: {one} measured by one run only, {invalid} not valid on one side or both (the ratio matrices say which and why).";
 pub(crate) const FINDING_REACH: &str = "Reach";
 pub(crate) const FINDING_REACH_RUN: &str =
-    "{name}: valid up to {context} of context and {n} requests at once (at {at})";
+    "{name}: valid up to {context} of context and {requests} at once (at {at})";
 pub(crate) const FINDING_REACH_NONE: &str = "{name}: no valid cell";
 pub(crate) const TOOLS_DIFFER: &str = "These runs were measured with different tools ({tools}), which define some figures differently: read each run's “How the imported figures are defined” before trusting small differences.";
 pub(crate) const SETUP_DIFFERS_CAPTION: &str = "What differs between the runs. Rows every run states alike, and rows some run does not state, are folded below.";
@@ -124,6 +139,16 @@ pub(crate) fn ratio_key() -> [String; 3] {
     [
         format!("{} slower", ratio(0.5)),
         format!("{} faster", ratio(2.0)),
+        format!("({} in the middle: the page's own background)", ratio(1.0)),
+    ]
+}
+
+/// The key of the energy ratio scale: more energy is the orange end.
+pub(crate) fn energy_key() -> [String; 3] {
+    use crate::format::ratio;
+    [
+        format!("{} the energy", ratio(2.0)),
+        format!("{} the energy", ratio(0.5)),
         format!("({} in the middle: the page's own background)", ratio(1.0)),
     ]
 }
@@ -218,6 +243,12 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("no_ratio_each", NO_RATIO_EACH),
         ("no_ratio_one", NO_RATIO_ONE),
         ("not_measured", NOT_MEASURED),
+        ("energy_not_recorded", ENERGY_NOT_RECORDED),
+        ("energy", ENERGY),
+        ("energy_caption", ENERGY_CAPTION),
+        ("energy_heading", ENERGY_HEADING),
+        ("energy_none", ENERGY_NONE),
+        ("energy_no_ratio_anywhere", ENERGY_NO_RATIO_ANYWHERE),
         ("valid", VALID),
         ("state_at_levels", STATE_AT_LEVELS),
         ("request", REQUEST),

@@ -752,6 +752,17 @@ pub enum EnergySource {
     MeanPower,
 }
 
+impl EnergySource {
+    /// How the energy was found, as pages say it.
+    pub fn label(self) -> &'static str {
+        match self {
+            EnergySource::Counter => "the growth of the GPUs' energy counter over the window",
+            EnergySource::PowerSamples => "the power samples integrated over the window",
+            EnergySource::MeanPower => "the tool's mean power × the window",
+        }
+    }
+}
+
 /// The worst clock-event reason seen during the window.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,

@@ -67,19 +67,32 @@ function basisOf(perGpu) {
   return perGpu ? "per_gpu" : "total";
 }
 
-// b's tok/s over a's at one cell, or why there is none, worded as
-// src/compare.rs `NoRatio::reason` words it.
-function ratioCell(d, a, b, tokensA, tokensB, n, perGpu) {
+// b's figure over a's at one cell, or why there is none, worded as
+// src/compare.rs `NoRatio::reason` words it. `figure` is "total", "per_gpu"
+// or "energy" (J per output token, src/compare.rs `energy_ratio`).
+function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
   const w = d.words;
+  const energy = figure === "energy";
   const ca = tokensA === null ? undefined : cellOf(a, tokensA, n);
   const cb = tokensB === null ? undefined : cellOf(b, tokensB, n);
-  const why = (c) => (c ? c.why_not : w.not_measured);
+  // As src/compare.rs `valid_total` and `valid_energy`: a Valid cell always
+  // has its total; of energy it also needs its window's energy.
+  const why = (c) => {
+    if (!c) return w.not_measured;
+    if (!energy || c.why_not !== null) return c.why_not;
+    return c.energy !== undefined ? null : w.energy_not_recorded;
+  };
   const [x, y] = [why(ca), why(cb)];
   if (x === null && y === null) {
+    if (energy) {
+      const r = cb.energy / ca.energy;
+      // Less energy takes the colour of faster (src/render/compare_page.rs).
+      return { text: ratioText(r), ...ratioShade(d, 1 / r) };
+    }
     if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }), zeroBase: true };
     const total = cb.comparable.total / ca.comparable.total;
     // As src/compare.rs `Basis::ratio`, operation for operation.
-    const r = perGpu ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
+    const r = figure === "per_gpu" ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
     // Within the noise of both cells (src/compare.rs `verdict`): its 95%
     // interval, from each cell's (data.js `noise`), includes 1.
     if (ca.noise !== undefined && cb.noise !== undefined
@@ -245,13 +258,14 @@ function sideReasons(d, a, b, cells, labels, at) {
 }
 
 // A ratio matrix of b against a (src/render/compare_page.rs
-// `ratio_matrix_between`): contexts paired within 2%, every level either
-// measured; rows and columns without a ratio left out and said in a line.
-function ratioMatrix(d, a, b, perGpu) {
+// `ratio_matrix_between`) of `figure` ("total", "per_gpu" or "energy"):
+// contexts paired within 2%, every level either measured; rows and columns
+// without a ratio left out and said in a line.
+function ratioMatrix(d, a, b, figure) {
   const contexts = (r) => sorted(r.decode.map((c) => c.tokens));
   const pairs = pairContexts(d, contexts(a), contexts(b));
   const allLevels = sorted([a, b].flatMap((r) => r.decode.map((c) => c.concurrency)));
-  const grid = pairs.map((p) => allLevels.map((n) => ratioCell(d, a, b, p.a, p.b, n, perGpu)));
+  const grid = pairs.map((p) => allLevels.map((n) => ratioCell(d, a, b, p.a, p.b, n, figure)));
   const keep = allLevels.map((_, l) => grid.some((row) => row[l].why === undefined));
   const leftOut = [];
   const rows = [];
@@ -282,7 +296,7 @@ function ratioMatrix(d, a, b, perGpu) {
   return {
     levels: allLevels.filter((_, l) => keep[l]),
     rows,
-    left_out: none ? [fill(d.words.no_ratio_anywhere, { a: a.model, b: b.model })] : leftOut,
+    left_out: none ? [fill(figure === "energy" ? d.words.energy_no_ratio_anywhere : d.words.no_ratio_anywhere, { a: a.model, b: b.model })] : leftOut,
     near_note: near.length && !none ? fill(d.words.near_contexts, { rows: near.join(", "), a: a.model, b: b.model }) : null,
   };
 }
@@ -502,6 +516,29 @@ function decodeSection(runs, perGpuView) {
   return s;
 }
 
+// One ratio matrix as the pre-rendered templates/ratio_matrix.html draws it.
+function matrixSection(id, heading, m, key) {
+  const w = defs.words;
+  const sub = el("section", { id, "aria-labelledby": `${id}-h` }, el("h3", { id: `${id}-h`, text: heading }));
+  const head = el("tr", {}, el("th", { scope: "col", text: w.context }), ...m.levels.map((n) => el("th", { scope: "col", text: String(n) })));
+  const body = el("tbody", {}, ...m.rows.map((row) => el("tr", {}, el("th", { scope: "row", text: row.context }),
+    ...row.cells.map((c) => (c.why !== undefined
+      ? el("td", { class: "r none" }, el("span", { class: "ratio-value", text: defs.dash }), el("span", { class: "why", text: c.why }))
+      : el("td", c.style ? { class: `r ${c.class}`, style: c.style } : { class: `r ${c.class}` }, el("span", { class: "ratio-value", text: c.text }),
+        ...(c.noise ? [el("span", { class: "noise-note", text: c.noise })] : [])))))));
+  if (m.rows.length > 0) {
+    const wrap = scrollRegion(`${id}-h`);
+    wrap.classList.add("fit");
+    wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
+    sub.appendChild(wrap);
+    sub.appendChild(el("p", { class: "ratio-key" }, el("span", { text: key[0] }),
+      el("span", { class: "bar", "aria-hidden": "true" }), el("span", { text: key[1] }), el("span", { class: "muted", text: key[2] })));
+  }
+  if (m.near_note) sub.appendChild(el("p", { class: "note", text: m.near_note }));
+  m.left_out.forEach((line) => sub.appendChild(el("p", { class: "note", text: line })));
+  return sub;
+}
+
 function ratioView(runs, perGpu) {
   const w = defs.words;
   const view = el("div", { "data-gpu-view": perGpu ? "per-gpu" : "total" },
@@ -512,26 +549,8 @@ function ratioView(runs, perGpu) {
   }
   runs.slice(1).forEach((b) => {
     const id = `ratio-${b.id}${perGpu ? "-per-gpu" : ""}`;
-    const m = ratioMatrix(defs, a, b, perGpu);
-    const sub = el("section", { id, "aria-labelledby": `${id}-h` },
-      el("h3", { id: `${id}-h`, text: fill(perGpu ? w.ratio_heading_per_gpu : w.ratio_heading, { a: a.model, b: b.model }) }));
-    const head = el("tr", {}, el("th", { scope: "col", text: w.context }), ...m.levels.map((n) => el("th", { scope: "col", text: String(n) })));
-    const body = el("tbody", {}, ...m.rows.map((row) => el("tr", {}, el("th", { scope: "row", text: row.context }),
-      ...row.cells.map((c) => (c.why !== undefined
-        ? el("td", { class: "r none" }, el("span", { class: "ratio-value", text: defs.dash }), el("span", { class: "why", text: c.why }))
-        : el("td", c.style ? { class: `r ${c.class}`, style: c.style } : { class: `r ${c.class}` }, el("span", { class: "ratio-value", text: c.text }),
-          ...(c.noise ? [el("span", { class: "noise-note", text: c.noise })] : [])))))));
-    if (m.rows.length > 0) {
-      const wrap = scrollRegion(`${id}-h`);
-      wrap.classList.add("fit");
-      wrap.appendChild(el("table", { class: "matrix ratio" }, el("thead", {}, head), body));
-      sub.appendChild(wrap);
-      sub.appendChild(el("p", { class: "ratio-key" }, el("span", { text: defs.ratio_key[0] }),
-        el("span", { class: "bar", "aria-hidden": "true" }), el("span", { text: defs.ratio_key[1] }), el("span", { class: "muted", text: defs.ratio_key[2] })));
-    }
-    if (m.near_note) sub.appendChild(el("p", { class: "note", text: m.near_note }));
-    m.left_out.forEach((line) => sub.appendChild(el("p", { class: "note", text: line })));
-    view.appendChild(sub);
+    const heading = fill(perGpu ? w.ratio_heading_per_gpu : w.ratio_heading, { a: a.model, b: b.model });
+    view.appendChild(matrixSection(id, heading, ratioMatrix(defs, a, b, basisOf(perGpu)), defs.ratio_key));
   });
   return view;
 }
@@ -541,6 +560,21 @@ function ratioSection(runs, perGpuView) {
   const s = section("ratios", w.ratios);
   s.appendChild(ratioView(runs, false));
   if (perGpuView) s.appendChild(ratioView(runs, true));
+  return s;
+}
+
+// Energy per output token, each run against the first, when any run
+// recorded it (src/render/compare_page.rs `energy_section`).
+function energySection(runs) {
+  const w = defs.words;
+  if (!runs.some((r) => r.energy_note !== undefined)) return null;
+  const s = section("energy", w.energy, w.energy_caption);
+  const a = runs[0];
+  runs.slice(1).forEach((b) => {
+    s.appendChild(matrixSection(`energy-${b.id}`, fill(w.energy_heading, { a: a.model, b: b.model }),
+      ratioMatrix(defs, a, b, "energy"), defs.energy_key));
+  });
+  runs.forEach((r) => s.appendChild(el("p", { class: "note", text: r.energy_note !== undefined ? r.energy_note : fill(w.energy_none, { name: r.model }) })));
   return s;
 }
 
@@ -584,7 +618,7 @@ async function main() {
   const toggle = el("button", { type: "button", class: "per-gpu", "data-per-gpu-toggle": "", "data-showing": w.per_gpu_showing_each, "aria-pressed": "false", hidden: "" }, w.per_gpu_button);
   if (perGpuView) result.appendChild(el("p", {}, toggle));
   // The answer first: the ratios, then the setup and the charts.
-  [ratioSection(runs, perGpuView), setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView)]
+  [ratioSection(runs, perGpuView), energySection(runs), setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView)]
     .filter((s) => s !== null)
     .forEach((s) => result.appendChild(s));
   result.querySelectorAll("[data-gpu-view=per-gpu]").forEach((v) => { v.hidden = true; });

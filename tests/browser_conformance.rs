@@ -102,6 +102,24 @@ fn decode_cells(run: usize) -> Vec<Decode> {
     }
 }
 
+/// Energy per output token of the cells that recorded it: Alpha's queued
+/// 8K × 4 has some and must not be compared; Alpha's 8K × 2 and Beta's
+/// 8K × 8 are Valid without it; 1.125 / 1.0 is the rounding tie again;
+/// Gamma recorded none ("no energy ratio anywhere").
+fn joules(run: usize, ctx: u64, n: u32) -> Option<f64> {
+    match (run, ctx, n) {
+        (0, 0, 1) => Some(2.0),
+        (0, K8, 1) => Some(1.0),
+        (0, K8, 4) => Some(0.5),
+        (0, K128, 1) => Some(4.0),
+        (1, 0, 1) => Some(1.5),
+        (1, K8, 1) => Some(1.125),
+        (1, K8, 2) => Some(0.8),
+        (1, 129_024, 1) => Some(4.2),
+        _ => None,
+    }
+}
+
 /// Cells with a 95% interval (± this many percent); the others' noise is
 /// unknown. Alpha's 128K against Beta's 126K (95 / 90 = 1.056, ±5% each) is
 /// within noise; Alpha's 8K × 1 against Beta's (450 / 400 = 1.125, ±1% each)
@@ -160,6 +178,12 @@ fn write_data(data: &Path) {
                 "phase": "decode", "context_tokens": ctx, "concurrency": n,
                 "status": status, "total_tok_per_s": total, "reason": reason,
             });
+            if let Some(j) = joules(i, ctx, n) {
+                cell["telemetry"] = json!({"gpus": {
+                    "source": format!("{model}'s test exporter"), "gpus": gpus,
+                    "joules_per_output_token": j, "energy_from": "counter",
+                }});
+            }
             if let (Some(pct), Some(t)) = (interval_pct(i, ctx, n), total) {
                 cell["total_tok_per_s_ci95"] = json!({
                     "low": t * (1.0 - pct / 100.0), "high": t * (1.0 + pct / 100.0), "method": "test",
@@ -236,6 +260,8 @@ struct NodeOut {
     prefill: Vec<Vec<String>>,
     total: View,
     per_gpu: View,
+    energy: Vec<Matrix>,
+    energy_notes: Vec<Option<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -354,6 +380,56 @@ fn run_node(site: &Path, ids: &[&str]) -> NodeOut {
     parsed
 }
 
+/// Each matrix the browser made against the pre-rendered one of the same id:
+/// levels, every cell with its colour or reason, and the notes under it.
+fn check_matrices(
+    page: &Html,
+    matrices: &[Matrix],
+    id_of: impl Fn(&str) -> String,
+    check: &mut dyn FnMut(String, &dyn std::fmt::Debug, &dyn std::fmt::Debug),
+) {
+    for m in matrices {
+        let id = id_of(&m.b);
+        let Some(table) = page.select(&sel(&format!("#{id} table.ratio"))).next() else {
+            // A matrix without a ratio anywhere is its one line.
+            check(format!("{id}: rows"), &0usize, &m.rows.len());
+            let notes: Vec<String> = page
+                .select(&sel(&format!("#{id} p.note")))
+                .map(text)
+                .collect();
+            check(format!("{id}: notes"), &notes, &m.left_out);
+            continue;
+        };
+        let levels: Vec<u32> = table
+            .select(&sel("thead th"))
+            .skip(1)
+            .map(|th| text(th).parse().unwrap())
+            .collect();
+        check(format!("{id}: levels"), &levels, &m.levels);
+        for (tr, row) in table.select(&sel("tbody tr")).zip(&m.rows) {
+            let context = text(tr.select(&sel("th")).next().unwrap());
+            check(format!("{id}: context"), &context, &row.context);
+            for (td, cell) in tr.select(&sel("td")).zip(&row.cells) {
+                let shown = (
+                    text(td.select(&sel(".ratio-value")).next().unwrap()),
+                    td.value().attr("class").unwrap_or_default().to_string(),
+                    td.value().attr("style").map(str::to_string),
+                    td.select(&sel(".why, .noise-note")).next().map(text),
+                );
+                check(format!("{id} at {context}"), &shown, &cell.as_page_shows());
+            }
+        }
+        let rows = table.select(&sel("tbody tr")).count();
+        check(format!("{id}: rows"), &rows, &m.rows.len());
+        let notes: Vec<String> = page
+            .select(&sel(&format!("#{id} p.note")))
+            .map(text)
+            .collect();
+        let js_notes: Vec<String> = m.near_note.iter().chain(&m.left_out).cloned().collect();
+        check(format!("{id}: notes"), &notes, &js_notes);
+    }
+}
+
 fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
@@ -470,41 +546,37 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
             .map(|m| format!("ratio-{}{suffix}", m.b))
             .collect();
         check(format!("{view}: ratio matrices"), &matrices, &expected);
-        for m in &basis.ratios {
-            let id = format!("ratio-{}{suffix}", m.b);
-            let table = page
-                .select(&sel(&format!("#{id} table.ratio")))
-                .next()
-                .unwrap_or_else(|| panic!("no #{id} on the page"));
-            let levels: Vec<u32> = table
-                .select(&sel("thead th"))
-                .skip(1)
-                .map(|th| text(th).parse().unwrap())
-                .collect();
-            check(format!("{id}: levels"), &levels, &m.levels);
-            for (tr, row) in table.select(&sel("tbody tr")).zip(&m.rows) {
-                let context = text(tr.select(&sel("th")).next().unwrap());
-                check(format!("{id}: context"), &context, &row.context);
-                for (td, cell) in tr.select(&sel("td")).zip(&row.cells) {
-                    let shown = (
-                        text(td.select(&sel(".ratio-value")).next().unwrap()),
-                        td.value().attr("class").unwrap_or_default().to_string(),
-                        td.value().attr("style").map(str::to_string),
-                        td.select(&sel(".why, .noise-note")).next().map(text),
-                    );
-                    check(format!("{id} at {context}"), &shown, &cell.as_page_shows());
-                }
-            }
-            let rows = table.select(&sel("tbody tr")).count();
-            check(format!("{id}: rows"), &rows, &m.rows.len());
-            let notes: Vec<String> = page
-                .select(&sel(&format!("#{id} p.note")))
-                .map(text)
-                .collect();
-            let js_notes: Vec<String> = m.near_note.iter().chain(&m.left_out).cloned().collect();
-            check(format!("{id}: notes"), &notes, &js_notes);
-        }
+        check_matrices(
+            &page,
+            &basis.ratios,
+            |b| format!("ratio-{b}{suffix}"),
+            &mut check,
+        );
     }
+
+    // Energy: the same matrices of J per output token, and each run's source.
+    let matrices: Vec<String> = page
+        .select(&sel("#energy section"))
+        .map(|s| s.value().id().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = js
+        .energy
+        .iter()
+        .map(|m| format!("energy-{}", m.b))
+        .collect();
+    check("energy matrices".into(), &matrices, &expected);
+    check_matrices(&page, &js.energy, |b| format!("energy-{b}"), &mut check);
+    let notes: Vec<String> = page.select(&sel("#energy > p.note")).map(text).collect();
+    let js_notes: Vec<String> = js
+        .energy_notes
+        .iter()
+        .zip(RUNS)
+        .map(|(n, r)| {
+            n.clone()
+                .unwrap_or_else(|| format!("{}: no energy recorded.", r.1))
+        })
+        .collect();
+    check("energy sources".into(), &notes, &js_notes);
     assert!(
         failures.is_empty(),
         "the browser comparison differs from the pre-rendered page in {} place(s):\n{}",
@@ -553,6 +625,10 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         // The Error prefill with figures, 3,640.5 rounded up; in thousands
         // like 16,000 in the same column.
         "9K (3,641 ms)",
+        // Energy: a side without it, a queued side with it, none at all.
+        "Alpha energy not recorded",
+        "No cell ran validly with its energy recorded in both Alpha and Gamma",
+        "Gamma: no energy recorded.",
     ] {
         assert!(html.contains(needle), "the page lacks {needle:?}");
     }

@@ -138,7 +138,10 @@ fn sitegen_run(url: &str, data: &Path, id: &str) -> (String, Run) {
 /// window times N, less each request's wait for its first token inside it.
 fn streaming_s(cell: &sitegen::model::DecodeCell) -> f64 {
     let window = cell.measured_s.unwrap();
-    let detail = cell.detail.as_ref().expect("the runner writes each request");
+    let detail = cell
+        .detail
+        .as_ref()
+        .expect("the runner writes each request");
     let waiting: f64 = detail
         .requests
         .iter()

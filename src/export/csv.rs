@@ -47,12 +47,18 @@ pub(crate) fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>
 pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     let members: Vec<&Run> = comparison.runs.iter().map(|&i| &runs[i]).collect();
     let base = members[0];
+    // Energy columns only where a run recorded energy: the file of runs
+    // without telemetry stays as it was.
+    let energy = members.iter().any(|r| compare::has_energy(r));
     let mut header = vec!["context_tokens".to_string(), "concurrency".to_string()];
     for r in &members {
         header.push(format!("{} status", r.id));
         header.push(format!("{} total_tok_per_s", r.id));
         header.push(format!("{} total_tok_per_s ci95_low", r.id));
         header.push(format!("{} total_tok_per_s ci95_high", r.id));
+        if energy {
+            header.push(format!("{} joules_per_output_token", r.id));
+        }
     }
     for r in &members[1..] {
         header.push(format!("{} / {}", r.id, base.id));
@@ -60,6 +66,10 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
         header.push(format!("{} / {} ci95_high", r.id, base.id));
         header.push(format!("{} / {} noise", r.id, base.id));
         header.push(format!("{} / {} reason", r.id, base.id));
+        if energy {
+            header.push(format!("{} / {} energy", r.id, base.id));
+            header.push(format!("{} / {} energy reason", r.id, base.id));
+        }
     }
     let mut keys: Vec<(u64, u32)> = members
         .iter()
@@ -82,6 +92,9 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
             let ci = c.and_then(|c| c.total_tok_per_s_ci95.as_ref());
             row.push(num(ci.map(|i| i.low)));
             row.push(num(ci.map(|i| i.high)));
+            if energy {
+                row.push(num(c.and_then(|c| c.joules_per_output_token())));
+            }
         }
         for r in &members[1..] {
             let (a, b) = (base.decode_cell(ctx, n), r.decode_cell(ctx, n));
@@ -115,6 +128,15 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                 Err(none) => {
                     row.extend([String::new(), String::new(), String::new(), String::new()]);
                     row.push(none.reason((&base.meta.model, &r.meta.model)));
+                }
+            }
+            if energy {
+                match compare::energy_ratio(a, b) {
+                    Ok(x) => row.extend([x.to_string(), String::new()]),
+                    Err(none) => row.extend([
+                        String::new(),
+                        none.reason((&base.meta.model, &r.meta.model)),
+                    ]),
                 }
             }
         }
@@ -173,4 +195,57 @@ pub(crate) fn series_csv(runs: &[&Run], series: &crate::series::Series) -> Strin
         }
     }
     finish(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::tests::with_cells;
+    use crate::model::{Cell, Status::*};
+
+    /// The comparison CSV of `runs`: its header and rows.
+    fn comparison_of(runs: &[crate::model::Run]) -> (Vec<String>, Vec<Vec<String>>) {
+        let c = crate::compare::Comparison {
+            id: "a--b".into(),
+            title: "A vs B".into(),
+            runs: (0..runs.len()).collect(),
+            note_markdown: None,
+        };
+        let text = super::comparison_csv(runs, &c);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let header = reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_string)
+            .collect();
+        let rows = reader
+            .records()
+            .map(|r| r.unwrap().iter().map(str::to_string).collect())
+            .collect();
+        (header, rows)
+    }
+
+    #[test]
+    fn energy_columns_appear_only_where_a_run_recorded_energy() {
+        let a = with_cells("a", &[(8192, 1, Valid, 100.0), (8192, 2, Valid, 180.0)]);
+        let mut b = with_cells("b", &[(8192, 1, Valid, 90.0), (8192, 2, Valid, 200.0)]);
+        let (plain, _) = comparison_of(&[a.clone(), b.clone()]);
+        assert!(!plain.iter().any(|h| h.contains("energy")));
+        if let Cell::Decode(d) = &mut b.cells[0] {
+            d.gpu_telemetry_mut().joules_per_output_token = Some(2.5);
+        }
+        let mut a = a;
+        if let Cell::Decode(d) = &mut a.cells[0] {
+            d.gpu_telemetry_mut().joules_per_output_token = Some(2.0);
+        }
+        let (header, rows) = comparison_of(&[a, b]);
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        assert_eq!(rows[0][col("a joules_per_output_token")], "2");
+        assert_eq!(rows[0][col("b / a energy")], "1.25");
+        assert_eq!(rows[1][col("b / a energy")], "");
+        assert_eq!(
+            rows[1][col("b / a energy reason")],
+            "both energy not recorded"
+        );
+    }
 }

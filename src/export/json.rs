@@ -51,6 +51,10 @@ struct BrowserDecode {
     noise: Option<f64>,
     /// Its table text in total and per GPU ("1,234.5 (Requests queued)").
     shown: Basis2<String>,
+    /// Its energy per output token when that can be compared (Valid, with
+    /// its window's energy recorded): the figure energy ratios divide.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    energy: Option<f64>,
 }
 
 /// A figure in total and per GPU of the run.
@@ -72,6 +76,9 @@ struct BrowserRun<'a> {
     setup: Vec<crate::compare::SetupValue>,
     prefill: Vec<BrowserPrefill>,
     decode: Vec<BrowserDecode>,
+    /// How its energy was found, when it recorded any (`compare::energy_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    energy_note: Option<String>,
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
@@ -113,9 +120,11 @@ pub(crate) fn run_js(run: &Run) -> String {
                         total: decode_figure(run, Some(c), Basis::Total),
                         per_gpu: decode_figure(run, Some(c), Basis::PerGpu),
                     },
+                    energy: crate::compare::valid_energy(Some(c)).ok(),
                 }
             })
             .collect(),
+        energy_note: crate::compare::energy_note(run),
     };
     format!(
         "sitegenRun({});\n",

@@ -23,6 +23,8 @@ struct Definitions {
     ratio_steps: usize,
     /// The key under a ratio matrix: its ends and its middle.
     ratio_key: [String; 3],
+    /// The key under an energy ratio matrix.
+    energy_key: [String; 3],
     /// Contexts this close are one row of a ratio matrix (`compare::NEAR_CONTEXT`).
     near_context: f64,
     /// Each chart is drawn wide and narrow, as the pre-rendered pages draw it.
@@ -51,6 +53,7 @@ pub(crate) fn definitions_js(
         markers: MARKERS,
         ratio_steps: RATIO_STEPS,
         ratio_key: crate::comparison_words::ratio_key(),
+        energy_key: crate::comparison_words::energy_key(),
         near_context: crate::compare::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,

@@ -31,6 +31,7 @@ pub(crate) struct ComparePage {
     pub prefill: Option<ChartBlock>,
     pub decode: Vec<ChartBlock>,
     pub ratios: Vec<RatioMatrix>,
+    pub energy: Option<EnergySection>,
     pub interactivity: Option<ChartBlock>,
     /// The decode charts, ratios and interactivity again in tok/s per GPU,
     /// shown by the page's toggle, when the runs have different GPU counts.
@@ -225,6 +226,15 @@ pub(crate) struct RatioMatrix {
     pub left_out: Vec<String>,
     /// Which rows pair two different contexts, when some do.
     pub near_note: Option<String>,
+    /// The scale's two ends and its middle, in words.
+    pub key: [String; 3],
+}
+
+/// Energy per output token, run against run, when any run recorded it.
+pub(crate) struct EnergySection {
+    pub matrices: Vec<RatioMatrix>,
+    /// How each run's energy was found, one line per run.
+    pub sources: Vec<String>,
 }
 
 pub(crate) struct RatioRow {
@@ -345,6 +355,7 @@ impl ComparePage {
             prefill: prefill_block(&runs)?,
             decode: decode_blocks(&runs, &names(&runs), Basis::Total)?,
             ratios: ratio_matrices(&runs, Basis::Total),
+            energy: energy_section(&runs),
             interactivity: interactivity_block(&runs, Basis::Total)?,
             per_gpu: PerGpuView::new(&runs)?,
             shared_gpu_count: shared_gpu_count(&runs).filter(|&n| n > 1),
@@ -493,6 +504,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                     text: w::fill(w::FINDING_NO_DECODE, &names),
                 }),
             }
+            items.extend(energy_finding(a, b, &f));
             if let Some(p) = f.prefill {
                 let faster = if f.prefill_faster_at.is_empty() {
                     String::new()
@@ -551,7 +563,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                     &[
                         ("name", name),
                         ("context", &format::context_label(ctx)),
-                        ("n", &n.to_string()),
+                        ("requests", &format::counted(n as usize, "request")),
                         ("at", &format::context_label(at)),
                     ],
                 ),
@@ -560,6 +572,78 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
         })
         .collect();
     Findings { pairs, reach }
+}
+
+/// The energy line of a pair's findings, when either run recorded energy:
+/// b's J per output token over a's where both have it, or who lacks it.
+fn energy_finding(a: &Run, b: &Run, f: &compare::PairFindings) -> Option<Finding> {
+    use crate::comparison_words as w;
+    let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    let text = match (f.energy, f.energy_recorded) {
+        (_, [false, false]) => return None,
+        (Some(e), _) => {
+            return Some(Finding {
+                label: w::FINDING_ENERGY.into(),
+                figure: Some(format::ratio(e.median)),
+                text: w::fill(
+                    w::FINDING_ENERGY_TEXT,
+                    &[
+                        ("a", an),
+                        ("b", bn),
+                        ("count", &e.count.to_string()),
+                        ("min", &format::ratio(e.min)),
+                        ("max", &format::ratio(e.max)),
+                        ("below", &e.below.to_string()),
+                        ("above", &e.above.to_string()),
+                    ],
+                ),
+            });
+        }
+        (None, [true, true]) => w::FINDING_ENERGY_NONE_SHARED.to_string(),
+        (None, [recorded_a, _]) => w::fill(
+            w::FINDING_ENERGY_ONE,
+            &[("name", if recorded_a { an } else { bn })],
+        ),
+    };
+    Some(Finding {
+        label: w::FINDING_ENERGY.into(),
+        figure: None,
+        text,
+    })
+}
+
+/// The energy ratio matrices of a comparison, each run against the first,
+/// and how each run's energy was found; none when no run recorded any.
+fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
+    use crate::comparison_words as w;
+    if !runs.iter().any(|r| compare::has_energy(r)) {
+        return None;
+    }
+    let a = runs[0];
+    let matrices = runs[1..]
+        .iter()
+        .map(|b| {
+            ratio_matrix_between(
+                a,
+                b,
+                format!("energy-{}", b.id),
+                w::fill(
+                    w::ENERGY_HEADING,
+                    &[("b", &b.meta.model), ("a", &a.meta.model)],
+                ),
+                (&a.meta.model, &b.meta.model),
+                compare::Figure::Energy,
+            )
+        })
+        .collect();
+    let sources = runs
+        .iter()
+        .map(|r| {
+            compare::energy_note(r)
+                .unwrap_or_else(|| w::fill(w::ENERGY_NONE, &[("name", &r.meta.model)]))
+        })
+        .collect();
+    Some(EnergySection { matrices, sources })
 }
 
 /// The answer to "which is faster, where, and by how much": who wins the
@@ -940,7 +1024,7 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                     &[("b", &b.meta.model), ("a", &a.meta.model)],
                 ),
                 (&a.meta.model, &b.meta.model),
-                basis,
+                compare::Figure::Throughput(basis),
             )
         })
         .collect()
@@ -956,12 +1040,15 @@ pub(crate) fn ratio_matrix_between(
     id: String,
     heading: String,
     names: (&str, &str),
-    basis: Basis,
+    figure: compare::Figure,
 ) -> RatioMatrix {
     use crate::comparison_words::{
         NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
     };
-    let grid = compare::RatioGrid::between(a, b, basis);
+    let grid = compare::RatioGrid::of(a, b, figure);
+    let energy = figure == compare::Figure::Energy;
+    // Less energy is better: it takes the colour of faster.
+    let shade = |r: f64| ratio_shade(if energy { 1.0 / r } else { r });
     let keep_level: Vec<bool> = (0..grid.levels.len())
         .map(|l| grid.level_has_ratio(l))
         .collect();
@@ -1010,7 +1097,7 @@ pub(crate) fn ratio_matrix_between(
                         noise: Some(crate::comparison_words::WITHIN_NOISE),
                     },
                     Ok(j) => {
-                        let (class, style) = ratio_shade(j.value);
+                        let (class, style) = shade(j.value);
                         RatioCell {
                             text: format::ratio(j.value),
                             reason: None,
@@ -1054,7 +1141,11 @@ pub(crate) fn ratio_matrix_between(
     if left_alone {
         // Nothing to compare anywhere: one line, not one per row and level.
         left_out = vec![fill(
-            crate::comparison_words::NO_RATIO_ANYWHERE,
+            if energy {
+                crate::comparison_words::ENERGY_NO_RATIO_ANYWHERE
+            } else {
+                crate::comparison_words::NO_RATIO_ANYWHERE
+            },
             &[("a", names.0), ("b", names.1)],
         )];
     }
@@ -1082,6 +1173,11 @@ pub(crate) fn ratio_matrix_between(
                 &[("rows", &near.join(", ")), ("a", names.0), ("b", names.1)],
             )
         }),
+        key: if energy {
+            crate::comparison_words::energy_key()
+        } else {
+            crate::comparison_words::ratio_key()
+        },
     }
 }
 
@@ -1306,7 +1402,14 @@ mod tests {
         a.set_noise(0.05);
         b.set_noise(0.05);
         b.meta.model = "B".into();
-        let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), Basis::Total);
+        let m = ratio_matrix_between(
+            &a,
+            &b,
+            "r".into(),
+            "h".into(),
+            ("A", "B"),
+            compare::Figure::Throughput(Basis::Total),
+        );
         assert_eq!(m.levels, [1, 4]);
         let cells = &m.rows[0].cells;
         assert_eq!((cells[0].class, cells[0].noise), ("faster", None));

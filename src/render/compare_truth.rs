@@ -152,18 +152,24 @@ fn the_best_cell_at_a_speed_is_the_best_among_cells_that_fast_not_the_peak() {
 // ------------------------------------------------- notes, read back
 
 /// A run's state at a cell as the notes word it, given both runs' cells
-/// there: "measured 0 tok/s" only for the first run, when both are valid.
+/// there: "measured 0 tok/s" only for the first run, when both are valid;
+/// of an energy ratio, "energy not recorded" for a valid cell without it.
 fn state_of(
     side: usize,
     a: Option<&crate::model::DecodeCell>,
     b: Option<&crate::model::DecodeCell>,
+    figure: compare::Figure,
 ) -> &'static str {
+    let energy = figure == compare::Figure::Energy;
     let base = |c: Option<&crate::model::DecodeCell>| match c {
         None => "not measured",
+        Some(c) if c.status == Valid && energy && c.joules_per_output_token().is_none() => {
+            "energy not recorded"
+        }
         Some(c) => c.status.not_compared_because().unwrap_or("valid"),
     };
     let (sa, sb) = (base(a), base(b));
-    if sa == "valid" && sb == "valid" && a.unwrap().total_tok_per_s == Some(0.0) {
+    if !energy && sa == "valid" && sb == "valid" && a.unwrap().total_tok_per_s == Some(0.0) {
         return ["measured 0 tok/s", "valid"][side];
     }
     [sa, sb][side]
@@ -254,17 +260,37 @@ fn random_run(rng: &mut Rng, id: &str) -> Run {
             cells.push((ctx, n, status, total));
         }
     }
-    with_cells(id, &cells)
+    let mut run = with_cells(id, &cells);
+    // Most runs record energy in most cells, some in none.
+    if rng.below(4) != 0 {
+        for cell in run.cells.iter_mut() {
+            if let crate::model::Cell::Decode(d) = cell
+                && rng.below(4) != 0
+            {
+                set_energy(d, (1 + rng.below(400)) as f64 / 100.0);
+            }
+        }
+    }
+    run
+}
+
+fn set_energy(cell: &mut crate::model::DecodeCell, joules: f64) {
+    cell.gpu_telemetry_mut().joules_per_output_token = Some(joules);
 }
 
 #[test]
 fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names() {
     let mut rng = Rng(27);
     let mut notes = 0;
-    for case in 0..600 {
+    let figures = [
+        compare::Figure::Throughput(Basis::Total),
+        compare::Figure::Energy,
+    ];
+    for case in 0..1200 {
+        let figure = figures[case % 2];
         let (a, b) = (random_run(&mut rng, "a"), random_run(&mut rng, "b"));
-        let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), Basis::Total);
-        let grid = compare::RatioGrid::between(&a, &b, Basis::Total);
+        let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), figure);
+        let grid = compare::RatioGrid::of(&a, &b, figure);
         if m.rows.is_empty() {
             continue; // one line: no ratio anywhere
         }
@@ -338,7 +364,7 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
                     for label in expand(stretch, &labels) {
                         let at = spoken[labels.iter().position(|l| *l == label).unwrap()];
                         let (ca, cb) = cells_at(at.0, at.1);
-                        let truth = state_of(side, ca, cb);
+                        let truth = state_of(side, ca, cb, figure);
                         assert_eq!(truth, state, "case {case}: {note:?}: {label}");
                         named.push(label);
                     }
@@ -353,7 +379,7 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
             }
         }
     }
-    assert!(notes > 300, "only {notes} notes were checked");
+    assert!(notes > 600, "only {notes} notes were checked");
 }
 
 #[test]
@@ -462,4 +488,165 @@ fn every_answer_is_true_of_the_cells_of_random_pairs() {
             );
         }
     }
+}
+
+// ------------------------------------------------- energy
+
+/// The energy line of a pair's key findings.
+fn energy_line(a: &Run, b: &Run) -> Option<(Option<String>, String)> {
+    findings(&[a, b]).pairs[0]
+        .items
+        .iter()
+        .find(|i| i.label == "Energy")
+        .map(|i| (i.figure.clone(), i.text.clone()))
+}
+
+#[test]
+fn the_energy_line_counts_only_cells_both_ran_validly_with_energy_recorded() {
+    // A is faster everywhere but spends more per token; B's queued 8K × 8
+    // has the lowest energy of all and must not count, nor A's 8K × 4,
+    // valid without its energy.
+    let mut a = with_cells(
+        "a",
+        &[
+            (K8, 1, Valid, 100.0),
+            (K8, 2, Valid, 190.0),
+            (K8, 4, Valid, 350.0),
+            (K8, 8, Valid, 600.0),
+        ],
+    );
+    let mut b = with_cells(
+        "b",
+        &[
+            (K8, 1, Valid, 80.0),
+            (K8, 2, Valid, 150.0),
+            (K8, 4, Valid, 280.0),
+            (K8, 8, RequestsQueued, 500.0),
+        ],
+    );
+    for (run, joules) in [
+        (&mut a, [4.0, 2.0, 1.0, 0.5]),
+        (&mut b, [3.0, 1.6, 0.9, 0.1]),
+    ] {
+        for (cell, j) in run.cells.iter_mut().zip(joules) {
+            if let crate::model::Cell::Decode(d) = cell {
+                set_energy(d, j);
+            }
+        }
+    }
+    if let Some(crate::model::Cell::Decode(d)) = a.cells.get_mut(2) {
+        d.telemetry = None;
+    }
+    let (figure, text) = energy_line(&a, &b).unwrap();
+    // 3.0 / 4.0 and 1.6 / 2.0: the median of 0.75 and 0.80.
+    assert_eq!(figure.as_deref(), Some("0.78×"));
+    assert_eq!(
+        text,
+        "B's energy per output token over A's, median of 2 cells both ran validly with their GPUs' energy recorded (0.75× to 0.80×); B uses less in 2, A in 0."
+    );
+    // The matrix says why 8K × 4 and 8K × 8 have no ratio.
+    let m = ratio_matrix_between(
+        &a,
+        &b,
+        "e".into(),
+        "h".into(),
+        ("A", "B"),
+        compare::Figure::Energy,
+    );
+    assert_eq!(m.levels, [1, 2]);
+    assert_eq!(
+        m.left_out,
+        [
+            "No ratio at 4 requests at once: A energy not recorded; B valid.",
+            "No ratio at 8 requests at once: A valid; B queued."
+        ]
+    );
+    // Less energy takes the colour of faster.
+    assert_eq!(m.rows[0].cells[0].class, "faster");
+    // A run without energy is named, and two without say nothing.
+    let plain = with_cells("c", &[(K8, 1, Valid, 90.0)]);
+    assert_eq!(
+        energy_line(&a, &plain).unwrap().1,
+        "Only A recorded its GPUs' energy: no energy ratio to give."
+    );
+    assert_eq!(
+        energy_line(&plain, &b).unwrap().1,
+        "Only B recorded its GPUs' energy: no energy ratio to give."
+    );
+    assert!(energy_line(&plain, &with_cells("d", &[(K8, 1, Valid, 1.0)])).is_none());
+}
+
+#[test]
+fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
+    let mut rng = Rng(31);
+    let (mut with_ratio, mut without) = (0, 0);
+    for case in 0..600 {
+        let (a, b) = (random_run(&mut rng, "a"), random_run(&mut rng, "b"));
+        let line = energy_line(&a, &b);
+        let recorded = |r: &Run| {
+            r.decode_cells()
+                .any(|c| c.joules_per_output_token().is_some())
+        };
+        // The truth, from the cells alone: b's J over a's wherever both are
+        // Valid with energy, contexts paired as the matrices pair them.
+        let mut truth = Vec::new();
+        for p in compare::pair_contexts(&a.decode_contexts(), &b.decode_contexts()) {
+            for n in [1u32, 2, 4, 8, 16] {
+                let energy = |r: &Run, ctx: Option<u64>| {
+                    ctx.and_then(|c| r.decode_cell(c, n))
+                        .filter(|c| c.status == Valid)
+                        .and_then(|c| c.joules_per_output_token())
+                };
+                if let (Some(x), Some(y)) = (energy(&a, p.a), energy(&b, p.b)) {
+                    truth.push(y / x);
+                }
+            }
+        }
+        match (recorded(&a), recorded(&b)) {
+            (false, false) => assert!(line.is_none(), "case {case}: {line:?}"),
+            (ra, rb) if truth.is_empty() => {
+                without += 1;
+                let text = line.unwrap().1;
+                let want = match (ra, rb) {
+                    (true, true) => crate::comparison_words::FINDING_ENERGY_NONE_SHARED.to_string(),
+                    (true, false) => {
+                        "Only A recorded its GPUs' energy: no energy ratio to give.".into()
+                    }
+                    _ => "Only B recorded its GPUs' energy: no energy ratio to give.".into(),
+                };
+                assert_eq!(text, want, "case {case}");
+            }
+            _ => {
+                with_ratio += 1;
+                let (figure, text) = line.unwrap();
+                let shown = |r: f64| format::ratio(r);
+                let less = truth
+                    .iter()
+                    .filter(|&&r| r < 1.0 && shown(r) != shown(1.0))
+                    .count();
+                let more = truth
+                    .iter()
+                    .filter(|&&r| r > 1.0 && shown(r) != shown(1.0))
+                    .count();
+                let median = crate::model::median(truth.clone()).unwrap();
+                assert_eq!(figure, Some(shown(median)), "case {case}");
+                let lo = truth.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = truth.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                assert_eq!(
+                    text,
+                    format!(
+                        "B's energy per output token over A's, median of {} cells both ran validly with their GPUs' energy recorded ({} to {}); B uses less in {less}, A in {more}.",
+                        truth.len(),
+                        shown(lo),
+                        shown(hi)
+                    ),
+                    "case {case}"
+                );
+            }
+        }
+    }
+    assert!(
+        with_ratio > 100 && without > 100,
+        "{with_ratio} with a ratio, {without} without"
+    );
 }

@@ -162,6 +162,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
         rows,
         left_out: Vec::new(),
         near_note: None,
+        key: crate::comparison_words::ratio_key(),
     }
 }
 

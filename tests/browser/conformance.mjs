@@ -25,7 +25,7 @@ for (const id of input.runs) {
 const set = input.runs.map((id) => runs[id]);
 const views = (perGpu) => ({
   decode: Object.fromEntries(c.sharedContextGroups(d, set).map((g) => [c.groupTokens(g), c.decodeRows(d, set, g, perGpu)])),
-  ratios: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, perGpu) })),
+  ratios: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, perGpu ? "per_gpu" : "total") })),
 });
 const runId = new RegExp(d.run_id_pattern);
 const out = {
@@ -39,5 +39,7 @@ const out = {
   prefill: c.prefillRows(d, set),
   total: views(false),
   per_gpu: views(true),
+  energy: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, "energy") })),
+  energy_notes: set.map((r) => r.energy_note === undefined ? null : r.energy_note),
 };
 process.stdout.write(JSON.stringify(out));
