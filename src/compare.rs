@@ -1021,6 +1021,17 @@ pub(crate) fn best_valid(run: &Run, min_per_request: f64) -> Option<BestCell> {
         })
 }
 
+/// A run's most output tokens per joule of its GPUs' energy in a Valid
+/// cell: (tok/J, context, requests at once), fewest requests on a tie.
+pub(crate) fn best_energy(run: &Run) -> Option<(f64, u64, u32)> {
+    run.decode_cells()
+        .filter_map(|c| {
+            let j = valid_energy(Some(c)).ok()?;
+            Some((1.0 / j, c.context_tokens, c.concurrency))
+        })
+        .max_by(|x, y| x.0.total_cmp(&y.0).then(y.2.cmp(&x.2)).then(y.1.cmp(&x.1)))
+}
+
 /// The decode rate of one request at the smallest context it ran validly:
 /// (context, tok/s), the index's "Single stream" and a run page's key figure.
 pub(crate) fn single_stream(run: &Run) -> Option<(u64, f64)> {

@@ -150,6 +150,17 @@ pub fn watts(w: f64) -> String {
 }
 
 /// Energy per output token, three significant digits: "0.354 J", "12.3 J".
+/// Output tokens per joule, three significant figures: "0.541", "12.3".
+pub fn tok_per_joule(v: f64) -> String {
+    let decimals = match v.abs() {
+        a if a >= 100.0 => 0,
+        a if a >= 10.0 => 1,
+        a if a >= 1.0 => 2,
+        _ => 3,
+    };
+    grouped(v, decimals)
+}
+
 pub fn joules(j: f64) -> String {
     let decimals = match j.abs() {
         a if a >= 100.0 => 0,
@@ -340,7 +351,7 @@ pub(crate) fn context_label(tokens: u64) -> String {
 }
 
 /// A decode cell by its context and requests at once: "8K × 128".
-pub(crate) fn cell_label(context_tokens: u64, concurrency: u32) -> String {
+pub fn cell_label(context_tokens: u64, concurrency: u32) -> String {
     format!("{} × {concurrency}", context_label(context_tokens))
 }
 

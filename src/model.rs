@@ -1128,7 +1128,23 @@ impl Run {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PricesFile {
+    #[serde(default)]
     pub prices: Vec<GpuPrice>,
+    /// What a kWh costs where the GPUs run: the electricity per million
+    /// output tokens of every valid cell with its energy recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub electricity: Option<ElectricityPrice>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ElectricityPrice {
+    /// US dollars per kWh.
+    pub usd_per_kwh: f64,
+    /// Where the price comes from (shown on the pages).
+    pub source: String,
+    /// When the price was read, e.g. "2026-11-01".
+    pub date: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -307,6 +307,15 @@ pub(crate) fn load_prices(data_dir: &Path) -> Result<crate::model::PricesFile, S
             ));
         }
     }
+    if let Some(e) = &file.electricity
+        && !(e.usd_per_kwh.is_finite() && e.usd_per_kwh > 0.0)
+    {
+        return Err(field_err(
+            &path,
+            "electricity.usd_per_kwh",
+            format!("expected a price above 0, found {}", e.usd_per_kwh),
+        ));
+    }
     Ok(file)
 }
 

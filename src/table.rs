@@ -795,14 +795,23 @@ pub(crate) fn read_page_row(texts: &[&str]) -> Result<Cell, (&'static str, Parse
 /// GPU: derived from total tok/s and the price, so importing ignores it.
 pub(crate) const COST_CSV_NAME: &str = "usd_per_million_output_tokens";
 
+/// The CSV download's last column when data/prices.json prices a kWh and
+/// the run recorded energy: derived, so importing ignores it.
+pub(crate) const ELECTRICITY_CSV_NAME: &str = "electricity_usd_per_million_output_tokens";
+
 /// The columns a CSV header names: every column of `COLUMNS` in order,
 /// where an optional one may be missing (a file exported before it existed),
-/// and a derived cost column may close it.
+/// and the derived cost and electricity columns may close it.
 pub(crate) fn csv_columns(header: &[&str]) -> Option<Vec<&'static Column>> {
-    let header = match header.split_last() {
-        Some((last, rest)) if *last == COST_CSV_NAME => rest,
-        _ => header,
-    };
+    // The derived columns that may close it, each at most once, in order.
+    let mut header = header;
+    for derived in [ELECTRICITY_CSV_NAME, COST_CSV_NAME] {
+        if let Some((last, rest)) = header.split_last()
+            && *last == derived
+        {
+            header = rest;
+        }
+    }
     let mut names = header.iter().peekable();
     let mut columns = Vec::new();
     for column in &COLUMNS {

@@ -79,6 +79,35 @@ fn a_real_file_with_a_hardware_monitor_shows_its_energy_per_token() {
         shown += 1;
     }
     assert!(shown >= 10, "{shown} cells with energy");
+
+    // The index's Best tok/J: the file's most tokens per joule, where.
+    let index = std::fs::read_to_string(tmp.path().join("site/index.html")).unwrap();
+    let best = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| {
+            let power = r["hardware_summary"]["power_total_avg_w"].as_f64()?;
+            let tps = r["aggregate_tps"].as_f64().filter(|t| *t > 0.0)?;
+            Some((
+                tps / power,
+                r["context_tokens"].as_u64().unwrap(),
+                r["concurrency"].as_u64().unwrap() as u32,
+            ))
+        })
+        .max_by(|x, y| x.0.total_cmp(&y.0))
+        .unwrap();
+    let text = format!(
+        "{} ({})",
+        sitegen::format::tok_per_joule(best.0),
+        sitegen::format::cell_label(best.1, best.2)
+    );
+    assert!(index.contains("<th scope=\"col\">Best tok/J</th>"));
+    assert!(
+        index.contains(&format!(">{text}</td>")),
+        "{text} on the index"
+    );
+    eprintln!("best: {:.4} tok/J, shown {text}", best.0);
 }
 
 #[test]
@@ -102,4 +131,6 @@ fn a_run_without_telemetry_shows_no_energy() {
     .unwrap();
     assert!(!page.contains("Energy per output token"));
     assert!(!page.contains("GPU power"));
+    let index = std::fs::read_to_string(tmp.path().join("site/index.html")).unwrap();
+    assert!(!index.contains("tok/J"), "no energy, no tok/J column");
 }

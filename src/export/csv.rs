@@ -16,13 +16,21 @@ fn finish(w: csv::Writer<Vec<u8>>) -> String {
 
 /// One row per cell, in the order of the page's table, with the columns of
 /// [`table::COLUMNS`].
-/// With a price for the run's GPU, a last column gives each valid decode
-/// cell's cost per million output tokens (derived: importing ignores it).
-pub(crate) fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>) -> String {
+/// With a price for the run's GPU, a column gives each valid decode cell's
+/// cost per million output tokens, and with a kWh price one its electricity
+/// (derived, last: importing ignores them).
+pub(crate) fn measurements_csv(
+    run: &Run,
+    price: Option<&crate::model::GpuPrice>,
+    electricity: Option<&crate::model::ElectricityPrice>,
+) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<&str> = table::COLUMNS.iter().map(|c| c.csv_name).collect();
     if price.is_some() {
         header.push(table::COST_CSV_NAME);
+    }
+    if electricity.is_some() {
+        header.push(table::ELECTRICITY_CSV_NAME);
     }
     w.write_record(header)
         .expect("writing to memory cannot fail");
@@ -36,6 +44,15 @@ pub(crate) fn measurements_csv(run: &Run, price: Option<&crate::model::GpuPrice>
                 crate::model::Cell::Prefill(_) => None,
             };
             row.push(cost.map_or(String::new(), |v| v.to_string()));
+        }
+        if let Some(e) = electricity {
+            let usd = match cell {
+                crate::model::Cell::Decode(d) => {
+                    crate::cost::electricity_usd_per_million_output_tokens(d, e)
+                }
+                crate::model::Cell::Prefill(_) => None,
+            };
+            row.push(usd.map_or(String::new(), |v| v.to_string()));
         }
         w.write_record(row).expect("writing to memory cannot fail");
     }

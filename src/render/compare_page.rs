@@ -86,6 +86,8 @@ pub(crate) struct CostTable {
     pub rows: Vec<CostRow>,
     /// How each priced run's cost was computed.
     pub notes: Vec<String>,
+    /// What the table holds.
+    pub caption: &'static str,
 }
 
 /// A run of the comparison, as its legend entry.
@@ -266,7 +268,9 @@ impl ComparePage {
             .collect()
     }
 
-    /// Adds the cost table when a run of the comparison has a priced GPU.
+    /// Adds the cost table when a run of the comparison has a priced GPU,
+    /// or a kWh price and a run that recorded energy: per run its GPU-hour
+    /// cost, then the electricity of each run with energy.
     pub(crate) fn with_cost(
         mut self,
         all: &[Run],
@@ -277,36 +281,56 @@ impl ComparePage {
         let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         let priced: Vec<Option<&crate::model::GpuPrice>> =
             runs.iter().map(|r| cost::price_for(prices, r)).collect();
-        if priced.iter().all(Option::is_none) {
+        let gpu_hours = priced.iter().any(Option::is_some);
+        let electricity = prices.electricity.as_ref();
+        let with_energy: Vec<&Run> = match electricity {
+            Some(_) => runs
+                .iter()
+                .copied()
+                .filter(|r| compare::has_energy(r))
+                .collect(),
+            None => Vec::new(),
+        };
+        if !gpu_hours && with_energy.is_empty() {
             return self;
         }
-        let rows = compare::valid_cells(&runs)
-            .into_iter()
-            .map(|(ctx, n)| {
-                let per_run = runs
-                    .iter()
-                    .zip(&priced)
-                    .map(|(r, p)| {
-                        let v = p.zip(r.decode_cell(ctx, n)).and_then(|(p, d)| {
-                            cost::usd_per_million_output_tokens(d, r.meta.hardware.gpu_count, p)
-                        });
-                        (
-                            v.map_or(String::new(), |v| v.to_string()),
-                            v.map_or(DASH.to_string(), crate::format::usd),
-                        )
-                    })
-                    .collect();
-                CostRow {
-                    context: format::context_label(ctx),
-                    concurrency: n,
-                    per_run,
-                }
-            })
-            .collect();
-        let notes = runs
-            .iter()
-            .zip(&priced)
-            .map(|(r, p)| match p {
+        let shown = |v: Option<f64>| {
+            (
+                v.map_or(String::new(), |v| v.to_string()),
+                v.map_or(DASH.to_string(), crate::format::usd),
+            )
+        };
+        let rows =
+            compare::valid_cells(&runs)
+                .into_iter()
+                .map(|(ctx, n)| {
+                    let mut per_run: Vec<(String, String)> = Vec::new();
+                    if gpu_hours {
+                        per_run.extend(runs.iter().zip(&priced).map(|(r, p)| {
+                            shown(p.zip(r.decode_cell(ctx, n)).and_then(|(p, d)| {
+                                cost::usd_per_million_output_tokens(d, r.meta.hardware.gpu_count, p)
+                            }))
+                        }));
+                    }
+                    if let Some(e) = electricity {
+                        per_run.extend(with_energy.iter().map(|r| {
+                            shown(r.decode_cell(ctx, n).and_then(|d| {
+                                cost::electricity_usd_per_million_output_tokens(d, e)
+                            }))
+                        }));
+                    }
+                    CostRow {
+                        context: format::context_label(ctx),
+                        concurrency: n,
+                        per_run,
+                    }
+                })
+                .collect();
+        let mut columns: Vec<String> = Vec::new();
+        let mut notes: Vec<String> = Vec::new();
+        if gpu_hours {
+            columns.extend(runs.iter().map(|r| r.meta.model.clone()));
+            notes.extend(runs.iter().zip(&priced).map(|(r, p)| match p {
                 Some(p) => format!(
                     "{}: {}",
                     r.meta.model,
@@ -316,10 +340,29 @@ impl ComparePage {
                     "{}: no price is known for {}.",
                     r.meta.model, r.meta.hardware.gpu
                 ),
-            })
-            .collect();
+            }));
+        }
+        if let Some(e) = electricity.filter(|_| !with_energy.is_empty()) {
+            columns.extend(
+                with_energy
+                    .iter()
+                    .map(|r| format!("{}, {}", r.meta.model, cost::ELECTRICITY_WORD)),
+            );
+            notes.push(cost::electricity_note(e));
+        }
         self.cost = Some(CostTable {
-            columns: runs.iter().map(|r| r.meta.model.clone()).collect(),
+            caption: match (gpu_hours, with_energy.is_empty()) {
+                (true, true) => {
+                    "Every decode cell some run measured validly, at its GPUs' price per hour."
+                }
+                (true, false) => {
+                    "Every decode cell some run measured validly, at its GPUs' price per hour, and the electricity of its GPUs' energy at the price of a kWh."
+                }
+                (false, _) => {
+                    "Every decode cell some run measured validly: the electricity of its GPUs' energy at the price of a kWh."
+                }
+            },
+            columns,
             rows,
             notes,
         });

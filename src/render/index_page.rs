@@ -29,8 +29,8 @@ pub(crate) struct IndexPage {
     pub all_runs_src: &'static str,
     /// How many runs the script holds (the filter count says so before it loads).
     pub all_runs_count: usize,
-    /// Whether any run has a date (the Measured column is shown then).
-    pub dated: bool,
+    /// Which optional columns the runs table has.
+    pub shape: Shape,
     pub comparisons: Vec<ComparisonSummary>,
     /// (link, title, runs, the newest run's verdict, whether a regression) of every series.
     pub series: Vec<(String, String, usize, &'static str, bool)>,
@@ -107,7 +107,7 @@ pub(crate) struct AllRunsPage {
     pub per_page: usize,
     pub run_pages: Vec<super::PageLink>,
     pub runs: Vec<RunSummary>,
-    pub dated: bool,
+    pub shape: Shape,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
     /// Never loaded here: the page lists its own runs whole.
@@ -123,12 +123,12 @@ pub(crate) const ALL_RUNS_JS: &str = "all-runs/runs.js";
 /// from it exactly as templates/runs_table.html writes one (the browser
 /// tier compares them). Each run is [id, link, model, gpu, engine name,
 /// quantization, name, cells], a cell [text, sort key or "", holds words].
-pub(crate) fn all_runs_js(rows: &[RunSummary], dated: bool) -> String {
+pub(crate) fn all_runs_js(rows: &[RunSummary], shape: Shape) -> String {
     let runs: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
             let cells: Vec<serde_json::Value> = r
-                .cells(dated)
+                .cells(shape)
                 .into_iter()
                 .map(|(f, words)| serde_json::json!([f.text, f.sort, words]))
                 .collect();
@@ -213,6 +213,25 @@ pub(crate) struct RunSummary {
     pub largest_context: Figure,
     /// Prompt tok/s at 8K.
     pub prefill_8k: Figure,
+    /// Most output tokens per joule of a Valid cell, "0.54 (32K × 4)".
+    pub best_tok_per_joule: Figure,
+}
+
+/// The runs table's optional columns: Measured when any run has a date,
+/// Best tok/J when any run recorded its GPUs' energy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub dated: bool,
+    pub energy: bool,
+}
+
+impl Shape {
+    fn of(runs: &[Run]) -> Shape {
+        Shape {
+            dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
+            energy: runs.iter().any(crate::compare::has_energy),
+        }
+    }
 }
 
 /// A column of the runs table after the model's: its heading, whether it
@@ -226,7 +245,7 @@ pub(crate) struct RunColumn {
 /// The runs table's columns after the model's, in order, once for the
 /// pages and site.js's rows: the figures first (on a phone they are what
 /// fits beside the model), then what the run ran on and when.
-pub(crate) fn run_columns(dated: bool) -> Vec<RunColumn> {
+pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
     let mut columns = vec![
         RunColumn {
             heading: "Peak total tok/s",
@@ -253,6 +272,15 @@ pub(crate) fn run_columns(dated: bool) -> Vec<RunColumn> {
             words: false,
             cell: |r| r.largest_context.clone(),
         },
+    ];
+    if shape.energy {
+        columns.push(RunColumn {
+            heading: "Best tok/J",
+            words: false,
+            cell: |r| r.best_tok_per_joule.clone(),
+        });
+    }
+    columns.extend([
         RunColumn {
             heading: "Hardware",
             words: true,
@@ -263,8 +291,8 @@ pub(crate) fn run_columns(dated: bool) -> Vec<RunColumn> {
             words: true,
             cell: |r| Figure::words(&r.engine),
         },
-    ];
-    if dated {
+    ]);
+    if shape.dated {
         columns.push(RunColumn {
             heading: "Measured",
             words: false,
@@ -276,8 +304,8 @@ pub(crate) fn run_columns(dated: bool) -> Vec<RunColumn> {
 
 impl RunSummary {
     /// The run's cells after the model's, in [`run_columns`] order.
-    pub fn cells(&self, dated: bool) -> Vec<(Figure, bool)> {
-        run_columns(dated)
+    pub fn cells(&self, shape: Shape) -> Vec<(Figure, bool)> {
+        run_columns(shape)
             .into_iter()
             .map(|c| ((c.cell)(self), c.words))
             .collect()
@@ -305,7 +333,7 @@ impl IndexPages {
             },
         );
         let overview = overview(runs, &order, &all_names)?;
-        let dated = runs.iter().any(|r| r.meta.measured_at.is_some());
+        let shape = Shape::of(runs);
         // Every run's row, once: the index lists the newest; past
         // INDEX_RUNS, the all-runs pages list them all and the script the
         // index loads on demand holds them all. Filters offer every run's values.
@@ -315,7 +343,7 @@ impl IndexPages {
             .collect();
         let paged = runs.len() > INDEX_RUNS;
         let filters = filters_of(&every);
-        let all_runs = paged.then(|| all_runs_js(&every, dated));
+        let all_runs = paged.then(|| all_runs_js(&every, shape));
         let newest: Vec<RunSummary> = every.iter().take(INDEX_RUNS).cloned().collect();
         let mut lists = Vec::new();
         if paged {
@@ -337,7 +365,7 @@ impl IndexPages {
                     run_pages: list_links(runs.len(), "../../", Some(page)),
                     filters: filters_of(&rows),
                     runs: rows,
-                    dated,
+                    shape,
                     pick: PickBar::new(),
                     all_runs_src: "",
                     all_runs_count: 0,
@@ -358,7 +386,7 @@ impl IndexPages {
             },
             page_title: "Speed test matrices".to_string(),
             generator: super::GENERATOR,
-            dated,
+            shape,
             series: series
                 .iter()
                 .map(|s| {
@@ -526,7 +554,17 @@ fn summary(run: &Run, name: String) -> RunSummary {
             sort: v.to_string(),
             text: format::tok_per_s(v),
         });
+    let best_tok_per_joule =
+        crate::compare::best_energy(run).map_or_else(Figure::none, |(v, ctx, n)| Figure {
+            sort: v.to_string(),
+            text: format!(
+                "{} ({})",
+                format::tok_per_joule(v),
+                format::cell_label(ctx, n)
+            ),
+        });
     RunSummary {
+        best_tok_per_joule,
         id: run.id.clone(),
         href: super::run_href(run),
         gpu: labels::hardware_short(&run.meta.hardware),

@@ -184,6 +184,14 @@ pub(crate) fn render_site(
         if let Some(p) = price {
             page = page.with_cost(run, p);
         }
+        // Only a run that recorded energy gets an electricity column.
+        let electricity = prices
+            .electricity
+            .as_ref()
+            .filter(|_| crate::compare::has_energy(run));
+        if let Some(e) = electricity {
+            page = page.with_electricity(run, e);
+        }
         let html = page
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
@@ -199,7 +207,7 @@ pub(crate) fn render_site(
         )?;
         add(
             format!("{dir}measurements.csv"),
-            export::csv::measurements_csv(run, price).into_bytes(),
+            export::csv::measurements_csv(run, price, electricity).into_bytes(),
         )?;
     }
     for c in comparisons {

@@ -65,6 +65,9 @@ pub struct RunPage {
     pub reason_column: usize,
     /// How the cost column was computed, when data/prices.json prices the GPU.
     pub cost_note: Option<String>,
+    /// How the electricity column was computed, when data/prices.json
+    /// prices a kWh and the run recorded energy.
+    pub electricity_note: Option<String>,
 }
 
 /// A run's place in its series: a link, and how it compares with the
@@ -374,6 +377,7 @@ impl RunPage {
                 .collect(),
             series: None,
             cost_note: None,
+            electricity_note: None,
             gpus: run.meta.hardware.gpu_count,
             total_column: columns
                 .iter()
@@ -403,6 +407,31 @@ impl RunPage {
             ));
         }
         self.cost_note = Some(crate::cost::cost_note(gpus, price));
+        self
+    }
+
+    /// Adds the electricity per million output tokens of every valid decode
+    /// cell with its energy recorded, when the run recorded any.
+    pub(crate) fn with_electricity(
+        mut self,
+        run: &Run,
+        price: &crate::model::ElectricityPrice,
+    ) -> Self {
+        if !crate::compare::has_energy(run) {
+            return self;
+        }
+        self.columns.push(crate::cost::ELECTRICITY_HEADER);
+        for (row, cell) in self.rows.iter_mut().zip(&run.cells) {
+            let v = match cell {
+                Cell::Decode(d) => crate::cost::electricity_usd_per_million_output_tokens(d, price),
+                Cell::Prefill(_) => None,
+            };
+            row.cells.push((
+                v.map_or(String::new(), |v| v.to_string()),
+                v.map_or(format::DASH.to_string(), format::usd),
+            ));
+        }
+        self.electricity_note = Some(crate::cost::electricity_note(price));
         self
     }
 }
