@@ -212,6 +212,7 @@ fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools
     let server = serve(tools, &[]);
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
+    let mut cut_short_cells = 0;
     for endpoint in ["completions", "chat"] {
         let (stderr, run) = sitegen_run(
             &server.url,
@@ -245,26 +246,43 @@ fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools
             match c.concurrency {
                 // One stream at a time: nothing interrupts it.
                 1 => assert_eq!(c.status, Status::Valid, "{endpoint}: {:?}", c.reason),
-                // Each new request ends the running one: counted, and not Valid.
+                // Each new request ends the running one: counted, and not
+                // Valid. On a busy host the second request may instead wait
+                // out the whole window behind the first (the server runs one
+                // at a time), which the cell says as queued.
                 _ => {
-                    assert_eq!(c.status, Status::Error, "{endpoint} × {}", c.concurrency);
                     let reason = c.reason.as_deref().unwrap();
-                    assert!(reason.contains("were cut short"), "{reason}");
-                    let detail = c.detail.as_ref().unwrap();
-                    let cut = detail
-                        .requests
-                        .iter()
-                        .filter(|r| r.finish_reason == "cut short")
-                        .count();
                     eprintln!(
-                        "{endpoint} {} × 2: {reason}",
-                        sitegen::format::count(c.context_tokens)
+                        "{endpoint} {} × 2: {:?}: {reason}",
+                        sitegen::format::count(c.context_tokens),
+                        c.status
                     );
-                    assert!(cut > 0);
+                    match c.status {
+                        Status::Error => {
+                            assert!(reason.contains("were cut short"), "{reason}");
+                            let detail = c.detail.as_ref().unwrap();
+                            let cut = detail
+                                .requests
+                                .iter()
+                                .filter(|r| r.finish_reason == "cut short")
+                                .count();
+                            assert!(cut > 0);
+                            cut_short_cells += 1;
+                        }
+                        Status::RequestsQueued => assert!(
+                            reason.contains("at most 1 of 2 requests streamed at once"),
+                            "{endpoint} × 2: {reason}"
+                        ),
+                        other => panic!("{endpoint} × 2: {other:?}: {reason}"),
+                    }
                 }
             }
         }
     }
+    assert!(
+        cut_short_cells > 0,
+        "no cell of 2 requests at once saw a stream cut short"
+    );
 }
 
 /// sitegen's window against tests/servers/observer.py, a proxy between
