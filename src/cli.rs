@@ -256,6 +256,10 @@ pub struct IngestArgs {
     /// Model name for the run's card (the same as --model-name).
     #[arg(long, conflicts_with = "model_name")]
     pub model: Option<String>,
+    /// The GPUs the server ran on, by index, e.g. 0,1: which of the GPUs a
+    /// file's GPU telemetry lists are the run's (AIPerf, GenAI-Perf).
+    #[arg(long, value_name = "INDEXES")]
+    pub gpu_index: Option<String>,
     /// Card fields: --gpu, --gpu-count, --engine, --engine-version ... as `sitegen run` takes them.
     #[command(flatten)]
     pub cards: MetaFlags,
@@ -263,6 +267,18 @@ pub struct IngestArgs {
     /// (and which came from --meta) and the cells it would write; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+/// `--gpu-index 0,1`: GPU indexes separated by commas.
+pub fn parse_gpu_index(list: &str) -> anyhow::Result<Vec<u32>> {
+    list.split(',')
+        .map(|i| i.trim().parse::<u32>())
+        .collect::<Result<Vec<u32>, _>>()
+        .map_err(|_| {
+            anyhow::anyhow!(
+                "--gpu-index {list}: expected GPU indexes separated by commas, e.g. 0,1"
+            )
+        })
 }
 
 fn parse_context_arg(text: &str) -> Result<u64, String> {
@@ -434,20 +450,7 @@ impl RunArgs {
             );
         }
         let metrics_every: std::time::Duration = self.metrics_interval.into();
-        let gpu_index = self
-            .gpu_index
-            .as_deref()
-            .map(|list| {
-                list.split(',')
-                    .map(|i| i.trim().parse::<u32>())
-                    .collect::<Result<Vec<u32>, _>>()
-                    .map_err(|_| {
-                        anyhow::anyhow!(
-                            "--gpu-index {list}: expected GPU indexes separated by commas, e.g. 0,1"
-                        )
-                    })
-            })
-            .transpose()?;
+        let gpu_index = self.gpu_index.as_deref().map(parse_gpu_index).transpose()?;
         Ok(RunOptions {
             repeat: self.repeat,
             api_key: std::env::var(&self.api_key_env)

@@ -122,7 +122,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Ingest(args) => {
             let cards = args.cards_patch();
             let (format, files) = sitegen::cli::ingest_inputs(args.format.as_deref(), args.inputs)?;
+            let gpu_index = args
+                .gpu_index
+                .as_deref()
+                .map(sitegen::cli::parse_gpu_index)
+                .transpose()?;
             let opts = sitegen::ingest::ImportOptions {
+                gpu_index,
                 id: args.id,
                 data: args.data,
                 force: args.force,

@@ -371,9 +371,19 @@ fn check_genai_perf(rel: &str, v: &Value, run: &Run, outcome: &Outcome) {
             .iter()
             .find(|w| w.contains("telemetry_stats"))
             .unwrap_or_else(|| panic!("{rel}: telemetry named: {:?}", outcome.warnings));
-        assert!(warning.contains(&format!("of {gpus} GPUs")), "{warning}");
-        assert!(warning.contains("gpu_power_usage"), "{warning}");
-        assert!(warning.contains("not imported"), "{warning}");
+        // This corpus gives the run 3 GPUs, which the file's busy ones do
+        // not settle (tests/ingest_gpu_telemetry.rs imports it with 1).
+        assert!(
+            warning.contains(&format!(
+                "the GPU telemetry is not imported: it lists {gpus} GPUs"
+            )),
+            "{warning}"
+        );
+        assert!(warning.contains("give --gpu-index"), "{warning}");
+        assert!(
+            c.telemetry.is_none(),
+            "{rel}: no telemetry of GPUs not chosen"
+        );
     }
     for w in &outcome.warnings {
         assert!(

@@ -48,6 +48,7 @@ fn import_text(dir: &Path, name: &str, text: &str, format: Format) -> anyhow::Re
         meta: Some(meta),
         cards: Value::Null,
         context_tokens: None,
+        gpu_index: None,
         dry_run: true,
     };
     Ok(import(Some(format), &[file], &opts)?.remove(0))
@@ -193,6 +194,7 @@ fn an_aiperf_file_without_an_input_length_takes_it_from_context_or_is_refused() 
         meta: Some(meta.clone()),
         cards: Value::Null,
         context_tokens,
+        gpu_index: None,
         dry_run: true,
     };
     let err = format!(

@@ -1303,6 +1303,7 @@ fn hostile_text_from_any_source_stays_text() {
             meta: Some(meta.clone()),
             cards: serde_json::Value::Null,
             context_tokens: None,
+            gpu_index: None,
             dry_run: false,
         };
         import(None, files, &opts).unwrap();

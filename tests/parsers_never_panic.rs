@@ -146,6 +146,8 @@ fn importer(name: &'static str) -> Parser {
         let given = Given {
             id: "run".into(),
             context_tokens: None,
+            gpu_index: None,
+            gpu_count: None,
         };
         err((imp.read)(&[(p.to_path_buf(), t.to_string())], &given))
     })

@@ -326,6 +326,47 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
                 }
             }
         }
+        let mut telemetry_warnings = Vec::new();
+        if let Some(listed) = super::gpu_summary::aiperf(&root, &mut telemetry_warnings)? {
+            match super::gpu_summary::choose(&listed, given.gpu_index.as_deref(), given.gpu_count) {
+                Ok(chosen) => {
+                    if given.gpu_index.is_none() && chosen.gpus.len() < listed.len() {
+                        warnings.push(format!(
+                            "{}: telemetry_data: the run's GPUs taken as {}; --gpu-index chooses others",
+                            file.display(),
+                            chosen.how
+                        ));
+                    }
+                    let exporters: Vec<&str> = chosen
+                        .gpus
+                        .iter()
+                        .filter_map(|g| g.endpoint.as_deref())
+                        .collect();
+                    let mut exporters = exporters;
+                    exporters.dedup();
+                    let (t, defs) = super::gpu_summary::telemetry(
+                        &chosen,
+                        &format!("AIPerf's DCGM telemetry ({})", exporters.join(", ")),
+                        cell.total_tok_per_s,
+                        duration_s,
+                    );
+                    cell.telemetry = Some(Box::new(crate::model::CellTelemetry {
+                        server: None,
+                        gpus: Some(t),
+                    }));
+                    definitions.extend(defs);
+                }
+                Err(why) => warnings.push(format!(
+                    "{}: telemetry_data: the GPU telemetry is not imported: {why}",
+                    file.display()
+                )),
+            }
+        }
+        warnings.extend(
+            telemetry_warnings
+                .into_iter()
+                .map(|w| format!("{}: {w}", file.display())),
+        );
         let mut raw = value.clone();
         crate::redact::redact_json(&mut raw);
         cell.measured_by = Some(MeasuredBy {

@@ -24,7 +24,7 @@
 //! sent is an Error, its figures kept out. `profile_export_genai_perf.csv`
 //! holds neither the concurrency nor the model and is refused.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -44,7 +44,7 @@ pub const IMPORTER: super::Importer = super::Importer {
     name: "genai-perf",
     detect: |s| is_csv(s.text) || s.json().is_some_and(looks_like),
     one_run_from_all_files: true,
-    read: |inputs, _| parse_files(inputs),
+    read: parse_files,
 };
 
 fn is_csv(text: &str) -> bool {
@@ -356,13 +356,13 @@ struct FileCell {
     warnings: Vec<String>,
 }
 
-pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
+pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
     let mut model: Option<(String, PathBuf)> = None;
     let mut layouts = Vec::new();
     let mut warnings = Vec::new();
     for (file, text) in files {
-        let read = parse_file(file, text)?;
+        let read = parse_file(file, text, given)?;
         match (&model, read.model) {
             (Some((first, first_file)), Some(id)) if *first != id => {
                 anyhow::bail!(
@@ -402,7 +402,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     Ok(imported)
 }
 
-fn parse_file(file: &Path, text: &str) -> anyhow::Result<FileCell> {
+fn parse_file(file: &Path, text: &str, given: &super::Given) -> anyhow::Result<FileCell> {
     if is_csv(text) {
         anyhow::bail!(
             "{}: GenAI-Perf's CSV export records neither the concurrency nor the model (nor \
@@ -612,6 +612,40 @@ fn parse_file(file: &Path, text: &str) -> anyhow::Result<FileCell> {
         }
     }
     warnings.extend(unmapped(&root, &settings).into_iter().map(|w| place(&w)));
+    let mut telemetry_warnings = Vec::new();
+    if let Some(listed) = super::gpu_summary::genai_perf(&root, &mut telemetry_warnings)? {
+        match super::gpu_summary::choose(&listed, given.gpu_index.as_deref(), given.gpu_count) {
+            Ok(chosen) => match cell.measured_s {
+                Some(duration) => {
+                    if given.gpu_index.is_none() && chosen.gpus.len() < listed.len() {
+                        warnings.push(place(&format!(
+                            "telemetry_stats: the run's GPUs taken as {}; --gpu-index chooses others",
+                            chosen.how
+                        )));
+                    }
+                    let (t, defs) = super::gpu_summary::telemetry(
+                        &chosen,
+                        "GenAI-Perf's DCGM telemetry",
+                        cell.total_tok_per_s,
+                        duration,
+                    );
+                    cell.telemetry = Some(Box::new(crate::model::CellTelemetry {
+                        server: None,
+                        gpus: Some(t),
+                    }));
+                    definitions.extend(defs);
+                }
+                None => warnings.push(place(
+                    "telemetry_stats: the GPU telemetry is not imported: the benchmark's \
+                     duration is unknown, so its energy is too",
+                )),
+            },
+            Err(why) => warnings.push(place(&format!(
+                "telemetry_stats: the GPU telemetry is not imported: {why}"
+            ))),
+        }
+    }
+    warnings.extend(telemetry_warnings.iter().map(|w| place(w)));
 
     let mut raw = value.clone();
     redact_headers(&mut raw);
@@ -632,34 +666,6 @@ fn parse_file(file: &Path, text: &str) -> anyhow::Result<FileCell> {
 /// What the file holds that no cell column takes, one warning each.
 fn unmapped(root: &At, settings: &Settings) -> Vec<String> {
     let mut out = Vec::new();
-    if let Some(t) = root.child("telemetry_stats") {
-        let metrics: Vec<&String> = t
-            .value
-            .as_object()
-            .map(|m| m.keys().collect())
-            .unwrap_or_default();
-        let gpus: BTreeSet<&String> = t
-            .value
-            .as_object()
-            .into_iter()
-            .flat_map(|m| m.values())
-            .filter_map(Value::as_object)
-            .flat_map(|m| m.keys())
-            .filter(|k| k.as_str() != "unit")
-            .collect();
-        out.push(format!(
-            "telemetry_stats: GPU telemetry of {} GPU{} ({}) not imported: sitegen's cells have \
-             no column for it, and hardware.gpu_count is not taken from it (the metrics \
-             endpoint may report GPUs that did not serve this run)",
-            gpus.len(),
-            if gpus.len() == 1 { "" } else { "s" },
-            metrics
-                .iter()
-                .map(|k| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
     if root.child("request_goodput").is_some() {
         out.push("request_goodput: not imported: sitegen has no goodput column".into());
     }

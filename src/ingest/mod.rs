@@ -9,6 +9,7 @@ pub mod aiperf;
 pub mod burst;
 pub mod csv;
 pub mod genai_perf;
+mod gpu_summary;
 pub mod guidellm;
 pub mod json;
 pub mod llama_bench;
@@ -52,6 +53,10 @@ pub struct Given {
     /// `--context`: the context in tokens, for a file that does not state
     /// it (used only where the file is silent, and said so in the cell).
     pub context_tokens: Option<u64>,
+    /// `--gpu-index`: which GPUs of a file's telemetry the server ran on.
+    pub gpu_index: Option<Vec<u32>>,
+    /// The run's GPU count as the person gave it (`--gpu-count`, `--meta`).
+    pub gpu_count: Option<u32>,
 }
 
 /// Every importer, in the order detection asks them.
@@ -316,6 +321,8 @@ pub struct ImportOptions {
     pub cards: Value,
     /// `--context`: the context of files that do not state it.
     pub context_tokens: Option<u64>,
+    /// `--gpu-index`: the GPUs of a file's telemetry the server ran on.
+    pub gpu_index: Option<Vec<u32>>,
     /// Read and check everything, write nothing.
     pub dry_run: bool,
 }
@@ -412,6 +419,12 @@ pub fn import(
         let given = Given {
             id: run_id.clone(),
             context_tokens: opts.context_tokens,
+            gpu_index: opts.gpu_index.clone(),
+            gpu_count: patch
+                .as_ref()
+                .and_then(|p| p.pointer("/hardware/gpu_count"))
+                .and_then(Value::as_u64)
+                .and_then(|n| u32::try_from(n).ok()),
         };
         let imported = format.read(group, &given)?;
         let from_file = leaf_paths(&imported.meta);
@@ -473,6 +486,7 @@ pub fn import_pages(
         meta: None,
         cards: Value::Null,
         context_tokens: None,
+        gpu_index: None,
         dry_run: false,
     };
     Ok(import(Format::named("page"), files, &opts)?

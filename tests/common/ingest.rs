@@ -53,6 +53,7 @@ pub fn options(
         meta: meta_path,
         cards: Value::Null,
         context_tokens,
+        gpu_index: None,
         dry_run,
     }
 }

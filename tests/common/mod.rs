@@ -252,6 +252,7 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
             },
             cards: serde_json::Value::Null,
             context_tokens: None,
+            gpu_index: None,
             dry_run: false,
         };
         import(None, &files, &opts).unwrap();
