@@ -381,9 +381,22 @@ fn assert_tbt_is_llama_cpp_s(run: &Run, api: &str) {
             .sum();
         let tokens: f64 = finished.iter().map(|r| r.output_tokens as f64).sum();
         let mean_ms = server_ms_sum / tokens;
+        // Within 10% when the finished requests are what the counters
+        // counted; the share of the counters' tokens from requests the
+        // client cancelled (on a busy host, few finish in the window) may
+        // differ by any amount, and widens the bound by as much.
+        let counted = detail
+            .server
+            .as_ref()
+            .unwrap()
+            .generation_tokens_delta
+            .unwrap();
+        let others = (1.0 - tokens / counted).max(0.0);
+        let bound = 0.1 + others;
         assert!(
-            (counters_ms - mean_ms).abs() <= 0.1 * mean_ms,
-            "{cell}: llama.cpp's counters say {counters_ms:.3} ms per token, its requests {mean_ms:.3} ms"
+            (counters_ms - mean_ms).abs() <= bound * mean_ms,
+            "{cell}: llama.cpp's counters say {counters_ms:.3} ms per token, its finished requests {mean_ms:.3} ms ({:.0}% of the counters' tokens from other requests)",
+            others * 100.0
         );
         // The check has teeth: the same requests' figures made 15% wrong, in
         // either direction, fail it.
@@ -396,10 +409,11 @@ fn assert_tbt_is_llama_cpp_s(run: &Run, api: &str) {
         }
         let worst = ratios.iter().map(|r| (r - 1.0).abs()).fold(0.0, f64::max);
         eprintln!(
-            "llama.cpp {api} {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token",
+            "llama.cpp {api} {cell}: median time between tokens {:.3} ms; {} finished requests: runner / llama.cpp median {ratio:.3}, farthest request {:.1}% apart; counters {counters_ms:.3} ms per token ({:.0}% of their tokens from requests cancelled at the window's end)",
             c.tbt_median_ms.unwrap(),
             finished.len(),
-            worst * 100.0
+            worst * 100.0,
+            others * 100.0
         );
     }
 }

@@ -1175,6 +1175,53 @@ async fn a_server_without_streamed_usage_or_max_model_len_is_measured() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_that_holds_two_tokens_is_not_a_capped_request() {
+    let _serial = SERIAL.lock().await;
+    // Every request's 20th token comes with its 21st: 31 events for 32
+    // tokens, then finish "length", as llama-cpp-python sends a multi-byte
+    // character split across two tokens (the 16-token probe sees 16 events).
+    let emu = emulator::start(EmulatorConfig {
+        hold_back_at: Some(20),
+        ..llama_cpp_python_like()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let plan = [
+        "--contexts",
+        "1K",
+        "--duration",
+        "2s",
+        "--max-output",
+        "32",
+        "--concurrency",
+        "1",
+        "--metrics-interval",
+        "0s",
+    ];
+    let out = sitegen_run(&emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    let cell = decode(&run, 1);
+    assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+    let reason = cell.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.contains("requests streamed fewer events than tokens (1.0 fewer on average) and ended with finish_reason \"length\": counted as the 32 tokens they asked for"),
+        "{reason}"
+    );
+    let detail = cell.detail.as_ref().unwrap();
+    assert!(
+        detail
+            .requests
+            .iter()
+            .filter(|r| r.finish_reason == "length")
+            .all(|r| r.output_tokens == 32 || r.start_s + r.duration_s > cell.measured_s.unwrap()),
+        "every finished request counts its 32 tokens"
+    );
+    // Every token the engine sent in the window, counted.
+    assert_matches_truth(&emu, cell);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_a_tokenizer_prompts_are_sized_from_requests_not_streamed() {
     let _serial = SERIAL.lock().await;
     let emu = emulator::start(EmulatorConfig {

@@ -59,6 +59,39 @@ impl RequestRecord {
     }
 }
 
+/// Requests counted one token per streamed event that ended with
+/// finish_reason "length" short of `max_tokens`, where the server showed
+/// (the same prompt not streamed) that it generates all `max_tokens`: some
+/// of their events held two tokens (as a server that holds back a
+/// multi-byte character split across tokens sends them). Each is counted
+/// as `max_tokens`, the tokens its events lacked added to its last chunk.
+/// Returns what the cell says of them, when any.
+pub(crate) fn count_merged_events(records: &mut [RequestRecord]) -> Option<String> {
+    let mut lacked = Vec::new();
+    for r in records.iter_mut() {
+        let (Some(asked), Some(Finish::Done(reason))) = (r.asked_tokens, &r.finish) else {
+            continue;
+        };
+        let had = r.tokens();
+        if reason != "length" || had >= asked {
+            continue;
+        }
+        if let Some(last) = r.chunks.last_mut() {
+            last.1 += asked - had;
+            lacked.push(asked - had);
+        }
+    }
+    (!lacked.is_empty()).then(|| {
+        format!(
+            "{} of {} requests streamed fewer events than tokens ({} fewer on average) and ended with finish_reason \"length\": counted as the {} tokens they asked for, which the server generates for the same prompt not streamed (a server that holds back a multi-byte character split across tokens sends two in one event)",
+            lacked.len(),
+            records.len(),
+            crate::format::tenths(lacked.iter().sum::<u64>() as f64 / lacked.len() as f64),
+            records.iter().find_map(|r| r.asked_tokens).unwrap_or(0)
+        )
+    })
+}
+
 /// One request as the client saw it. Times are seconds from the window's start.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RequestRecord {
@@ -665,6 +698,37 @@ mod tests {
         );
         assert!((f.tokens_per_chunk.unwrap() - (1.0 + 4.0 * 97.0) / 98.0).abs() < 1e-9);
         assert_eq!(f.output_tokens, 1 + 4 * 97);
+    }
+
+    #[test]
+    fn events_that_held_two_tokens_are_counted_once_the_server_showed_it_generates_them_all() {
+        // 31 events of a 32-token request that ended "length": capped, until
+        // the runner's unstreamed check counts it as the 32 it asked for.
+        let mut r = stream(0, 0.0, 0.1, 0.01, 1, 1.0);
+        r.chunks.truncate(31);
+        r.asked_tokens = Some(32);
+        r.finish = Some(Finish::Done("length".into()));
+        assert_eq!(r.outcome(), Outcome::Capped);
+        let mut full = stream(1, 0.0, 0.1, 0.01, 1, 1.0);
+        full.chunks.truncate(32);
+        full.asked_tokens = Some(32);
+        full.finish = Some(Finish::Done("length".into()));
+        let mut records = [r, full];
+        let said = count_merged_events(&mut records).unwrap();
+        assert!(
+            said.starts_with(
+                "1 of 2 requests streamed fewer events than tokens (1.0 fewer on average)"
+            ),
+            "{said}"
+        );
+        assert_eq!(records[0].tokens(), 32);
+        assert_eq!(records[0].outcome(), Outcome::Finished);
+        assert_eq!(records[1].tokens(), 32, "a full request is left as it is");
+        assert_eq!(
+            count_merged_events(&mut records),
+            None,
+            "nothing left to count"
+        );
     }
 
     #[test]

@@ -722,6 +722,38 @@ impl Measure {
         }
     }
 
+    /// Counted one token per event, a request that ended with "length" short
+    /// of max_tokens was capped at the context window, or some of its events
+    /// held two tokens. The server says which: the same prompt not streamed,
+    /// whose usage counts every token it generates. When that reaches
+    /// max_tokens, such requests are counted as max_tokens (and the cell
+    /// says so); else they stay capped.
+    async fn merged_events(
+        &self,
+        records: &mut [analysis::RequestRecord],
+        prompts: &[String],
+    ) -> Option<String> {
+        if self.settings.token_count != crate::model::TokenCount::OnePerEvent {
+            return None;
+        }
+        let short = records.iter().find(|r| {
+            matches!(&r.finish, Some(analysis::Finish::Done(why)) if why == "length")
+                && r.asked_tokens.is_some_and(|asked| r.tokens() < asked)
+        })?;
+        let prompt = prompts.get(short.stream as usize)?;
+        let generated = window::unstreamed_completion_tokens(
+            &self.client,
+            &self.settings,
+            prompt,
+            self.plan.max_output,
+        )
+        .await
+        .ok()?;
+        (generated >= u64::from(self.plan.max_output))
+            .then(|| analysis::count_merged_events(records))
+            .flatten()
+    }
+
     /// A decode cell: one window, or `plan.repeat` windows combined.
     async fn decode(&self, ctx: u64, n: u32, prompts: &[String], bar: &ProgressBar) -> Cell {
         if self.plan.repeat <= 1 {
@@ -777,7 +809,15 @@ impl Measure {
         .await;
         ticker.abort();
         let mut server = rec.server;
-        let mut f = analysis::summarize(&rec.records, self.plan.window_s, n, server.as_ref());
+        let mut records = rec.records;
+        let merged = self.merged_events(&mut records, prompts).await;
+        let mut f = analysis::summarize(&records, self.plan.window_s, n, server.as_ref());
+        if let Some(note) = merged {
+            f.reason = Some(match f.reason.take() {
+                Some(r) => format!("{r}; {note}"),
+                None => note,
+            });
+        }
         let word = match (rec.engine, self.metrics_every) {
             (Some(engine), Some(every)) => metrics::summarize_window(
                 format!(

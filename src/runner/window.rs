@@ -80,6 +80,32 @@ pub(crate) async fn unstreamed_prompt_tokens(
         })
 }
 
+/// `usage.completion_tokens` of `prompt` sent once, not streamed, for
+/// `max_tokens`: whether the server generates them all (or caps the request
+/// at its context window), counted by the server itself.
+pub(crate) async fn unstreamed_completion_tokens(
+    client: &Client,
+    settings: &RequestSettings,
+    prompt: &str,
+    max_tokens: u32,
+) -> anyhow::Result<u64> {
+    let answer = client
+        .complete(
+            settings.endpoint.path(),
+            &unstreamed_body(settings, prompt, max_tokens),
+        )
+        .await?;
+    answer
+        .get("usage")
+        .and_then(|u| u.get("completion_tokens"))
+        .and_then(Value::as_u64)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "the server's answer to a request not streamed has no usage.completion_tokens"
+            )
+        })
+}
+
 /// Why a stream was refused, in the server's words: the same request not
 /// streamed, whose error says what the empty stream did not.
 pub(crate) async fn refusal_in_words(

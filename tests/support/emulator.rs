@@ -64,6 +64,10 @@ pub struct EmulatorConfig {
     /// holds its output for the duration (decoding goes on), then sends
     /// everything held as one chunk, as a preempted or swapped request does.
     pub stall: Option<(u64, Duration)>,
+    /// The token at this output index of every request is held back and
+    /// sent with the next in one event, as a server does with a multi-byte
+    /// character split across two tokens (llama-cpp-python).
+    pub hold_back_at: Option<u64>,
     /// Noise on purpose: each decode step lasts `step` times a factor that
     /// is 1 + `sd` × z, z a seeded standard normal drawn once per `segment`
     /// of engine time and shared by all requests (a real engine's whole
@@ -236,6 +240,7 @@ impl Default for EmulatorConfig {
             chat_only: false,
             reasoning_tokens: 0,
             stall: None,
+            hold_back_at: None,
             jitter: None,
             stream_usage: true,
             interrupt_requests: false,
@@ -1423,6 +1428,10 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
             && !e.stalled.swap(true, std::sync::atomic::Ordering::SeqCst)
         {
             held = Some((start, tokio::time::Instant::now() + hold));
+        }
+        if e.config.hold_back_at == Some(emitted) && emitted < max_tokens && held.is_none() {
+            // Sent with the next token: the step's sleep outlasts half a step.
+            held = Some((start, tokio::time::Instant::now() + e.config.step / 2));
         }
         if let Some((held_start, until)) = held {
             if tokio::time::Instant::now() < until && emitted < max_tokens {
