@@ -11,7 +11,7 @@ use crate::compare::Comparison;
 use crate::format;
 use crate::labels;
 use crate::labels::Card;
-use crate::model::{Cell, Run, Status};
+use crate::model::{Cell, Run, Status, Throttle};
 use crate::table;
 
 #[derive(Template)]
@@ -264,6 +264,39 @@ pub(crate) fn key_figures(run: &Run) -> Vec<(&'static str, String, String)> {
             "Prefill",
             format!("{} prompt tok/s", format::tok_per_s(v)),
             format!("at {}", format::context_label(ctx)),
+        ));
+    }
+    if let Some((tok_per_j, ctx, n)) = crate::compare::best_energy(run) {
+        out.push((
+            "Least energy",
+            format!("{} per output token", format::joules(1.0 / tok_per_j)),
+            format!("at {}", format::cell_label(ctx, n)),
+        ));
+    }
+    // Every measured cell whose GPUs slowed themselves, where.
+    let measured = run.decode_cells().count();
+    let throttled: Vec<String> = run
+        .decode_cells()
+        .filter_map(|c| {
+            let t = c.gpu_telemetry()?.throttle?;
+            (t != Throttle::Ok).then(|| {
+                format!(
+                    "{} ({})",
+                    format::cell_label(c.context_tokens, c.concurrency),
+                    t.label()
+                )
+            })
+        })
+        .collect();
+    if !throttled.is_empty() {
+        out.push((
+            "Throttled",
+            format!(
+                "{} of {}",
+                throttled.len(),
+                format::counted(measured, "cell")
+            ),
+            format!("at {}", format::and_list(&throttled)),
         ));
     }
     out
@@ -729,6 +762,62 @@ mod tests {
             })),
             ..DecodeCell::without_figures(8192, 8, Status::Valid, None)
         }
+    }
+
+    /// The key figures of energy and throttling speak of the cells they
+    /// name: the least energy of a Valid cell (a queued cell's lower figure
+    /// is not it), and every throttled cell, none that was ok or not
+    /// recorded.
+    #[test]
+    fn key_figures_of_energy_and_throttling_are_true_of_their_cells() {
+        use crate::model::Cell;
+        let mut run = crate::compare::tests::with_cells(
+            "r",
+            &[
+                (8192, 1, Status::Valid, 100.0),
+                (8192, 2, Status::Valid, 180.0),
+                (8192, 4, Status::RequestsQueued, 300.0),
+                (8192, 8, Status::Valid, 500.0),
+            ],
+        );
+        let setups = [
+            (Some(3.0), Some(Throttle::Ok)),
+            (Some(2.0), Some(Throttle::Thermal)),
+            (Some(0.5), Some(Throttle::PowerCapped)),
+            (None, None),
+        ];
+        for (cell, (joules, throttle)) in run.cells.iter_mut().zip(setups) {
+            if let Cell::Decode(d) = cell {
+                let g = d.gpu_telemetry_mut();
+                g.joules_per_output_token = joules;
+                g.throttle = throttle;
+            }
+        }
+        let figures = key_figures(&run);
+        let find = |what: &str| figures.iter().find(|f| f.0 == what).cloned();
+        assert_eq!(
+            find("Least energy"),
+            Some((
+                "Least energy",
+                "2.00 J per output token".to_string(),
+                "at 8K × 2".to_string()
+            ))
+        );
+        assert_eq!(
+            find("Throttled"),
+            Some((
+                "Throttled",
+                "2 of 4 cells".to_string(),
+                "at 8K × 2 (thermal) and 8K × 4 (power capped)".to_string()
+            ))
+        );
+        // A run whose GPUs never slowed says nothing of throttling.
+        for cell in run.cells.iter_mut() {
+            if let Cell::Decode(d) = cell {
+                d.gpu_telemetry_mut().throttle = Some(Throttle::Ok);
+            }
+        }
+        assert!(key_figures(&run).iter().all(|f| f.0 != "Throttled"));
     }
 
     /// The "Why" line names only what the counters show: nothing for a
