@@ -149,7 +149,6 @@ pub fn watts(w: f64) -> String {
     format!("{} W", grouped(w, 1))
 }
 
-/// Energy per output token, three significant digits: "0.354 J", "12.3 J".
 /// Output tokens per joule, three significant figures: "0.541", "12.3".
 pub fn tok_per_joule(v: f64) -> String {
     let decimals = match v.abs() {
@@ -161,6 +160,7 @@ pub fn tok_per_joule(v: f64) -> String {
     grouped(v, decimals)
 }
 
+/// Energy per output token, three significant digits: "0.354 J", "12.3 J".
 pub fn joules(j: f64) -> String {
     let decimals = match j.abs() {
         a if a >= 100.0 => 0,

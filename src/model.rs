@@ -648,6 +648,10 @@ pub struct DecodeDetail {
     pub requests: Vec<RequestSample>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerSamples>,
+    /// The GPUs' summed power draw at each reading inside the window:
+    /// (seconds from its start, W).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_power_w: Vec<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_evidence: Option<LoopEvidence>,
 }
@@ -1055,6 +1059,9 @@ pub struct MetricSample {
     pub running: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<f64>,
+    /// KV-cache usage, 0 to 1, where the server publishes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_cache_usage: Option<f64>,
 }
 
 /// Why a cell was judged Looped: the repeated unit at the end of a stream.

@@ -209,6 +209,29 @@ async fn gpu_energy_power_throttle_and_server_counters_match_the_engine() {
             s.prefix_cache_hit_rate.unwrap(),
             cell.status,
         );
+        // The window's series, kept for the page's sparklines: its power
+        // readings peak at the cell's peak, its KV readings at its KV peak.
+        let detail = cell.detail.as_ref().unwrap();
+        let series_peak = detail.gpu_power_w.iter().map(|p| p.1).fold(0.0, f64::max);
+        assert!(
+            detail.gpu_power_w.len() >= 4,
+            "x{n}: {} power readings",
+            detail.gpu_power_w.len()
+        );
+        assert!(
+            close(series_peak, g.power_w_max.unwrap(), 1e-9),
+            "x{n}: power series peak"
+        );
+        let kv_series_peak = detail
+            .server
+            .iter()
+            .flat_map(|s| &s.samples)
+            .filter_map(|m| m.kv_cache_usage)
+            .fold(0.0, f64::max);
+        assert!(
+            (kv_series_peak - kv_peak).abs() < 1e-12,
+            "x{n}: KV series peak"
+        );
         assert_eq!(s.source, "vLLM's /metrics every 250 ms");
         assert!((s.kv_cache_usage_max.unwrap() - kv_peak).abs() < 1e-12);
         assert_eq!(s.waiting_max, Some(waiting_peak));
@@ -233,6 +256,21 @@ async fn gpu_energy_power_throttle_and_server_counters_match_the_engine() {
         x2 / (2.0 * x1)
     );
     assert!(x2 < 2.0 * x1 * 0.92, "the throttle slowed the engine");
+    // The run page's Stability list draws each window's power and KV cache.
+    let site = data.parent().unwrap().join("site");
+    sitegen::pipeline::build_site(&data, &site).unwrap();
+    let page = std::fs::read_to_string(site.join(format!("runs/{}/index.html", run.id))).unwrap();
+    assert!(page.contains("with the GPUs' power and the KV cache where recorded"));
+    assert_eq!(
+        page.matches("<span class=\"spark-what\">GPU power</span>")
+            .count(),
+        3
+    );
+    assert_eq!(
+        page.matches("<span class=\"spark-what\">KV cache</span>")
+            .count(),
+        3
+    );
 }
 
 /// Preemption: vLLM's paged KV cache, too small for two requests to finish.

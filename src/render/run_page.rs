@@ -201,6 +201,78 @@ pub struct Sparkline {
     pub svg: String,
     /// "1,380 to 1,433 tok/s per second, ± 1.4%".
     pub range: String,
+    /// The same window's other series where recorded: (what, polyline,
+    /// range), e.g. ("GPU power", svg, "180 to 221 W").
+    pub also: Vec<(&'static str, String, String)>,
+}
+
+/// Readings across a window as a polyline 120 × 24 px, placed by their
+/// time, from 0 up to `top`: a window's power or KV-cache usage.
+pub(crate) fn series_sparkline(points: &[(f64, f64)], window_s: f64, top: f64) -> Option<String> {
+    if points.len() < 2 || window_s <= 0.0 || top <= 0.0 {
+        return None;
+    }
+    let (w, h) = (120.0, 24.0);
+    let line: Vec<String> = points
+        .iter()
+        .map(|&(t, v)| {
+            let x = (t / window_s).clamp(0.0, 1.0) * w;
+            let y = h - 1.0 - (v / top).clamp(0.0, 1.0) * (h - 2.0);
+            format!("{x:.1},{y:.1}")
+        })
+        .collect();
+    Some(format!(
+        r#"<svg class="spark" viewBox="0 0 120 24" width="120" height="24" aria-hidden="true"><polyline points="{}" fill="none" stroke="currentColor" stroke-width="1.5"/></svg>"#,
+        line.join(" ")
+    ))
+}
+
+/// "180.0 to 221.5 W", or "180.0 W throughout" where the two read alike.
+fn spread_words(lo: String, hi: String, after: &str) -> String {
+    if lo == hi {
+        format!("{lo}{after} throughout")
+    } else {
+        format!("{lo} to {hi}{after}")
+    }
+}
+
+/// A decode window's power and KV-cache series as sparklines with their
+/// ranges, where the runner recorded them.
+fn window_series(c: &crate::model::DecodeCell) -> Vec<(&'static str, String, String)> {
+    let (Some(d), Some(window)) = (c.detail.as_ref(), c.measured_s) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let range = |points: &[(f64, f64)]| {
+        let lo = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let hi = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let power = &d.gpu_power_w;
+    let (lo, hi) = range(power);
+    if let Some(svg) = series_sparkline(power, window, hi) {
+        out.push((
+            "GPU power",
+            svg,
+            spread_words(format::watts(lo), format::watts(hi), ""),
+        ));
+    }
+    let kv: Vec<(f64, f64)> = d
+        .server
+        .iter()
+        .flat_map(|s| &s.samples)
+        .filter_map(|m| Some((m.t_s, m.kv_cache_usage?)))
+        .filter(|(t, _)| (0.0..=window).contains(t))
+        .collect();
+    let (lo, hi) = range(&kv);
+    if let Some(svg) = series_sparkline(&kv, window, 1.0) {
+        out.push((
+            "KV cache",
+            svg,
+            spread_words(format::share(lo), format::share(hi), " full"),
+        ));
+    }
+    out
 }
 
 /// The seconds of a window as a polyline 120 × 24 px: its shape, from 0
@@ -303,6 +375,11 @@ pub(crate) fn key_figures(run: &Run) -> Vec<(&'static str, String, String)> {
 }
 
 impl RunPage {
+    /// Whether any window of the Stability list has a power or KV series.
+    pub(crate) fn stability_has_series(&self) -> bool {
+        self.stability.iter().any(|s| !s.also.is_empty())
+    }
+
     pub fn new(run: &Run, compared_in: &[&Comparison]) -> Result<Self, ChartError> {
         let title = labels::run_title(run);
         let prefill_svg = prefill_bars(run)
@@ -376,6 +453,7 @@ impl RunPage {
                         .map(|h| format!(", {}", format::plus_minus(h)))
                         .unwrap_or_default();
                     Some(Sparkline {
+                        also: window_series(c),
                         cell: format!("{} × {}", format::context_label(c.context_tokens), c.concurrency),
                         svg: sparkline(seconds)?,
                         range: format!(

@@ -758,6 +758,7 @@ mod tests {
                 t_s: 1.0,
                 running: Some(2.0),
                 waiting: Some(1.0),
+                kv_cache_usage: None,
             }],
             avg_running: Some(2.0),
             generation_tokens_delta: None,

@@ -270,6 +270,24 @@ fn value_at(points: &[(f64, f64)], t: f64) -> Option<f64> {
 ///   over the readings inside the window.
 ///
 /// `None` when there are no readings.
+/// The GPUs' summed power at each sample inside the window, for the page's
+/// sparkline: (seconds from the window's start, W); a sample where a GPU's
+/// power is missing is left out.
+pub(crate) fn power_series(samples: &[GpuSample], window_s: f64) -> Vec<(f64, f64)> {
+    let mut series: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|s| (0.0..=window_s).contains(&s.t_s) && !s.gpus.is_empty())
+        .filter_map(|s| {
+            Some((
+                s.t_s,
+                s.gpus.iter().map(|r| r.power_w).sum::<Option<f64>>()?,
+            ))
+        })
+        .collect();
+    series.sort_by(|a, b| a.0.total_cmp(&b.0));
+    series
+}
+
 pub(crate) fn summarize(
     samples: &[GpuSample],
     window_s: f64,

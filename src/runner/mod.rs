@@ -893,6 +893,11 @@ impl Measure {
                 failed_requests: f.failed_requests,
                 requests: f.requests,
                 server,
+                gpu_power_w: if self.gpus.is_some() {
+                    gpu::power_series(&rec.gpu_samples, self.plan.window_s)
+                } else {
+                    Vec::new()
+                },
                 loop_evidence: f.loop_evidence,
             })),
             measured_by: None,

@@ -442,6 +442,7 @@ async fn sample_server(
                 t_s: now.duration_since(t0).as_secs_f64(),
                 running: read.running,
                 waiting: read.waiting,
+                kv_cache_usage: read.kv_usage.map(|(v, _)| v),
             });
             gauges.push(read);
         }
