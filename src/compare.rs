@@ -355,11 +355,26 @@ pub(crate) fn has_energy(run: &Run) -> bool {
         .any(|c| c.joules_per_output_token().is_some())
 }
 
-/// How a run's energy was found, in one line under the energy matrices:
-/// "GLM: energy from DCGM exporter http://…, as the growth of the GPUs'
-/// energy counter over the window." `None` when it recorded none.
-pub(crate) fn energy_note(run: &Run) -> Option<String> {
-    use crate::comparison_words as w;
+/// The runs of a comparison, each named so that a reader tells them apart
+/// ([`crate::labels::distinct_names`]): two runs of one model become
+/// "GLM-5.3-Flash (vllm 0.29.0)" and "GLM-5.3-Flash (vllm 0.30.0)" in every
+/// sentence, heading and column that names them.
+pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
+    crate::labels::distinct_names(runs)
+        .into_iter()
+        .zip(runs)
+        .map(|(name, run)| {
+            let mut named = (*run).clone();
+            named.meta.model = name;
+            named
+        })
+        .collect()
+}
+
+/// Where a run's energy came from and how it was found, for the line
+/// under the energy matrices: "DCGM exporter http://…, as the growth of the
+/// GPUs' energy counter over the window". `None` when it recorded none.
+pub(crate) fn energy_sources(run: &Run) -> Option<String> {
     let mut sources: Vec<String> = run
         .decode_cells()
         .filter(|c| c.joules_per_output_token().is_some())
@@ -371,15 +386,20 @@ pub(crate) fn energy_note(run: &Run) -> Option<String> {
         .collect();
     sources.sort_unstable();
     sources.dedup();
-    (!sources.is_empty()).then(|| {
-        w::fill(
+    (!sources.is_empty()).then(|| crate::format::and_list(&sources))
+}
+
+/// The line under the energy matrices of one run: "GLM: energy from …", or
+/// that it recorded none.
+pub(crate) fn energy_note(run: &Run) -> String {
+    use crate::comparison_words as w;
+    match energy_sources(run) {
+        Some(sources) => w::fill(
             w::ENERGY_SOURCES,
-            &[
-                ("name", &run.meta.model),
-                ("sources", &crate::format::and_list(&sources)),
-            ],
-        )
-    })
+            &[("name", &run.meta.model), ("sources", &sources)],
+        ),
+        None => w::fill(w::ENERGY_NONE, &[("name", &run.meta.model)]),
+    }
 }
 
 /// The ratio of `b` to `a` at one cell, or why there is none.

@@ -248,6 +248,7 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("energy_caption", ENERGY_CAPTION),
         ("energy_heading", ENERGY_HEADING),
         ("energy_none", ENERGY_NONE),
+        ("energy_sources", ENERGY_SOURCES),
         ("energy_no_ratio_anywhere", ENERGY_NO_RATIO_ANYWHERE),
         ("valid", VALID),
         ("state_at_levels", STATE_AT_LEVELS),

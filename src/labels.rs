@@ -127,24 +127,29 @@ pub(crate) fn gpu_name(gpu: &str) -> String {
     }
 }
 
+/// What tells runs of one model apart, in the order it is tried: engine,
+/// quantization, hardware, date, id (the browser's comparison gets these in
+/// each run's data.js and picks the same way).
+pub(crate) fn name_traits(r: &Run) -> [String; 5] {
+    [
+        engine_badges(&r.meta.engine).join(" "),
+        r.meta.engine.quantization.clone().unwrap_or_default(),
+        hardware_label(&r.meta.hardware),
+        r.meta
+            .measured_at
+            .as_deref()
+            .map(format::measured_at)
+            .unwrap_or_default(),
+        r.id.clone(),
+    ]
+}
+
 /// A name per run that tells it apart from the others: its model, and
 /// where runs share a model, the first of engine, quantization, hardware,
 /// date or id that differs between all of them: "GLM-5.3-Flash (vllm
 /// 0.29.0)".
 pub(crate) fn distinct_names(runs: &[&Run]) -> Vec<String> {
-    let traits: [fn(&Run) -> String; 5] = [
-        |r| engine_badges(&r.meta.engine).join(" "),
-        |r| r.meta.engine.quantization.clone().unwrap_or_default(),
-        |r| hardware_label(&r.meta.hardware),
-        |r| {
-            r.meta
-                .measured_at
-                .as_deref()
-                .map(format::measured_at)
-                .unwrap_or_default()
-        },
-        |r| r.id.clone(),
-    ];
+    let traits: Vec<[String; 5]> = runs.iter().map(|r| name_traits(r)).collect();
     // Runs by model, once: the trait that tells a model's runs apart is
     // chosen per model, not per run.
     let mut by_model: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
@@ -153,13 +158,13 @@ pub(crate) fn distinct_names(runs: &[&Run]) -> Vec<String> {
     }
     let mut names: Vec<String> = runs.iter().map(|r| r.meta.model.clone()).collect();
     for same in by_model.values().filter(|same| same.len() >= 2) {
-        let tell = traits.iter().find(|t| {
-            let values: std::collections::BTreeSet<String> =
-                same.iter().map(|&i| t(runs[i])).collect();
+        let tell = (0..5).find(|&t| {
+            let values: std::collections::BTreeSet<&String> =
+                same.iter().map(|&i| &traits[i][t]).collect();
             values.len() == same.len()
         });
         for &i in same {
-            let value = tell.map(|t| t(runs[i])).filter(|v| !v.is_empty());
+            let value = tell.map(|t| traits[i][t].clone()).filter(|v| !v.is_empty());
             let value = value.unwrap_or_else(|| runs[i].id.clone());
             names[i] = format!("{} ({value})", runs[i].meta.model);
         }

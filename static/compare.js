@@ -108,6 +108,25 @@ function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
   return { why: x !== null ? fill(w.no_ratio_one, { name: a.model, x }) : fill(w.no_ratio_one, { name: b.model, x: y }), sides };
 }
 
+// Each run's name on the page (src/labels.rs `distinct_names`): its model,
+// and where runs share a model, the first of their traits (data.js
+// `traits`: engine, quantization, hardware, date, id) that differs between
+// all of them.
+function distinctNames(runs) {
+  const byModel = new Map();
+  runs.forEach((r, i) => byModel.set(r.model, [...(byModel.get(r.model) || []), i]));
+  const names = runs.map((r) => r.model);
+  byModel.forEach((same) => {
+    if (same.length < 2) return;
+    const tell = runs[same[0]].traits.findIndex((_, t) => new Set(same.map((i) => runs[i].traits[t])).size === same.length);
+    same.forEach((i) => {
+      const value = tell >= 0 ? runs[i].traits[tell] : "";
+      names[i] = `${runs[i].model} (${value !== "" ? value : runs[i].id})`;
+    });
+  });
+  return names;
+}
+
 function sorted(values) {
   return Array.from(new Set(values)).sort((p, q) => p - q);
 }
@@ -563,18 +582,26 @@ function ratioSection(runs, perGpuView) {
   return s;
 }
 
+// Where a run's energy came from, or that it recorded none
+// (src/compare.rs `energy_note`).
+function energyNote(d, r) {
+  return r.energy_sources !== undefined
+    ? fill(d.words.energy_sources, { name: r.model, sources: r.energy_sources })
+    : fill(d.words.energy_none, { name: r.model });
+}
+
 // Energy per output token, each run against the first, when any run
 // recorded it (src/render/compare_page.rs `energy_section`).
 function energySection(runs) {
   const w = defs.words;
-  if (!runs.some((r) => r.energy_note !== undefined)) return null;
+  if (!runs.some((r) => r.energy_sources !== undefined)) return null;
   const s = section("energy", w.energy, w.energy_caption);
   const a = runs[0];
   runs.slice(1).forEach((b) => {
     s.appendChild(matrixSection(`energy-${b.id}`, fill(w.energy_heading, { a: a.model, b: b.model }),
       ratioMatrix(defs, a, b, "energy"), defs.energy_key));
   });
-  runs.forEach((r) => s.appendChild(el("p", { class: "note", text: r.energy_note !== undefined ? r.energy_note : fill(w.energy_none, { name: r.model }) })));
+  runs.forEach((r) => s.appendChild(el("p", { class: "note", text: energyNote(defs, r) })));
   return s;
 }
 
@@ -599,6 +626,8 @@ async function main() {
     fail(fill(w.pick_no_run, { ids: missing.join(", ") }));
     return;
   }
+  // Runs of one model told apart in every sentence, heading and column.
+  distinctNames(runs).forEach((name, i) => { runs[i].model = name; });
   const title = runs.map((r) => r.model).join(w.title_join);
   document.getElementById("pick-title").textContent = title;
   document.title = fill(w.page_title, { title });
@@ -628,7 +657,7 @@ async function main() {
 }
 
 if (typeof module !== "undefined") {
-  module.exports = { fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
+  module.exports = { distinctNames, energyNote, fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
 } else {
   main();
 }

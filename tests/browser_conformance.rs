@@ -51,7 +51,9 @@ fn find_node() -> Result<Node, String> {
 const RUNS: [(&str, &str, u32); 3] = [
     ("alpha-1gpu", "Alpha", 1),
     ("beta-2gpu", "Beta", 2),
-    ("gamma-4gpu", "Gamma", 4),
+    // The same model as Alpha on another engine version: both are named
+    // apart on the page and in the browser ("Alpha (vllm 0.30.0)").
+    ("gamma-4gpu", "Alpha", 4),
 ];
 
 const K8: u64 = 8192;
@@ -261,7 +263,8 @@ struct NodeOut {
     total: View,
     per_gpu: View,
     energy: Vec<Matrix>,
-    energy_notes: Vec<Option<String>>,
+    energy_notes: Vec<String>,
+    names: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -567,15 +570,10 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
     check("energy matrices".into(), &matrices, &expected);
     check_matrices(&page, &js.energy, |b| format!("energy-{b}"), &mut check);
     let notes: Vec<String> = page.select(&sel("#energy > p.note")).map(text).collect();
-    let js_notes: Vec<String> = js
-        .energy_notes
-        .iter()
-        .zip(RUNS)
-        .map(|(n, r)| {
-            n.clone()
-                .unwrap_or_else(|| format!("{}: no energy recorded.", r.1))
-        })
-        .collect();
+    let js_notes = &js.energy_notes;
+    // Every run named as the page names it, two runs of one model apart.
+    let legend: Vec<String> = page.select(&sel("ul.legend-list li a")).map(text).collect();
+    check("run names".into(), &legend, &js.names);
     check("energy sources".into(), &notes, &js_notes);
     assert!(
         failures.is_empty(),
@@ -626,9 +624,11 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         // like 16,000 in the same column.
         "9K (3,641 ms)",
         // Energy: a side without it, a queued side with it, none at all.
-        "Alpha energy not recorded",
-        "No cell ran validly with its energy recorded in both Alpha and Gamma",
-        "Gamma: no energy recorded.",
+        "Alpha (vllm 0.29.0 FP8) energy not recorded",
+        "No cell ran validly with its energy recorded in both Alpha (vllm 0.29.0 FP8) and Alpha (vllm 0.30.0)",
+        "Alpha (vllm 0.30.0): no energy recorded.",
+        // Two runs of one model, named apart in the findings.
+        "Alpha (vllm 0.30.0) against Alpha (vllm 0.29.0 FP8)",
     ] {
         assert!(html.contains(needle), "the page lacks {needle:?}");
     }

@@ -76,9 +76,13 @@ struct BrowserRun<'a> {
     setup: Vec<crate::compare::SetupValue>,
     prefill: Vec<BrowserPrefill>,
     decode: Vec<BrowserDecode>,
-    /// How its energy was found, when it recorded any (`compare::energy_note`).
+    /// What tells it apart from a run of the same model, in order
+    /// (`labels::name_traits`): engine, quantization, hardware, date, id.
+    traits: [String; 5],
+    /// Where its energy came from, when it recorded any
+    /// (`compare::energy_sources`): the page names the run before it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    energy_note: Option<String>,
+    energy_sources: Option<String>,
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
@@ -124,7 +128,8 @@ pub(crate) fn run_js(run: &Run) -> String {
                 }
             })
             .collect(),
-        energy_note: crate::compare::energy_note(run),
+        energy_sources: crate::compare::energy_sources(run),
+        traits: crate::labels::name_traits(run),
     };
     format!(
         "sitegenRun({});\n",

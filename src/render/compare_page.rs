@@ -278,7 +278,9 @@ impl ComparePage {
         prices: &crate::model::PricesFile,
     ) -> Self {
         use crate::cost;
-        let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        let named = compare::named_runs(&members);
+        let runs: Vec<&Run> = named.iter().collect();
         let priced: Vec<Option<&crate::model::GpuPrice>> =
             runs.iter().map(|r| cost::price_for(prices, r)).collect();
         let gpu_hours = priced.iter().any(Option::is_some);
@@ -370,7 +372,10 @@ impl ComparePage {
     }
 
     pub fn new(all: &[Run], c: &Comparison) -> Result<ComparePage, ChartError> {
-        let runs: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        // Named apart everywhere but the setup, which shows each model as stated.
+        let named = compare::named_runs(&members);
+        let runs: Vec<&Run> = named.iter().collect();
         Ok(ComparePage {
             root: "../../",
             page_title: format!("{} · Comparison", c.title),
@@ -394,7 +399,7 @@ impl ComparePage {
             note_html: c.note_markdown.as_deref().map(render_markdown),
             findings: findings(&runs),
             tools_differ: tools_differ(&runs),
-            setup: setup_rows(&runs),
+            setup: setup_rows(&members),
             prefill: prefill_block(&runs)?,
             decode: decode_blocks(&runs, &names(&runs), Basis::Total)?,
             ratios: ratio_matrices(&runs, Basis::Total),
@@ -679,13 +684,7 @@ fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
             )
         })
         .collect();
-    let sources = runs
-        .iter()
-        .map(|r| {
-            compare::energy_note(r)
-                .unwrap_or_else(|| w::fill(w::ENERGY_NONE, &[("name", &r.meta.model)]))
-        })
-        .collect();
+    let sources = runs.iter().map(|r| compare::energy_note(r)).collect();
     Some(EnergySection { matrices, sources })
 }
 

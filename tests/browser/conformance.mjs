@@ -23,6 +23,8 @@ for (const id of input.runs) {
 }
 
 const set = input.runs.map((id) => runs[id]);
+// As the page's script does before anything else: runs of one model named apart.
+c.distinctNames(set).forEach((name, i) => { set[i].model = name; });
 const views = (perGpu) => ({
   decode: Object.fromEntries(c.sharedContextGroups(d, set).map((g) => [c.groupTokens(g), c.decodeRows(d, set, g, perGpu)])),
   ratios: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, perGpu ? "per_gpu" : "total") })),
@@ -40,6 +42,7 @@ const out = {
   total: views(false),
   per_gpu: views(true),
   energy: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, "energy") })),
-  energy_notes: set.map((r) => r.energy_note === undefined ? null : r.energy_note),
+  energy_notes: set.map((r) => c.energyNote(d, r)),
+  names: set.map((r) => r.model),
 };
 process.stdout.write(JSON.stringify(out));
