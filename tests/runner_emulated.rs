@@ -85,13 +85,16 @@ fn assert_matches_truth(emu: &Emulator, cell: &DecodeCell) {
     // out (2 ms held on an idle one and failed once under load); N streams
     // also half a decode step, their first chunks queued on the way out of
     // the engine and into the runner, and that wait is part of what a client
-    // sees. The errors this is here to catch (Nagle's 40 ms, timing from the
-    // wrong moment) are larger.
+    // sees; and on a host busy with a compile beside the tests, the first
+    // chunks of 64 streams reached the runner's two threads 25 ms late, so
+    // each stream adds half a millisecond. The errors this is here to catch
+    // (Nagle's 40 ms, which one stream shows whole; timing from the wrong
+    // moment) are larger.
     let step_ms = emu.engine.config.step.as_secs_f64() * 1000.0;
     let above = if cell.concurrency == 1 {
         10.0
     } else {
-        10.0 + step_ms / 2.0
+        10.0 + step_ms / 2.0 + 0.5 * f64::from(cell.concurrency)
     };
     assert!(
         ttft >= earliest - 0.5 && ttft <= latest + above,
