@@ -192,7 +192,15 @@ fn a_cell_s_electricity_is_its_own_energy_of_a_million_tokens_at_the_kwh_price()
     // The comparison's cost table: each run's electricity, and how.
     let compare =
         std::fs::read_to_string(site.join("compare/laguna--laguna-again/index.html")).unwrap();
-    assert!(compare.contains("<th scope=\"col\">laguna-s-2.1, electricity</th>"));
+    // The same model twice: each column named apart, by run id (all else alike).
+    for id in ["laguna", "laguna-again"] {
+        assert!(
+            compare.contains(&format!(
+                "<th scope=\"col\">laguna-s-2.1 ({id}), electricity</th>"
+            )),
+            "{id}"
+        );
+    }
     assert!(compare.contains("the electricity of its GPUs&#39; energy at the price of a kWh"));
 }
 
