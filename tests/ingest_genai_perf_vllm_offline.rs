@@ -34,7 +34,7 @@ enum Expect {
 
 const FLAT: &str = "genai-perf/wellflat-gpt-oss-20b-c1-flat-config-profile_export_genai_perf.json";
 const TELEMETRY: &str =
-    "genai-perf/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json";
+    "gpu-summary/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json";
 const NON_STREAMING: &str = "genai-perf/adaptive-auto-c50-non-streaming-genai_perf.json";
 const CSV: &str = "genai-perf/adaptive-auto-c50-non-streaming-genai_perf.csv";
 const LATENCY_REFUSAL: &str = "not the batch size, input or output length; sitegen does not \
@@ -119,10 +119,13 @@ fn only_cell(cells: &[sitegen::model::Cell]) -> &DecodeCell {
 #[test]
 fn every_real_file_is_in_the_corpus() {
     let mut on_disk = Vec::new();
-    for dir in ["genai-perf", "vllm-offline"] {
+    // gpu-summary holds the real files with GPU telemetry, AIPerf's too.
+    for dir in ["genai-perf", "vllm-offline", "gpu-summary"] {
         for entry in std::fs::read_dir(real(dir)).unwrap() {
             let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-            on_disk.push(format!("{dir}/{name}"));
+            if dir != "gpu-summary" || name.contains("genai_perf") {
+                on_disk.push(format!("{dir}/{name}"));
+            }
         }
     }
     on_disk.sort();
@@ -842,6 +845,15 @@ fn detection_keeps_every_other_real_file_its_own_format() {
         let dir = rel.split('/').next().unwrap();
         match dir {
             "genai-perf" | "vllm-offline" => assert_eq!(found, Some(dir), "{rel}"),
+            // The files with GPU telemetry, each of its tool.
+            "gpu-summary" => {
+                let tool = if rel.contains("genai_perf") {
+                    "genai-perf"
+                } else {
+                    "aiperf"
+                };
+                assert_eq!(found, Some(tool), "{rel}");
+            }
             _ => assert!(
                 !matches!(found, Some("genai-perf" | "vllm-offline")),
                 "{rel} is not {found:?}"

@@ -12,11 +12,10 @@ use std::path::Path;
 use common::{repo, sitegen, stderr};
 use serde_json::Value;
 
-const WELLFLAT_AIPERF: &str =
-    "tests/fixtures/real/aiperf/wellflat-gpt-oss-20b-c1-gpu-telemetry-profile_export_aiperf.json";
+const WELLFLAT_AIPERF: &str = "tests/fixtures/real/gpu-summary/wellflat-gpt-oss-20b-c1-gpu-telemetry-profile_export_aiperf.json";
 const FORK_AIPERF: &str =
-    "tests/fixtures/real/aiperf/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json";
-const WELLFLAT_GENAI_PERF: &str = "tests/fixtures/real/genai-perf/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json";
+    "tests/fixtures/real/gpu-summary/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json";
+const WELLFLAT_GENAI_PERF: &str = "tests/fixtures/real/gpu-summary/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json";
 
 /// Imports `file` with the card flags and `extra`; the one decode cell
 /// written and what the import printed.
@@ -45,6 +44,28 @@ fn import(file: &str, extra: &[&str]) -> (Value, String) {
         serde_json::from_str(&std::fs::read_to_string(cell).unwrap()).unwrap(),
         stderr(&out),
     )
+}
+
+#[test]
+fn every_real_file_with_gpu_telemetry_is_read_here() {
+    let dir = repo().join("tests/fixtures/real/gpu-summary");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            format!(
+                "tests/fixtures/real/gpu-summary/{}",
+                e.unwrap().file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    on_disk.sort();
+    let mut read = vec![
+        WELLFLAT_AIPERF.to_string(),
+        FORK_AIPERF.to_string(),
+        WELLFLAT_GENAI_PERF.to_string(),
+    ];
+    read.sort();
+    assert_eq!(on_disk, read);
 }
 
 fn file(path: &str) -> Value {

@@ -143,7 +143,7 @@ fn sglang_bench_names_every_missing_figure() {
 #[test]
 fn aiperf_names_every_missing_figure() {
     each_key_is_named(
-        "aiperf/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json",
+        "gpu-summary/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json",
         "aiperf",
         false,
         &[
@@ -179,7 +179,7 @@ fn llm_decode_bench_names_every_missing_figure() {
 
 #[test]
 fn an_aiperf_file_without_an_input_length_takes_it_from_context_or_is_refused() {
-    let rel = "aiperf/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json";
+    let rel = "gpu-summary/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json";
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(real(rel)).unwrap()).unwrap();
     assert!(remove(&mut v, "input_sequence_length"));
     let tmp = tempfile::tempdir().unwrap();
