@@ -79,27 +79,6 @@ fn without_a_prices_file_no_cost_appears_anywhere() {
     }
 }
 
-#[test]
-fn a_bad_price_is_an_error_naming_the_field() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data");
-    common::copy_bundled_data(&data);
-    std::fs::write(
-        data.join("prices.json"),
-        r#"{"prices": [{"gpu": "H200 SXM", "usd_per_gpu_hour": -1, "source": "s", "date": "d"}]}"#,
-    )
-    .unwrap();
-    let err = sitegen::pipeline::build_site(&data, &tmp.path().join("site"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.ends_with(
-            "prices.json: field `prices[0].usd_per_gpu_hour`: expected a price above 0, found -1"
-        ),
-        "{err}"
-    );
-}
-
 const LAGUNA: &str = "tests/fixtures/real/llm-decode-bench/sjug-rtx6kpro-laguna-s21-fp8-k5.json";
 const KWH: &str = r#""electricity": {"usd_per_kwh": 0.15, "source": "Example utility tariff", "date": "2026-11-01"}"#;
 
@@ -219,23 +198,30 @@ fn a_kwh_price_adds_nothing_to_runs_without_energy() {
     );
 }
 
-#[test]
-fn a_bad_kwh_price_is_an_error_naming_the_field() {
+/// The build of the bundled data with `prices` as data/prices.json: its error.
+fn build_error_with_prices(prices: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     common::copy_bundled_data(&data);
-    std::fs::write(
-        data.join("prices.json"),
-        r#"{"electricity": {"usd_per_kwh": 0, "source": "s", "date": "d"}}"#,
-    )
-    .unwrap();
-    let err = sitegen::pipeline::build_site(&data, &tmp.path().join("site"))
+    std::fs::write(data.join("prices.json"), prices).unwrap();
+    sitegen::pipeline::build_site(&data, &tmp.path().join("site"))
         .unwrap_err()
-        .to_string();
-    assert!(
-        err.ends_with(
-            "prices.json: field `electricity.usd_per_kwh`: expected a price above 0, found 0"
+        .to_string()
+}
+
+#[test]
+fn a_bad_price_is_an_error_naming_the_field() {
+    for (prices, said) in [
+        (
+            r#"{"prices": [{"gpu": "H200 SXM", "usd_per_gpu_hour": -1, "source": "s", "date": "d"}]}"#,
+            "prices.json: field `prices[0].usd_per_gpu_hour`: expected a price above 0, found -1",
         ),
-        "{err}"
-    );
+        (
+            r#"{"electricity": {"usd_per_kwh": 0, "source": "s", "date": "d"}}"#,
+            "prices.json: field `electricity.usd_per_kwh`: expected a price above 0, found 0",
+        ),
+    ] {
+        let err = build_error_with_prices(prices);
+        assert!(err.ends_with(said), "{err}");
+    }
 }
