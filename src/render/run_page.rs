@@ -842,6 +842,61 @@ mod tests {
         }
     }
 
+    /// A window's power and KV sparklines say the range of the readings
+    /// inside the window, none outside it; a flat series says so.
+    #[test]
+    fn window_series_ranges_are_those_of_the_readings_inside_the_window() {
+        use crate::model::{DecodeDetail, MetricSample, ServerSamples};
+        let kv = |t_s: f64, v: f64| MetricSample {
+            t_s,
+            running: None,
+            waiting: None,
+            kv_cache_usage: Some(v),
+        };
+        let mut c = crate::model::DecodeCell {
+            measured_s: Some(10.0),
+            ..crate::model::DecodeCell::without_figures(8192, 4, Status::Valid, None)
+        };
+        c.detail = Some(Box::new(DecodeDetail {
+            window_start_unix_s: 0.0,
+            prompt_tokens: None,
+            ttft_ms: None,
+            tbt_ms: None,
+            tokens_per_chunk: None,
+            pause_ms: None,
+            tokens_per_second: Vec::new(),
+            drift: None,
+            peak_decoding_requests: 4,
+            failed_requests: 0,
+            requests: Vec::new(),
+            server: Some(ServerSamples {
+                // 0.99 before the window starts is not the window's.
+                samples: vec![kv(-0.5, 0.99), kv(1.0, 0.20), kv(5.0, 0.45), kv(9.0, 0.31)],
+                avg_running: None,
+                generation_tokens_delta: None,
+                ms_per_token: None,
+                client_output_tokens: 0,
+            }),
+            gpu_power_w: vec![(0.5, 180.0), (5.0, 221.5), (9.5, 200.0)],
+            loop_evidence: None,
+        }));
+        let ranges: Vec<(&str, String)> = window_series(&c)
+            .into_iter()
+            .map(|(what, _, range)| (what, range))
+            .collect();
+        assert_eq!(
+            ranges,
+            [
+                ("GPU power", "180.0 W to 221.5 W".to_string()),
+                ("KV cache", "20% to 45% full".to_string()),
+            ]
+        );
+        if let Some(d) = c.detail.as_mut() {
+            d.gpu_power_w = vec![(1.0, 300.0), (2.0, 300.0)];
+        }
+        assert_eq!(window_series(&c)[0].2, "300.0 W throughout");
+    }
+
     /// The key figures of energy and throttling speak of the cells they
     /// name: the least energy of a Valid cell (a queued cell's lower figure
     /// is not it), and every throttled cell, none that was ok or not
