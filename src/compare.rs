@@ -1424,6 +1424,7 @@ pub(crate) mod tests {
                     prompt_tokens_from: None,
                     prompt_tok_per_s: Some(10_000.0),
                     ttft_ms: Some(819.2),
+                    prompt_cache: None,
                     measured_by: None,
                 }));
         }

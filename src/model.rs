@@ -406,9 +406,30 @@ pub struct PrefillCell {
     /// Time to first token of the cold prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttft_ms: Option<f64>,
+    /// How much of the prompt the server's prefix cache held, by the
+    /// server's own counters, where it has them: the proof that the
+    /// prefill was cold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<PromptCacheCheck>,
     /// The tool that measured the cell when it was not `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<MeasuredBy>,
+}
+
+/// A prefill's prompt as the server's prefix cache saw it, from the growth
+/// of the server's counters over the request (nothing else ran meanwhile).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PromptCacheCheck {
+    /// Prompt tokens the server found in its cache instead of computing them.
+    pub cached_tokens: u64,
+    /// Prompt tokens it looked up there.
+    pub looked_up_tokens: u64,
+    /// The counter read (e.g. `vllm:prefix_cache_hits_total`).
+    pub counter: String,
+    /// Prompts sent for the cell, each a fresh text, before one was cold
+    /// (more than 1 only when an earlier one was found cached).
+    pub attempts: u32,
 }
 
 /// Sustained decode: `concurrency` streams kept busy for a fixed window.

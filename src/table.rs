@@ -592,6 +592,7 @@ fn blank_prefill() -> PrefillCell {
         prompt_tokens_from: None,
         prompt_tok_per_s: None,
         ttft_ms: None,
+        prompt_cache: None,
         measured_by: None,
     }
 }
@@ -919,6 +920,7 @@ mod tests {
                 prompt_tokens_from: None,
                 prompt_tok_per_s: Some(18_900.5),
                 ttft_ms: Some(866.9),
+                prompt_cache: None,
                 measured_by: None,
             }),
         ] {

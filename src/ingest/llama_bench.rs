@@ -540,6 +540,7 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
                     prompt_tokens_from: None,
                     prompt_tok_per_s: Some(avg_ts),
                     ttft_ms: Some(avg_ns / 1e6),
+                    prompt_cache: None,
                     measured_by: Some(MeasuredBy {
                         tool: TOOL.into(),
                         definitions: prefill_definitions(depth),

@@ -573,6 +573,7 @@ fn prefill_cell(at: &At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
         prompt_tokens_from: None,
         prompt_tok_per_s: Some(at.f64("tok_per_sec")?),
         ttft_ms: Some(ttft_s * 1000.0),
+        prompt_cache: None,
         measured_by: Some(MeasuredBy {
             tool: TOOL.to_string(),
             definitions: prefill_definitions(method),

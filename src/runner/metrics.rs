@@ -303,21 +303,51 @@ pub(crate) struct DecodeCounters {
     pub spec: Option<SpecCounts>,
 }
 
-impl DecodeCounters {
-    pub fn read(samples: &[Sample]) -> DecodeCounters {
-        let prefix_cache = ENGINES
+/// The server's prefix-cache counters at one moment: prompt tokens looked
+/// up in the cache and those found there, and the counter of those found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PrefixCacheCounts {
+    pub looked_up: f64,
+    pub found: f64,
+    pub found_series: &'static str,
+}
+
+impl PrefixCacheCounts {
+    /// The first prefix-cache counters of [`ENGINES`] the server has (a
+    /// server that publishes only a rate gauge has none).
+    pub fn read(samples: &[Sample]) -> Option<PrefixCacheCounts> {
+        ENGINES
             .iter()
             .flat_map(|e| e.prefix_cache)
             .find_map(|series| match *series {
-                PrefixCacheSeries::QueriesHits { queries, hits } => {
-                    Some((sum(samples, queries)?, sum(samples, hits)?))
-                }
+                PrefixCacheSeries::QueriesHits { queries, hits } => Some(PrefixCacheCounts {
+                    looked_up: sum(samples, queries)?,
+                    found: sum(samples, hits)?,
+                    found_series: hits,
+                }),
                 PrefixCacheSeries::CachedComputed { cached, computed } => {
-                    let cached = sum(samples, cached)?;
-                    Some((cached + sum(samples, computed)?, cached))
+                    let found = sum(samples, cached)?;
+                    Some(PrefixCacheCounts {
+                        looked_up: found + sum(samples, computed)?,
+                        found,
+                        found_series: cached,
+                    })
                 }
                 PrefixCacheSeries::RateGauge(_) => None,
-            });
+            })
+    }
+
+    /// Growth since `before` as (looked up, found); `None` after a reset.
+    pub fn since(&self, before: &PrefixCacheCounts) -> Option<(u64, u64)> {
+        let looked_up = self.looked_up - before.looked_up;
+        let found = self.found - before.found;
+        (looked_up >= 0.0 && found >= 0.0).then(|| (looked_up.round() as u64, found.round() as u64))
+    }
+}
+
+impl DecodeCounters {
+    pub fn read(samples: &[Sample]) -> DecodeCounters {
+        let prefix_cache = PrefixCacheCounts::read(samples).map(|p| (p.looked_up, p.found));
         let spec = ENGINES
             .iter()
             .flat_map(|e| e.spec)
@@ -574,22 +604,22 @@ pub(crate) fn coverage(samples: &[Sample]) -> Option<String> {
     Some(line)
 }
 
-/// KV cache capacity in tokens from vLLM's `cache_config_info`:
-/// a `kv_cache_size_tokens` label, or `num_gpu_blocks` x `block_size`.
-pub(crate) fn vllm_kv_capacity(samples: &[Sample]) -> Option<u64> {
+/// KV cache capacity from vLLM's `cache_config_info`: `num_gpu_blocks` of
+/// `block_size` tokens, less the one block vLLM keeps for itself (its null
+/// block: a cache of 16 blocks serves 15, seen on real vLLM 0.32), paged in
+/// those blocks; else a `kv_cache_size_tokens` label.
+pub(crate) fn vllm_kv_capacity(samples: &[Sample]) -> Option<super::plan::KvCache> {
     let info = samples
         .iter()
         .find(|s| s.name == "vllm:cache_config_info")?;
-    if let Some(t) = info
-        .labels
-        .get("kv_cache_size_tokens")
-        .and_then(|v| v.parse().ok())
-    {
-        return Some(t);
+    let label = |name: &str| -> Option<u64> { info.labels.get(name)?.parse().ok() };
+    if let (Some(blocks), Some(size)) = (label("num_gpu_blocks"), label("block_size")) {
+        return Some(super::plan::KvCache {
+            tokens: blocks.saturating_sub(1) * size,
+            block: Some(size),
+        });
     }
-    let blocks: u64 = info.labels.get("num_gpu_blocks")?.parse().ok()?;
-    let size: u64 = info.labels.get("block_size")?.parse().ok()?;
-    Some(blocks * size)
+    label("kv_cache_size_tokens").map(super::plan::KvCache::tokens)
 }
 
 #[cfg(test)]
@@ -611,7 +641,13 @@ vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="150000
         assert_eq!(first_sum(&s, &RUNNING), Some(5.0));
         assert_eq!(first_sum(&s, &WAITING), Some(1.0));
         assert_eq!(first_sum(&s, &GENERATED), Some(123_456.0));
-        assert_eq!(vllm_kv_capacity(&s), Some(2_400_000));
+        assert_eq!(
+            vllm_kv_capacity(&s),
+            Some(crate::runner::plan::KvCache {
+                tokens: 149_999 * 16,
+                block: Some(16)
+            })
+        );
         let info = s
             .iter()
             .find(|x| x.name == "vllm:cache_config_info")
@@ -824,5 +860,43 @@ vllm:cache_config_info{block_size="16",cache_dtype="auto",num_gpu_blocks="150000
         assert!(line.starts_with("vLLM's /metrics: running, waiting; not recorded: KV-cache usage (none of vllm:kv_cache_usage_perc, vllm:gpu_cache_usage_perc)"), "{line}");
         assert!(line.ends_with("speculative decoding (no vllm:spec_decode_num_draft_tokens_total: served only when the server decodes speculatively)"), "{line}");
         assert_eq!(coverage(&parse("other_metric 1\n")), None);
+    }
+
+    /// Real vLLM 0.32.0 (CPU build), after a prompt of 2,042 tokens was
+    /// sent twice: its cache served 15 blocks of 128 the second time.
+    #[test]
+    fn real_vllm_0_32_counters_are_read() {
+        let text = include_str!("../../tests/fixtures/servers/vllm-0.32.0/metrics_after.txt");
+        let samples = parse_without_buckets(text);
+        assert_eq!(engine_of(&samples).map(|e| e.engine), Some("vLLM"));
+        assert_eq!(
+            vllm_kv_capacity(&samples),
+            Some(crate::runner::plan::KvCache {
+                tokens: 63 * 128,
+                block: Some(128)
+            })
+        );
+        let cache = PrefixCacheCounts::read(&samples).unwrap();
+        assert_eq!(
+            (cache.looked_up, cache.found, cache.found_series),
+            (4102.0, 1920.0, "vllm:prefix_cache_hits_total")
+        );
+        let idle = PrefixCacheCounts::read(&parse(include_str!(
+            "../../tests/fixtures/servers/vllm-0.32.0/metrics_idle.txt"
+        )))
+        .unwrap();
+        assert_eq!(cache.since(&idle), Some((4102, 1920)));
+        assert_eq!(
+            idle.since(&cache),
+            None,
+            "a counter that went down was reset"
+        );
+        let line = coverage(&samples).unwrap();
+        assert!(
+            line.starts_with(
+                "vLLM's /metrics: running, waiting, KV-cache usage, preemptions, prefix cache"
+            ),
+            "{line}"
+        );
     }
 }

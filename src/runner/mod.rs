@@ -8,6 +8,7 @@
 
 pub(crate) mod analysis;
 pub mod client;
+pub(crate) mod cold;
 pub mod gpu;
 pub mod meta;
 pub mod metrics;
@@ -111,9 +112,15 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         }
     };
     info.max_model_len = Some(max_model_len);
-    let kv_capacity = opts
-        .kv_capacity
-        .or(info.kv_capacity.as_ref().map(|(kv, _)| *kv));
+    // --kv-capacity replaces the size, not the server's blocks.
+    let found = info.kv_capacity.as_ref().map(|(kv, _)| *kv);
+    let kv_capacity = match opts.kv_capacity {
+        Some(tokens) => Some(plan::KvCache {
+            tokens,
+            block: found.and_then(|kv| kv.block),
+        }),
+        None => found,
+    };
     let (decode_contexts, prefill) = match &opts.contexts {
         Some(c) => (c.clone(), c.clone()),
         None => {
@@ -209,6 +216,8 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         client,
         settings,
         tokenize: info.tokenize,
+        salt: prompt::fresh_salt(),
+        reads_counters: info.has_metrics,
         max_model_len,
         template_tokens,
         plan,
@@ -357,6 +366,11 @@ struct Measure {
     client: Client,
     settings: RequestSettings,
     tokenize: Option<TokenizeStyle>,
+    /// This run's texts: no earlier run sent them (prompt.rs).
+    salt: u64,
+    /// Whether the server has `/metrics`, whose prefix-cache counters
+    /// prove a prefill cold.
+    reads_counters: bool,
     max_model_len: u64,
     /// Prompt tokens the chat template adds to a message (0 for completions).
     template_tokens: u64,
@@ -469,12 +483,13 @@ impl Measure {
             "building {streams} prompts of {} tokens",
             format::count(target)
         ));
-        let built = self.prompts(ctx, streams, target).await?;
-        let prompts: Vec<String> = built.iter().map(|p| p.text.clone()).collect();
+        let mut built = self.prompts(ctx, streams, target).await?;
 
         bar.set_message(format!("prefill at {}", format::context_label(ctx)));
-        self.settle().await;
-        let cell = self.prefill(ctx, target, &built[0]).await;
+        let (cell, sent) = self.cold_prefill(ctx, target, built.swap_remove(0)).await?;
+        // Stream 0's prompt is the one the prefill sent last: it is warm.
+        built.insert(0, sent);
+        let prompts: Vec<String> = built.iter().map(|p| p.text.clone()).collect();
         if cell.status() == Status::Error {
             self.check_alive("prefill", ctx, 1, bar).await?;
         }
@@ -556,23 +571,96 @@ impl Measure {
         streams: u32,
         target: u64,
     ) -> anyhow::Result<Vec<prompt::Prompt>> {
-        let target = target.saturating_sub(self.template_tokens).max(1);
         let mut prompts = Vec::with_capacity(streams as usize);
         for stream in 0..streams {
-            let p = match self.tokenize {
-                Some(style) => {
-                    let client = &self.client;
-                    let model = &self.settings.model;
-                    prompt::exact_prompt(stream, ctx, target, |text| async move {
-                        client.count_tokens(style, model, &text).await
-                    })
-                    .await?
-                }
-                None => self.calibrated_prompt(stream, ctx, target).await?,
+            let id = prompt::TextId {
+                salt: self.salt,
+                stream,
+                context: ctx,
             };
-            prompts.push(p);
+            prompts.push(self.prompt(id, target).await?);
         }
         Ok(prompts)
+    }
+
+    /// Text `id` at `target` tokens as the server counts the request.
+    async fn prompt(&self, id: prompt::TextId, target: u64) -> anyhow::Result<prompt::Prompt> {
+        let target = target.saturating_sub(self.template_tokens).max(1);
+        match self.tokenize {
+            Some(style) => {
+                let client = &self.client;
+                let model = &self.settings.model;
+                prompt::exact_prompt(id, target, |text| async move {
+                    client.count_tokens(style, model, &text).await
+                })
+                .await
+            }
+            None => self.calibrated_prompt(id, target).await,
+        }
+    }
+
+    /// The server's prefix-cache counters now, where it has them.
+    async fn prefix_cache_counts(&self) -> Option<metrics::PrefixCacheCounts> {
+        if !self.reads_counters {
+            return None;
+        }
+        let text = self.client.get_text("/metrics").await.ok()?;
+        metrics::PrefixCacheCounts::read(&metrics::parse_without_buckets(&text))
+    }
+
+    /// The prefill cell, cold: measured with `first`, and where the server's
+    /// counters show its prompt was served from the prefix cache, measured
+    /// again with a fresh text, up to [`cold::TRIES`] prompts; still cached
+    /// then, the cell is an Error naming the cache. Returns the cell and the
+    /// prompt it sent last.
+    async fn cold_prefill(
+        &self,
+        ctx: u64,
+        target: u64,
+        first: prompt::Prompt,
+    ) -> anyhow::Result<(Cell, prompt::Prompt)> {
+        let mut sent = first;
+        for attempt in 1..=cold::TRIES {
+            self.settle().await;
+            let mut cell = self.prefill(ctx, target, &sent).await;
+            let Some(check) = cell.prompt_cache.as_mut() else {
+                return Ok((Cell::Prefill(cell), sent));
+            };
+            check.attempts = attempt;
+            let prompt_tokens = cell.prompt_tokens.unwrap_or(check.looked_up_tokens);
+            if cell.status != Status::Valid
+                || cold::is_cold(check.cached_tokens, prompt_tokens, self.template_tokens)
+            {
+                return Ok((Cell::Prefill(cell), sent));
+            }
+            if attempt == cold::TRIES {
+                cell.status = Status::Error;
+                cell.reason = Some(format!(
+                    "not a cold prefill: the server's prefix cache held {} of the {} prompt tokens ({}), in each of {} fresh prompts",
+                    format::count(check.cached_tokens),
+                    format::count(prompt_tokens),
+                    check.counter,
+                    cold::TRIES
+                ));
+                cell.ttft_ms = None;
+                cell.prompt_tok_per_s = None;
+                return Ok((Cell::Prefill(cell), sent));
+            }
+            eprintln!(
+                "prefill {}: the server's prefix cache held {} of {} prompt tokens ({}); measuring again with a fresh prompt",
+                format::context_label(ctx),
+                format::count(check.cached_tokens),
+                format::count(prompt_tokens),
+                check.counter
+            );
+            let id = prompt::TextId {
+                salt: prompt::fresh_salt(),
+                stream: 0,
+                context: ctx,
+            };
+            sent = self.prompt(id, target).await?;
+        }
+        unreachable!("the last try returns")
     }
 
     /// Without a tokenizer: the characters per token of a sample, from the
@@ -582,25 +670,24 @@ impl Measure {
     /// is measured.
     async fn calibrated_prompt(
         &self,
-        stream: u32,
-        ctx: u64,
+        id: prompt::TextId,
         target: u64,
     ) -> anyhow::Result<prompt::Prompt> {
-        let sample = prompt::words(stream + CALIBRATION_STREAMS, ctx, 4000).join(" ");
+        let sample_id = prompt::TextId {
+            stream: id.stream + CALIBRATION_STREAMS,
+            ..id
+        };
+        let sample = prompt::words(sample_id, 4000).join(" ");
         let tokens = window::unstreamed_prompt_tokens(&self.client, &self.settings, &sample)
             .await
             .context("no tokenizer answers (/tokenize, /extras/tokenize), so prompts are sized from the prompt tokens of a request not streamed, and that failed")?;
         let text_tokens = tokens.saturating_sub(self.template_tokens);
         let chars_per_token = sample.len() as f64 / text_tokens.max(1) as f64;
-        let text: String = prompt::words(
-            stream,
-            ctx,
-            (target as f64 * chars_per_token * 1.1) as usize,
-        )
-        .join(" ")
-        .chars()
-        .take((target as f64 * chars_per_token) as usize)
-        .collect();
+        let text: String = prompt::words(id, (target as f64 * chars_per_token * 1.1) as usize)
+            .join(" ")
+            .chars()
+            .take((target as f64 * chars_per_token) as usize)
+            .collect();
         Ok(prompt::Prompt {
             text,
             tokens: target,
@@ -610,12 +697,18 @@ impl Measure {
 
     /// The prefill cell: `prompt` sent cold for one token. Its prompt
     /// tokens are the stream's usage, else the count the prompt was built
-    /// to (and the cell says which).
-    async fn prefill(&self, ctx: u64, target: u64, prompt: &prompt::Prompt) -> Cell {
+    /// to (and the cell says which). Where the server counts its prefix
+    /// cache, the cell records what the cache held of the prompt.
+    async fn prefill(&self, ctx: u64, target: u64, prompt: &prompt::Prompt) -> PrefillCell {
         let body = window::completion_body(&self.settings, &prompt.text, 1);
+        let before = self.prefix_cache_counts().await;
         let t0 = Instant::now();
         let r =
             window::record_request(&self.client, &self.settings, &body, 0, t0, None, None).await;
+        let prompt_cache = match before {
+            Some(before) => self.prefix_cache_growth(&before, r.prompt_tokens).await,
+            None => None,
+        };
         // Without usage in the stream, the same request not streamed says
         // how many prompt tokens the server counted (after the measurement:
         // the cache it warms no longer matters), else the prompt's own count.
@@ -642,6 +735,7 @@ impl Measure {
             prompt_tokens_from: from,
             prompt_tok_per_s: None,
             ttft_ms: None,
+            prompt_cache,
             measured_by: None,
         };
         let error = match (&r.finish, r.chunks.first(), prompt_tokens) {
@@ -671,7 +765,33 @@ impl Measure {
             cell.ttft_ms = None;
             cell.prompt_tok_per_s = None;
         }
-        Cell::Prefill(cell)
+        cell
+    }
+
+    /// What the prefix cache held of the request just sent: the growth of
+    /// its counters since `before`. A server may count a request a moment
+    /// after its first token, so the counters are read again, for up to a
+    /// second, until the prompt's lookup shows (`prompt_tokens`, where known).
+    async fn prefix_cache_growth(
+        &self,
+        before: &metrics::PrefixCacheCounts,
+        prompt_tokens: Option<u64>,
+    ) -> Option<crate::model::PromptCacheCheck> {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let after = self.prefix_cache_counts().await?;
+            let (looked_up, cached) = after.since(before)?;
+            let counted = looked_up > 0 && prompt_tokens.is_none_or(|p| looked_up >= p);
+            if counted || Instant::now() >= deadline {
+                return (looked_up > 0).then(|| crate::model::PromptCacheCheck {
+                    cached_tokens: cached,
+                    looked_up_tokens: looked_up,
+                    counter: after.found_series.to_string(),
+                    attempts: 1,
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Sends the prompts of streams 1..N once with `max_tokens = 1`, all at

@@ -55,24 +55,52 @@ pub(crate) fn prompt_target(context: u64, max_model_len: u64, output: u32) -> u6
     context.min(max_model_len.saturating_sub(u64::from(output)))
 }
 
-/// Why a cell is not run, or `None` if it fits: N x (context + max output)
-/// must fit in the server's KV cache.
+/// The server's KV cache: the tokens requests may use and, where it is
+/// paged (vLLM), the page ("block") in tokens: a request takes whole blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KvCache {
+    pub tokens: u64,
+    pub block: Option<u64>,
+}
+
+impl KvCache {
+    /// A cache of `tokens`, not paged (or paged in pages too small to matter).
+    pub fn tokens(tokens: u64) -> KvCache {
+        KvCache {
+            tokens,
+            block: None,
+        }
+    }
+}
+
+/// Why a cell is not run, or `None` if it fits: N x (context + max output),
+/// each request rounded up to whole blocks, must fit in the server's KV cache.
 pub fn over_capacity(
     context: u64,
     concurrency: u32,
     max_output: u32,
-    kv_capacity: Option<u64>,
+    kv: Option<KvCache>,
 ) -> Option<String> {
-    let capacity = kv_capacity?;
-    let needed = u64::from(concurrency) * (context + u64::from(max_output));
-    (needed > capacity).then(|| {
+    let kv = kv?;
+    let one = context + u64::from(max_output);
+    let held = kv.block.map_or(one, |b| one.div_ceil(b.max(1)) * b.max(1));
+    let needed = u64::from(concurrency) * held;
+    (needed > kv.tokens).then(|| {
+        let blocks = match kv.block {
+            Some(b) if held != one => format!(
+                ", {} in whole blocks of {}",
+                format::count(held),
+                format::count(b)
+            ),
+            _ => String::new(),
+        };
         format!(
-            "{} requests × ({} context + {} output) = {} tokens exceed the KV cache of {} tokens",
+            "{} requests × ({} context + {} output{blocks}) = {} tokens exceed the KV cache of {} tokens",
             concurrency,
             format::count(context),
             format::count(u64::from(max_output)),
             format::count(needed),
-            format::count(capacity)
+            format::count(kv.tokens)
         )
     })
 }
@@ -125,7 +153,7 @@ impl Plan {
         concurrency: &[u32],
         window_s: f64,
         max_output: u32,
-        kv_capacity: Option<u64>,
+        kv: Option<KvCache>,
     ) -> Plan {
         let decode = decode_contexts
             .iter()
@@ -133,7 +161,7 @@ impl Plan {
                 concurrency.iter().map(move |&n| PlannedDecode {
                     context,
                     concurrency: n,
-                    over_capacity: over_capacity(context, n, max_output, kv_capacity),
+                    over_capacity: over_capacity(context, n, max_output, kv),
                 })
             })
             .collect();
@@ -314,7 +342,7 @@ mod tests {
             &[1, 4],
             30.0,
             1000,
-            Some(60_000),
+            Some(KvCache::tokens(60_000)),
         );
         assert_eq!(plan.cell_count(), 7);
         assert_eq!(plan.contexts(), [8192, 16_384, 32_768]);
@@ -393,7 +421,7 @@ mod tests {
     #[test]
     fn over_capacity_matches_the_glm_reference() {
         // The GLM cells that ran and did not run bracket a KV cache of ~2.4M tokens.
-        let cap = Some(2_400_000);
+        let cap = Some(KvCache::tokens(2_400_000));
         let oc = |ctx_k: u64, n: u32| over_capacity(ctx_k * K, n, 4096, cap).is_some();
         assert!(!oc(8, 128) && !oc(32, 64) && !oc(64, 32) && !oc(256, 8) && !oc(1019, 2));
         assert!(oc(16, 128) && oc(64, 64) && oc(128, 32) && oc(512, 8) && oc(1019, 4));
@@ -413,7 +441,7 @@ mod tests {
             &[1, 4, 16],
             10.0,
             100,
-            Some(40_000),
+            Some(KvCache::tokens(40_000)),
         );
         assert_eq!(plan.decode.len(), 6);
         assert_eq!(plan.streams_at(2 * K), 16);
@@ -439,5 +467,39 @@ mod tests {
         assert_eq!(parse_concurrency("16,1,4,4").unwrap(), [1, 4, 16]);
         assert!(parse_concurrency("0").is_err());
         assert!(parse_concurrency("").is_err());
+    }
+}
+
+#[cfg(test)]
+mod block_tests {
+    use super::*;
+
+    /// vLLM pages its cache: a request of 448 tokens takes 4 blocks of 128
+    /// (512 tokens), so 4 of them need 2,048 tokens, more than the 1,920 a
+    /// cache of 16 blocks offers (one is vLLM's own), though 4 x 448 fits.
+    #[test]
+    fn a_paged_cache_is_taken_in_whole_blocks() {
+        let kv = Some(KvCache {
+            tokens: 15 * 128,
+            block: Some(128),
+        });
+        assert_eq!(over_capacity(384, 3, 64, kv), None);
+        assert_eq!(
+            over_capacity(384, 4, 64, kv).as_deref(),
+            Some(
+                "4 requests × (384 context + 64 output, 512 in whole blocks of 128) = 2,048 tokens exceed the KV cache of 1,920 tokens"
+            )
+        );
+        assert_eq!(
+            over_capacity(384, 4, 64, Some(KvCache::tokens(15 * 128))),
+            None
+        );
+        // A request that fills its blocks exactly says nothing of blocks.
+        assert_eq!(
+            over_capacity(448, 5, 64, kv).as_deref(),
+            Some(
+                "5 requests × (448 context + 64 output) = 2,560 tokens exceed the KV cache of 1,920 tokens"
+            )
+        );
     }
 }

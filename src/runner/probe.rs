@@ -21,7 +21,7 @@ pub struct ServerInfo {
     pub engine: Option<String>,
     pub engine_version: Option<String>,
     /// KV cache capacity in tokens, with where the figure came from.
-    pub kv_capacity: Option<(u64, String)>,
+    pub kv_capacity: Option<(super::plan::KvCache, String)>,
     pub has_metrics: bool,
     /// llama.cpp's parallel slots.
     pub slots: Option<u32>,
@@ -108,7 +108,10 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
     if let Ok(v) = client.get_json("/get_server_info").await {
         info.engine.get_or_insert_with(|| "sglang".into());
         if let Some(kv) = u64_at(&v, &["max_total_num_tokens"]) {
-            info.kv_capacity = Some((kv, "max_total_num_tokens of /get_server_info".into()));
+            info.kv_capacity = Some((
+                super::plan::KvCache::tokens(kv),
+                "max_total_num_tokens of /get_server_info".into(),
+            ));
         }
         if info.max_model_len.is_none() {
             info.max_model_len = u64_at(&v, &["context_length"]);
@@ -128,7 +131,7 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
             if info.kv_capacity.is_none() {
                 let total = ctx * u64::from(slots.unwrap_or(1));
                 info.kv_capacity = Some((
-                    total,
+                    super::plan::KvCache::tokens(total),
                     format!(
                         "llama.cpp /props: {} slots × n_ctx {}",
                         slots.unwrap_or(1),
@@ -217,7 +220,13 @@ pub async fn probe(client: &Client, model: Option<&str>) -> anyhow::Result<Serve
         );
     }
     match &info.kv_capacity {
-        Some((kv, from)) => info.report.push(format!("KV cache: {kv} tokens ({from})")),
+        Some((kv, from)) => info.report.push(match kv.block {
+            Some(block) => format!(
+                "KV cache: {} tokens in blocks of {} ({from})",
+                kv.tokens, block
+            ),
+            None => format!("KV cache: {} tokens ({from})", kv.tokens),
+        }),
         None => info.report.push(
             "KV cache size not found: no cell is skipped as Over capacity (use --kv-capacity)"
                 .into(),
@@ -311,7 +320,7 @@ pub async fn chat_template_tokens(
     };
     Ok(match tokenize {
         Some(style) => {
-            let sample = super::prompt::words(0, 0, 2000).join(" ");
+            let sample = super::prompt::words(probe_text(0), 2000).join(" ");
             let alone = client.count_tokens(style, &settings.model, &sample).await?;
             counted(sample).await?.saturating_sub(alone)
         }
@@ -331,7 +340,7 @@ pub async fn token_counting(
     client: &Client,
     settings: &RequestSettings,
 ) -> anyhow::Result<(TokenCount, String)> {
-    let prompt = super::prompt::words(0, 0, 120).join(" ");
+    let prompt = super::prompt::words(probe_text(0), 120).join(" ");
     let by_usage = RequestSettings {
         token_count: TokenCount::StreamUsage,
         ..settings.clone()
@@ -439,7 +448,7 @@ pub async fn context_window_from_refusal(
     tokenize: Option<TokenizeStyle>,
     report: &mut Vec<String>,
 ) -> anyhow::Result<Option<u64>> {
-    let sample = super::prompt::words(0, 1, 4000).join(" ");
+    let sample = super::prompt::words(probe_text(1), 4000).join(" ");
     let sample_tokens = match tokenize {
         Some(style) => client.count_tokens(style, &settings.model, &sample).await?,
         None => unstreamed_prompt_tokens(client, settings, &sample).await?,
@@ -447,7 +456,7 @@ pub async fn context_window_from_refusal(
     let chars_per_token = sample.len() as f64 / sample_tokens.max(1) as f64;
     for tokens in CONTEXT_PROBES {
         let chars = (tokens as f64 * chars_per_token * 1.05) as usize;
-        let text = super::prompt::words(0, tokens, chars).join(" ");
+        let text = super::prompt::words(probe_text(tokens), chars).join(" ");
         match unstreamed_prompt_tokens(client, settings, &text).await {
             Ok(n) => report.push(format!("a prompt of {n} tokens fits the context window")),
             Err(e) => {
@@ -470,6 +479,16 @@ pub async fn context_window_from_refusal(
         }
     }
     Ok(None)
+}
+
+/// The probe's texts: the same in every run (salt 0), and never a run's
+/// own, whose salts are fresh.
+fn probe_text(context: u64) -> super::prompt::TextId {
+    super::prompt::TextId {
+        salt: 0,
+        stream: 0,
+        context,
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
-//! Prompts of an exact token length. Each stream gets its own natural-looking
-//! text, different from the first token on, so streams never share a cached
-//! prefix and only a request's own earlier prompt warms its cache.
+//! Prompts of an exact token length. Each text is natural-looking and its
+//! own from the first token on: streams never share a cached prefix, and a
+//! run never sends a text an earlier run sent (each `sitegen run` draws a
+//! fresh salt), so a prefill is cold unless the server caches something
+//! else; the runner checks that with the server's counters (runner/mod.rs).
 
 use std::future::Future;
 
@@ -79,15 +81,55 @@ const ENDINGS: [&str; 10] = [
     "as the deadline approached",
 ];
 
-/// Natural-looking text of one (stream, context) pair, at least `min_chars`
-/// long, as words. Different pairs differ from the first word on: no prompt
-/// shares a prefix with another stream's, nor with its own stream's prompt at
-/// another context (which would make a "cold" prefill partly cached).
-pub fn words(stream: u32, context: u64, min_chars: usize) -> Vec<String> {
-    let mut rng =
-        SplitMix(0x5eed_0000 ^ (u64::from(stream) << 40) ^ context.wrapping_mul(0x9e37_79b9));
+/// Which text a prompt is: a run's salt, a stream and a context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TextId {
+    /// Drawn afresh by each `sitegen run` (and for each new try at a cold
+    /// prefill): no run repeats a text an earlier one sent a server.
+    pub salt: u64,
+    pub stream: u32,
+    pub context: u64,
+}
+
+impl TextId {
+    /// The same stream and context with another salt.
+    pub fn salted(self, salt: u64) -> TextId {
+        TextId { salt, ..self }
+    }
+
+    fn seed(self) -> u64 {
+        let mut rng = SplitMix(self.salt);
+        let mut h = rng.next() ^ (u64::from(self.stream) << 40);
+        h = SplitMix(h).next() ^ self.context.wrapping_mul(0x9e37_79b9);
+        SplitMix(h).next()
+    }
+}
+
+/// A salt no earlier draw gave: the clock's nanoseconds, the process and
+/// a count of the draws in this process.
+pub fn fresh_salt() -> u64 {
+    static DRAWS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or_default();
+    let draw = DRAWS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut rng = SplitMix(nanos ^ (u64::from(std::process::id()) << 32));
+    SplitMix(rng.next() ^ draw.wrapping_mul(0x9e37_79b9_7f4a_7c15)).next()
+}
+
+/// Natural-looking text `id`, at least `min_chars` long, as words. Different
+/// ids differ from the first word on: no prompt shares a prefix with another
+/// stream's, with its own stream's prompt at another context, nor with any
+/// prompt of another salt (which would make a "cold" prefill partly cached).
+pub fn words(id: TextId, min_chars: usize) -> Vec<String> {
+    let mut rng = SplitMix(id.seed());
     // A seeded number first: texts differ from their first token.
-    let mut out: Vec<String> = vec![format!("{}.", 100_000 + rng.next() % 900_000)];
+    let mut out: Vec<String> = vec![format!(
+        "{}-{}.",
+        100_000 + rng.next() % 900_000,
+        100_000 + rng.next() % 900_000
+    )];
     let mut len = out[0].len();
     let mut sentence = 0u64;
     while len < min_chars {
@@ -124,25 +166,20 @@ pub struct Prompt {
     pub exact: bool,
 }
 
-/// Builds the longest prompt of `stream`'s text with at most `target` tokens,
-/// by binary search over whole words and then single-token padding, using
+/// Builds the longest prompt of text `id` with at most `target` tokens, by
+/// binary search over whole words and then single-token padding, using
 /// `count` (the server's tokenizer) to measure.
-pub async fn exact_prompt<F, Fut>(
-    stream: u32,
-    context: u64,
-    target: u64,
-    count: F,
-) -> anyhow::Result<Prompt>
+pub async fn exact_prompt<F, Fut>(id: TextId, target: u64, count: F) -> anyhow::Result<Prompt>
 where
     F: Fn(String) -> Fut,
     Fut: Future<Output = anyhow::Result<u64>>,
 {
     // Start from a sample's characters per token, with room to spare.
-    let sample = words(stream, context, 2000).join(" ");
+    let sample = words(id, 2000).join(" ");
     let sample_tokens = count(sample.clone()).await?.max(1);
     let chars_per_token = sample.len() as f64 / sample_tokens as f64;
     let mut budget = (target as f64 * chars_per_token * 1.25) as usize + 64;
-    let mut all = words(stream, context, budget);
+    let mut all = words(id, budget);
     while count(all.join(" ")).await? < target {
         // Real tokenizers give at least one token per 16 characters.
         anyhow::ensure!(
@@ -150,7 +187,7 @@ where
             "the tokenizer counts too few tokens: cannot build a prompt of {target} tokens"
         );
         budget *= 2;
-        all = words(stream, context, budget);
+        all = words(id, budget);
     }
     // Largest prefix of words with at most `target` tokens.
     let (mut lo, mut hi) = (1usize, all.len());
@@ -214,7 +251,12 @@ mod tests {
     #[tokio::test]
     async fn prompts_hit_the_target_exactly() {
         for target in [100, 2048, 8192, 33_333] {
-            let p = exact_prompt(3, target, target, fake_count).await.unwrap();
+            let id = TextId {
+                salt: 7,
+                stream: 3,
+                context: target,
+            };
+            let p = exact_prompt(id, target, fake_count).await.unwrap();
             assert_eq!(p.tokens, target, "target {target}");
             assert_eq!(fake_count(p.text).await.unwrap(), target);
         }
@@ -222,22 +264,28 @@ mod tests {
 
     #[test]
     fn prompts_differ_from_the_first_word_and_repeat_across_calls() {
-        let first_words = |stream, context| {
-            words(stream, context, 500)
-                .into_iter()
-                .take(3)
-                .collect::<Vec<_>>()
-        };
+        // The first word alone: a prefix cache matches from the first token.
+        let first_word = |id| words(id, 500).swap_remove(0);
         let mut seen = std::collections::HashSet::new();
-        for stream in 0..8 {
-            for context in [256, 512, 8192, 16_384] {
-                assert!(
-                    seen.insert(first_words(stream, context)),
-                    "stream {stream} at {context} repeats a start"
-                );
+        for salt in [0, 1, 2, fresh_salt(), fresh_salt()] {
+            for stream in 0..8 {
+                for context in [256, 512, 8192, 16_384] {
+                    let id = TextId {
+                        salt,
+                        stream,
+                        context,
+                    };
+                    assert!(seen.insert(first_word(id)), "{id:?} repeats a start");
+                }
             }
         }
-        assert_eq!(words(0, 8192, 500), words(0, 8192, 500));
+        let id = TextId {
+            salt: 5,
+            stream: 0,
+            context: 8192,
+        };
+        assert_eq!(words(id, 500), words(id, 500));
+        assert_ne!(words(id, 500), words(id.salted(6), 500));
     }
 
     #[test]

@@ -58,7 +58,8 @@ pub struct EmulatorConfig {
     /// `/v1/completions` answers 404, as a chat-only gateway does.
     pub chat_only: bool,
     /// Chat: the first this many output tokens of each request stream as
-    /// `delta.reasoning_content`, the rest as `delta.content`.
+    /// `delta.reasoning` (vLLM 0.32's name; earlier versions said
+    /// `reasoning_content`), the rest as `delta.content`.
     pub reasoning_tokens: u64,
     /// Once per engine: the first request to reach this many output tokens
     /// holds its output for the duration (decoding goes on), then sends
@@ -105,6 +106,18 @@ pub struct EmulatorConfig {
     /// GPUs the engine runs on, read by an emulated DCGM exporter and a
     /// stand-in nvidia-smi.
     pub gpus: Option<GpuConfig>,
+    /// Long prompts found in the prefix cache although no request sent them
+    /// before, as by a server that caches more than it was sent (a long
+    /// system prompt of its own, a response cache): the first `count`
+    /// prompts of at least `min_tokens` are served as cached but for their
+    /// last token, counted so in vLLM's counters.
+    pub pretend_cached: Option<PretendCached>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct PretendCached {
+    pub min_tokens: u64,
+    pub count: u64,
 }
 
 /// The node's GPUs: power follows the engine's load.
@@ -252,17 +265,31 @@ impl Default for EmulatorConfig {
             preempt_when_full: false,
             spec_draft_tokens: None,
             gpus: None,
+            pretend_cached: None,
         }
     }
 }
 
-/// vLLM's message for a request past the context window, which other
-/// servers and gateways word alike ("maximum context length is N tokens").
+/// What vLLM 0.32 puts in `system_fingerprint`.
+pub const SYSTEM_FINGERPRINT: &str = "vllm-0.32.0-emulated";
+
+/// The message of servers and gateways for a request past the context
+/// window ("maximum context length is N tokens"), as older vLLM and
+/// llama-cpp-python word it.
 pub fn context_error(max_model_len: u64, prompt: u64, output: u64) -> String {
     format!(
         "This model's maximum context length is {max_model_len} tokens. However, you requested {} tokens ({prompt} in the messages, {output} in the completion). Please reduce the length of the messages or completion.",
         prompt + output
     )
+}
+
+/// vLLM 0.32's refusal of a prompt that alone fills the context window: it
+/// stops counting at one token past it ("at least N+1").
+pub fn prompt_too_long(max_model_len: u64) -> Value {
+    let over = max_model_len + 1;
+    json!({"error": {"message": format!(
+        "This model's maximum context length is {max_model_len} tokens. However, your prompt contains at least {over} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value={over})"),
+        "type": "BadRequestError", "param": "input_tokens", "code": 400}})
 }
 
 /// What the engine did with one request. Times are Unix seconds.
@@ -271,6 +298,8 @@ pub struct RequestLog {
     pub arrived: f64,
     pub prompt_tokens: u64,
     pub max_tokens: u64,
+    /// Prompt tokens found in the prefix cache.
+    pub cached_tokens: u64,
     /// (time, tokens) of every emission, in order.
     pub emissions: Vec<(f64, u64)>,
 }
@@ -285,11 +314,14 @@ struct Counters {
     /// request's emissions, and their count.
     itl_sum_s: f64,
     itl_count: u64,
+    /// Hashes of the prompt blocks the prefix cache holds (never evicted).
     cache: HashSet<u64>,
     preemptions: u64,
     /// vLLM's prefix-cache counters: prompt tokens looked up, and found.
     prefix_queries: u64,
     prefix_hits: u64,
+    /// Prompts served as cached under `pretend_cached` so far.
+    pretended: u64,
     spec_drafts: u64,
     spec_draft_tokens: u64,
     spec_accepted: u64,
@@ -339,7 +371,63 @@ const WORDS: [&str; 16] = [
 ];
 const LOOP_PHRASE: [&str; 4] = ["and ", "so ", "it ", "goes, "];
 
+/// vLLM's block size: its prefix cache holds whole blocks of tokens.
+pub const BLOCK_TOKENS: usize = 16;
+
+/// The emulator's tokens of `text`, as hashes: a start token, then each
+/// word's pieces of up to three characters ([`count_tokens`] counts them).
+pub fn token_ids(text: &str) -> Vec<u64> {
+    let mut ids = vec![0];
+    for word in text.split_whitespace() {
+        let chars: Vec<char> = word.chars().collect();
+        for (i, piece) in chars.chunks(3).enumerate() {
+            let mut h = DefaultHasher::new();
+            (i == 0, piece).hash(&mut h);
+            ids.push(h.finish());
+        }
+    }
+    ids
+}
+
+/// The hash of each whole block of `tokens`, chained from the first so a
+/// block's hash names its whole prefix, as vLLM's block hashes do.
+pub fn block_hashes(tokens: &[u64]) -> Vec<u64> {
+    let mut parent = 0u64;
+    tokens
+        .chunks_exact(BLOCK_TOKENS)
+        .map(|block| {
+            let mut h = DefaultHasher::new();
+            (parent, block).hash(&mut h);
+            parent = h.finish();
+            parent
+        })
+        .collect()
+}
+
 impl Engine {
+    /// vLLM's automatic prefix caching: the prompt tokens of the longest
+    /// run of whole leading blocks already cached, never the whole prompt
+    /// (its last token is always computed); counted in vLLM's counters, and
+    /// every whole block of the prompt cached for later requests.
+    fn look_up_prefix(&self, prompt: &str) -> u64 {
+        let tokens = token_ids(prompt);
+        let blocks = block_hashes(&tokens);
+        let mut c = self.counters.lock().unwrap();
+        let hit_blocks = blocks.iter().take_while(|b| c.cache.contains(b)).count();
+        let mut cached = (hit_blocks * BLOCK_TOKENS).min(tokens.len() - 1) as u64;
+        if let Some(p) = self.config.pretend_cached
+            && tokens.len() as u64 >= p.min_tokens
+            && c.pretended < p.count
+        {
+            c.pretended += 1;
+            cached = tokens.len() as u64 - 1;
+        }
+        c.cache.extend(blocks);
+        c.prefix_queries += tokens.len() as u64;
+        c.prefix_hits += cached;
+        cached
+    }
+
     fn text_of_token(&self, i: u64, request: u64) -> &'static str {
         match self.config.loop_after_tokens {
             Some(after) if i >= after => LOOP_PHRASE[(i % 4) as usize],
@@ -743,6 +831,14 @@ async fn models(State(e): State<Arc<Engine>>, headers: HeaderMap) -> Response {
         return unauthorized();
     }
     let mut model = json!({"id": e.config.model, "object": "model"});
+    if e.config.vllm_routes {
+        // vLLM 0.32's card.
+        model = json!({"id": e.config.model, "object": "model", "created": now() as u64, "owned_by": "vllm",
+            "root": format!("/models/{}", e.config.model), "parent": null,
+            "permission": [{"id": "modelperm-emulated", "object": "model_permission", "created": now() as u64,
+                "allow_create_engine": false, "allow_sampling": true, "allow_logprobs": true, "allow_search_indices": false,
+                "allow_view": true, "allow_fine_tuning": false, "organization": "*", "group": null, "is_blocking": false}]});
+    }
     if e.config.report_max_model_len {
         model["max_model_len"] = json!(e.config.max_model_len);
     }
@@ -781,7 +877,7 @@ async fn tokenize(
                 .unwrap_or_default(),
         ),
     };
-    Json(json!({"count": n, "max_model_len": e.config.max_model_len, "tokens": (0..n).collect::<Vec<u64>>()})).into_response()
+    Json(json!({"count": n, "max_model_len": e.config.max_model_len, "tokens": (0..n).collect::<Vec<u64>>(), "token_strs": null})).into_response()
 }
 
 async fn metrics(State(e): State<Arc<Engine>>) -> String {
@@ -799,35 +895,44 @@ async fn metrics(State(e): State<Arc<Engine>>) -> String {
         spec_draft_tokens: c.spec_draft_tokens,
         spec_accepted: c.spec_accepted,
     };
+    // vLLM 0.32's names and label sets (tests/fixtures/servers/vllm-0.32.0).
     let mut text = format!(
-        "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{model_name=\"{m}\"}} {}\n\
-         vllm:num_requests_waiting{{model_name=\"{m}\"}} {}\n\
-         vllm:generation_tokens_total{{model_name=\"{m}\"}} {}\n\
-         vllm:inter_token_latency_seconds_sum{{model_name=\"{m}\"}} {}\n\
-         vllm:inter_token_latency_seconds_count{{model_name=\"{m}\"}} {}\n\
-         vllm:cache_config_info{{block_size=\"16\",num_gpu_blocks=\"{}\"}} 1.0\n\
-         # TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{model_name=\"{m}\"}} {}\n\
-         # TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{model_name=\"{m}\"}} {}\n\
-         vllm:prefix_cache_queries_total{{model_name=\"{m}\"}} {}\n\
-         vllm:prefix_cache_hits_total{{model_name=\"{m}\"}} {}\n",
+        "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:prefix_cache_queries counter\nvllm:prefix_cache_queries_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:prefix_cache_hits counter\nvllm:prefix_cache_hits_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:num_preemptions counter\nvllm:num_preemptions_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:prompt_tokens counter\nvllm:prompt_tokens_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:prompt_tokens_cached counter\nvllm:prompt_tokens_cached_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:generation_tokens counter\nvllm:generation_tokens_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:inter_token_latency_seconds histogram\n\
+         vllm:inter_token_latency_seconds_count{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         vllm:inter_token_latency_seconds_sum{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+         # TYPE vllm:cache_config_info gauge\n\
+         vllm:cache_config_info{{block_size=\"{BLOCK_TOKENS}\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",kv_cache_size_tokens=\"{}\",num_gpu_blocks=\"{}\"}} 1.0\n",
         c.running,
         c.waiting,
-        c.generated_total,
-        c.itl_sum_s,
-        c.itl_count,
-        e.config.kv_capacity / 16,
         read.kv_usage,
+        c.prefix_queries,
+        c.prefix_hits,
         c.preemptions,
         c.prefix_queries,
         c.prefix_hits,
+        c.generated_total,
+        c.itl_count,
+        c.itl_sum_s,
+        // Its cache in blocks, and one more: vLLM keeps a block of its own.
+        (e.config.kv_capacity / BLOCK_TOKENS as u64 + 1) * BLOCK_TOKENS as u64,
+        e.config.kv_capacity / BLOCK_TOKENS as u64 + 1,
         m = e.config.model
     );
     // vLLM registers its speculative-decoding counters only when it drafts.
     if e.config.tokens_per_step > 1 {
         text.push_str(&format!(
-            "vllm:spec_decode_num_drafts_total{{model_name=\"{m}\"}} {}\n\
-             vllm:spec_decode_num_draft_tokens_total{{model_name=\"{m}\"}} {}\n\
-             vllm:spec_decode_num_accepted_tokens_total{{model_name=\"{m}\"}} {}\n",
+            "vllm:spec_decode_num_drafts_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+             vllm:spec_decode_num_draft_tokens_total{{engine=\"0\",model_name=\"{m}\"}} {}\n\
+             vllm:spec_decode_num_accepted_tokens_total{{engine=\"0\",model_name=\"{m}\"}} {}\n",
             c.spec_drafts,
             c.spec_draft_tokens,
             c.spec_accepted,
@@ -1122,23 +1227,30 @@ fn chunk(
     let text = |range: std::ops::Range<u64>| -> String {
         range.map(|i| e.text_of_token(i, index as u64)).collect()
     };
+    // vLLM 0.32's shapes (tests/fixtures/servers/vllm-0.32.0): the last
+    // token's event says `stop_reason` too.
     let mut v = match api {
         Api::Completions => json!({
-            "id": "cmpl-emulated", "object": "text_completion", "created": 0, "model": e.config.model,
-            "choices": [{"index": 0, "text": text(start..end), "logprobs": null, "finish_reason": finish}],
+            "id": format!("cmpl-{index:016x}"), "object": "text_completion", "created": now() as u64, "model": e.config.model,
+            "choices": [{"index": 0, "text": text(start..end), "logprobs": null, "finish_reason": finish,
+                "stop_reason": null, "prompt_token_ids": null, "token_ids": null}],
         }),
         Api::Chat => {
             let r = e.config.reasoning_tokens;
             let mut delta = serde_json::Map::new();
             if start < r {
-                delta.insert("reasoning_content".into(), json!(text(start..end.min(r))));
+                delta.insert("reasoning".into(), json!(text(start..end.min(r))));
             }
             if end > r {
                 delta.insert("content".into(), json!(text(start.max(r)..end)));
             }
+            let mut choice = json!({"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish, "token_ids": null});
+            if finish.is_some() {
+                choice["stop_reason"] = Value::Null;
+            }
             json!({
-                "id": "chatcmpl-emulated", "object": "chat.completion.chunk", "created": 0, "model": e.config.model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
+                "id": format!("chatcmpl-{index:016x}"), "object": "chat.completion.chunk", "created": now() as u64,
+                "model": e.config.model, "choices": [choice],
             })
         }
     };
@@ -1219,7 +1331,13 @@ async fn serve(
     let max_tokens = if prompt_tokens + max_tokens <= max_len {
         max_tokens
     } else if !e.config.cap_at_context {
-        return refused();
+        // vLLM 0.32: a prompt that fills the window is refused with a plain
+        // 400, even when streamed; else max_tokens is cut to what fits,
+        // without a word (HTTP 200, finish "length" early).
+        if prompt_tokens >= max_len {
+            return (StatusCode::BAD_REQUEST, Json(prompt_too_long(max_len))).into_response();
+        }
+        max_len - prompt_tokens
     } else if prompt_tokens >= max_len {
         // llama-cpp-python: the 400 only when not streamed; a stream is a
         // 200 whose body ends before any event.
@@ -1240,6 +1358,7 @@ async fn serve(
             arrived,
             prompt_tokens,
             max_tokens,
+            cached_tokens: 0,
             emissions: Vec::new(),
         });
         log.len() - 1
@@ -1283,18 +1402,45 @@ async fn answer_whole(
         .iter()
         .map(|(_, k)| k)
         .sum();
-    let text: String = (0..emitted)
-        .map(|i| e.text_of_token(i, index as u64))
-        .collect();
-    let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted});
-    let choice = match api {
-        Api::Completions => json!({"index": 0, "text": text, "finish_reason": "length"}),
+    let text = || -> String {
+        (0..emitted)
+            .map(|i| e.text_of_token(i, index as u64))
+            .collect()
+    };
+    let usage = json!({"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + emitted, "completion_tokens": emitted,
+        "prompt_tokens_details": null});
+    let whole = match api {
+        Api::Completions => {
+            json!({"id": format!("cmpl-{index:016x}"), "object": "text_completion", "created": now() as u64,
+            "model": e.config.model, "choices": [{"index": 0, "text": text(), "logprobs": null, "finish_reason": "length",
+            "stop_reason": null, "prompt_logprobs": null, "prompt_token_ids": null, "token_ids": null}],
+            "service_tier": null, "system_fingerprint": SYSTEM_FINGERPRINT, "usage": usage, "kv_transfer_params": null})
+        }
         Api::Chat => {
-            json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"})
+            // vLLM 0.32's chat answer (tests/fixtures/servers/vllm-0.32.0/chat_reasoning.json).
+            let r = (e.config.reasoning_tokens.min(emitted)) as usize;
+            let reasoning: String = (0..r as u64)
+                .map(|i| e.text_of_token(i, index as u64))
+                .collect();
+            let content: String = (r as u64..emitted)
+                .map(|i| e.text_of_token(i, index as u64))
+                .collect();
+            let mut message = json!({"role": "assistant", "content": content, "refusal": null, "annotations": null,
+                "audio": null, "function_call": null});
+            if r > 0 {
+                message["reasoning"] = json!(reasoning);
+            }
+            let mut usage = usage;
+            usage["completion_tokens_details"] = json!({"reasoning_tokens": 0});
+            json!({"id": format!("chatcmpl-{index:016x}"), "object": "chat.completion", "created": now() as u64,
+                "model": e.config.model, "choices": [{"index": 0, "message": message, "logprobs": null,
+                "finish_reason": "length", "stop_reason": null, "token_ids": null, "routed_experts": null}],
+                "service_tier": null, "system_fingerprint": SYSTEM_FINGERPRINT, "usage": usage, "prompt_logprobs": null,
+                "prompt_token_ids": null, "prompt_text": null, "kv_transfer_params": null, "ec_transfer_params": null,
+                "metrics": null})
         }
     };
-    Json(json!({"id": "emulated", "object": "completion", "model": e.config.model, "choices": [choice], "usage": usage}))
-        .into_response()
+    Json(whole).into_response()
 }
 
 /// One admitted completion request, as `generate` serves it.
@@ -1343,24 +1489,15 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
     };
     e.counters.lock().unwrap().waiting += 1;
     e.admit(held_kv).await;
-    let mut h = DefaultHasher::new();
-    prompt.hash(&mut h);
-    let key = h.finish();
-    let cached = {
-        let mut c = e.counters.lock().unwrap();
-        let cached = !c.cache.insert(key);
-        c.prefix_queries += prompt_tokens;
-        if cached {
-            c.prefix_hits += prompt_tokens;
-        }
-        cached
-    };
-    if !cached {
-        tokio::time::sleep(Duration::from_secs_f64(
-            prompt_tokens as f64 / e.config.prefill_tok_per_s,
-        ))
-        .await;
+    let cached = e.look_up_prefix(&prompt);
+    {
+        let mut log = e.log.lock().unwrap();
+        log[index].cached_tokens = cached;
     }
+    tokio::time::sleep(Duration::from_secs_f64(
+        (prompt_tokens - cached) as f64 / e.config.prefill_tok_per_s,
+    ))
+    .await;
     let mut emitted = 0u64;
     let mut ticker = tokio::time::interval(e.config.step);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -1368,8 +1505,9 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
     let mut first = true;
     if api == Api::Chat {
         // vLLM's first chat chunk names the role and carries no token.
-        let mut role = json!({"id": "chatcmpl-emulated", "object": "chat.completion.chunk", "model": e.config.model,
-            "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]});
+        let mut role = json!({"id": format!("chatcmpl-{index:016x}"), "object": "chat.completion.chunk", "created": now() as u64,
+            "model": e.config.model, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": null, "finish_reason": null}],
+            "prompt_token_ids": null, "prompt_text": null});
         if usage.every_chunk {
             role["usage"] = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 0, "total_tokens": prompt_tokens});
         }
@@ -1473,8 +1611,19 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
         }
         if emitted == max_tokens {
             if usage.last_chunk {
-                let last = json!({"id": "cmpl-emulated", "object": "text_completion", "model": e.config.model, "choices": [],
-                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": emitted, "total_tokens": prompt_tokens + emitted}});
+                let (id, object) = match api {
+                    Api::Completions => (format!("cmpl-{index:016x}"), "text_completion"),
+                    Api::Chat => (format!("chatcmpl-{index:016x}"), "chat.completion.chunk"),
+                };
+                let mut last = json!({"id": id, "object": object, "created": now() as u64, "model": e.config.model, "choices": [],
+                    "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + emitted, "completion_tokens": emitted},
+                    "system_fingerprint": SYSTEM_FINGERPRINT});
+                // vLLM's reasoning parser adds the reasoning it counted: only
+                // tokens after a generated <think>, none when the template
+                // opened it, as here.
+                if api == Api::Chat && e.config.reasoning_tokens > 0 {
+                    last["usage"]["completion_tokens_details"] = json!({"reasoning_tokens": 0});
+                }
                 let _ = tx.send(Ok(Event::default().data(last.to_string()))).await;
             }
             let _ = tx.send(Ok(Event::default().data("[DONE]"))).await;
