@@ -240,6 +240,55 @@ pub(crate) fn prefill_summary(run: &Run) -> Option<String> {
     (!labels.is_empty()).then(|| format!("prefill at {}", labels.join(", ")))
 }
 
+/// How the prefills were proven cold, from what each cell recorded of the
+/// server's prefix cache: "vllm:prefix_cache_hits_total: nothing cached in
+/// any of 5 prefills", "... at most 0.8% of a prompt cached in 5 prefills",
+/// with how many were measured again and how many were not checked. `None`
+/// when no prefill recorded the cache.
+pub(crate) fn cold_prefill_summary(run: &Run) -> Option<String> {
+    let prefills: Vec<_> = run.prefill_cells().collect();
+    let checked: Vec<_> = prefills
+        .iter()
+        .filter_map(|c| c.prompt_cache.as_ref().map(|check| (c, check)))
+        .collect();
+    if checked.is_empty() {
+        return None;
+    }
+    let mut counters: Vec<&str> = checked.iter().map(|(_, k)| k.counter.as_str()).collect();
+    counters.dedup();
+    let most = checked
+        .iter()
+        .map(|(_, k)| k.cached_tokens as f64 / k.looked_up_tokens.max(1) as f64)
+        .fold(0.0, f64::max);
+    let n = checked.len();
+    let mut text = if most == 0.0 {
+        match n {
+            1 => format!("{}: nothing cached in the prefill", counters.join(", ")),
+            _ => format!(
+                "{}: nothing cached in any of {n} prefills",
+                counters.join(", ")
+            ),
+        }
+    } else {
+        format!(
+            "{}: at most {} of a prompt cached in {}",
+            counters.join(", "),
+            format!("{}%", format::tenths(most * 100.0)),
+            format::counted(n, "prefill")
+        )
+    };
+    let again = checked.iter().filter(|(_, k)| k.attempts > 1).count();
+    if again > 0 {
+        text.push_str(&format!(
+            "; {again} measured again with a fresh prompt, the first found cached"
+        ));
+    }
+    if prefills.len() > n {
+        text.push_str(&format!("; {} not recorded", prefills.len() - n));
+    }
+    Some(text)
+}
+
 /// A card of label/value rows; rows a run lacks are left out.
 pub struct Card {
     pub id: &'static str,
@@ -414,6 +463,69 @@ mod tests {
         assert_eq!(
             distinct_names(&[&a, &b, &c, &d]),
             ["GLM (a)", "Step", "GLM (c)", "GLM (d)"]
+        );
+    }
+
+    /// The Run card's line read back against the cells it summarises:
+    /// nothing cached only when no check found a token; the largest share
+    /// when one did; retries and unchecked prefills counted.
+    #[test]
+    fn the_cold_prefill_line_is_true_of_every_prefill() {
+        use crate::model::{Cell, PrefillCell, PromptCacheCheck};
+        let prefill = |ctx: u64, cache: Option<(u64, u32)>| {
+            Cell::Prefill(PrefillCell {
+                context_tokens: ctx,
+                status: Status::Valid,
+                reason: None,
+                prompt_tokens: Some(ctx),
+                prompt_tokens_from: None,
+                prompt_tok_per_s: Some(1000.0),
+                ttft_ms: Some(ctx as f64),
+                prompt_cache: cache.map(|(cached, attempts)| PromptCacheCheck {
+                    cached_tokens: cached,
+                    looked_up_tokens: ctx,
+                    counter: "vllm:prefix_cache_hits_total".into(),
+                    attempts,
+                }),
+                measured_by: None,
+            })
+        };
+        let run = |cells: Vec<Cell>| {
+            let mut r = Run::for_test(
+                "r",
+                serde_json::json!({
+                    "schema_version": 1, "model": "m", "served_model": "m",
+                    "hardware": {"gpu": "H200", "gpu_count": 1},
+                    "engine": {"name": "vllm"}, "run": {"decode_test": "fixed_duration"}
+                }),
+            );
+            r.cells = cells;
+            r
+        };
+        assert_eq!(cold_prefill_summary(&run(vec![prefill(8192, None)])), None);
+        assert_eq!(
+            cold_prefill_summary(&run(vec![prefill(8192, Some((0, 1)))])).as_deref(),
+            Some("vllm:prefix_cache_hits_total: nothing cached in the prefill")
+        );
+        assert_eq!(
+            cold_prefill_summary(&run(vec![
+                prefill(8192, Some((0, 1))),
+                prefill(16_384, Some((0, 2))),
+                prefill(32_768, None),
+            ]))
+            .as_deref(),
+            Some(
+                "vllm:prefix_cache_hits_total: nothing cached in any of 2 prefills; 1 measured again with a fresh prompt, the first found cached; 1 not recorded"
+            )
+        );
+        // One block of 128 in 16K: 0.8%, not "nothing", not rounded to 1%.
+        assert_eq!(
+            cold_prefill_summary(&run(vec![
+                prefill(8192, Some((0, 1))),
+                prefill(16_384, Some((128, 1))),
+            ]))
+            .as_deref(),
+            Some("vllm:prefix_cache_hits_total: at most 0.8% of a prompt cached in 2 prefills")
         );
     }
 }

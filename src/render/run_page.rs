@@ -397,7 +397,7 @@ impl RunPage {
                 .flatten()
                 .collect(),
             title,
-            cards: crate::labels::cards(&run.meta),
+            cards: run_cards(run),
             launch_command: run.meta.launch_command.clone(),
             notes_html: run.notes_markdown.as_deref().map(render_markdown),
             definitions: tool_definitions(run),
@@ -822,6 +822,18 @@ fn table_row(run: &Run, columns: &[&table::Column], cell: &Cell) -> TableRow {
             .map(|c| (c.sort_key(cell), c.shown(cell)))
             .collect(),
     }
+}
+
+/// The Hardware, Engine and Run cards, the Run card saying how the
+/// prefills were proven cold where the cells recorded it.
+fn run_cards(run: &Run) -> Vec<crate::labels::Card> {
+    let mut cards = crate::labels::cards(&run.meta);
+    if let Some(cold) = labels::cold_prefill_summary(run)
+        && let Some(card) = cards.iter_mut().find(|c| c.id == "run")
+    {
+        card.rows.push(("Cold prefill", cold));
+    }
+    cards
 }
 
 #[cfg(test)]

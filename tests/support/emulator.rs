@@ -1337,7 +1337,20 @@ async fn serve(
         if prompt_tokens >= max_len {
             return (StatusCode::BAD_REQUEST, Json(prompt_too_long(max_len))).into_response();
         }
-        max_len - prompt_tokens
+        let cut = max_len - prompt_tokens;
+        // ...and then a min_tokens over the cut max_tokens is refused.
+        if let Some(min) = body.get("min_tokens").and_then(Value::as_u64)
+            && min > cut
+        {
+            let message =
+                format!("min_tokens must be less than or equal to max_tokens={cut}, got {min}.");
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"message": message, "type": "BadRequestError", "param": null, "code": 400}})),
+            )
+                .into_response();
+        }
+        cut
     } else if prompt_tokens >= max_len {
         // llama-cpp-python: the 400 only when not streamed; a stream is a
         // 200 whose body ends before any event.
