@@ -241,8 +241,9 @@ pub(crate) fn prefill_summary(run: &Run) -> Option<String> {
 }
 
 /// How the prefills were proven cold, from what each cell recorded of the
-/// server's prefix cache: "vllm:prefix_cache_hits_total: nothing cached in
-/// any of 5 prefills", "... at most 0.8% of a prompt cached in 5 prefills",
+/// server's prefix cache: "nothing cached in any of 5 prefills
+/// (vllm:prefix_cache_hits_total)", "at most 0.8% of a prompt cached in 5
+/// prefills (...)",
 /// with how many were measured again and how many were not checked. `None`
 /// when no prefill recorded the cache.
 pub(crate) fn cold_prefill_summary(run: &Run) -> Option<String> {
@@ -261,19 +262,16 @@ pub(crate) fn cold_prefill_summary(run: &Run) -> Option<String> {
         .map(|(_, k)| k.cached_tokens as f64 / k.looked_up_tokens.max(1) as f64)
         .fold(0.0, f64::max);
     let n = checked.len();
+    let source = counters.join(", ");
     let mut text = if most == 0.0 {
         match n {
-            1 => format!("{}: nothing cached in the prefill", counters.join(", ")),
-            _ => format!(
-                "{}: nothing cached in any of {n} prefills",
-                counters.join(", ")
-            ),
+            1 => format!("nothing cached in the prefill ({source})"),
+            _ => format!("nothing cached in any of {n} prefills ({source})"),
         }
     } else {
         format!(
-            "{}: at most {} of a prompt cached in {}",
-            counters.join(", "),
-            format!("{}%", format::tenths(most * 100.0)),
+            "at most {}% of a prompt cached in {} ({source})",
+            format::tenths(most * 100.0),
             format::counted(n, "prefill")
         )
     };
@@ -505,7 +503,7 @@ mod tests {
         assert_eq!(cold_prefill_summary(&run(vec![prefill(8192, None)])), None);
         assert_eq!(
             cold_prefill_summary(&run(vec![prefill(8192, Some((0, 1)))])).as_deref(),
-            Some("vllm:prefix_cache_hits_total: nothing cached in the prefill")
+            Some("nothing cached in the prefill (vllm:prefix_cache_hits_total)")
         );
         assert_eq!(
             cold_prefill_summary(&run(vec![
@@ -515,7 +513,7 @@ mod tests {
             ]))
             .as_deref(),
             Some(
-                "vllm:prefix_cache_hits_total: nothing cached in any of 2 prefills; 1 measured again with a fresh prompt, the first found cached; 1 not recorded"
+                "nothing cached in any of 2 prefills (vllm:prefix_cache_hits_total); 1 measured again with a fresh prompt, the first found cached; 1 not recorded"
             )
         );
         // One block of 128 in 16K: 0.8%, not "nothing", not rounded to 1%.
@@ -525,7 +523,7 @@ mod tests {
                 prefill(16_384, Some((128, 1))),
             ]))
             .as_deref(),
-            Some("vllm:prefix_cache_hits_total: at most 0.8% of a prompt cached in 2 prefills")
+            Some("at most 0.8% of a prompt cached in 2 prefills (vllm:prefix_cache_hits_total)")
         );
     }
 }

@@ -29,6 +29,10 @@ fn main() -> ExitCode {
                 "chat_prompts_are_exact_after_llama_cpp_s_template",
                 chat_prompts_are_exact_after_llama_cpp_s_template,
             ),
+            (
+                "a_second_run_on_the_same_server_measures_a_cold_prefill",
+                a_second_run_on_the_same_server_measures_a_cold_prefill,
+            ),
         ],
     )
 }
@@ -416,4 +420,50 @@ fn assert_tbt_is_llama_cpp_s(run: &Run, api: &str) {
             others * 100.0
         );
     }
+}
+
+/// llama.cpp keeps each slot's last prompt and reuses its longest common
+/// prefix with the next one (`cache_prompt`, on by default), choosing the
+/// slot whose prompt is most alike. A second run that sent the first run's
+/// texts would find them there; each run's texts are its own, so the
+/// second run's prefill is as cold as the first's: its counters show at
+/// most the start token reused, and the TTFTs are within noise (a prompt
+/// served from the slot's cache computes one token instead of 1,024).
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
+fn a_second_run_on_the_same_server_measures_a_cold_prefill(python: &PathBuf) {
+    let (tmp, server) = serve_tiny_model(python);
+    let data = tmp.path().join("data");
+    let mut ttfts = Vec::new();
+    for run_id in ["first", "second"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
+            .args(["run", "--url", &server.url, "--run-id", run_id, "--data"])
+            .arg(&data)
+            .args(["--contexts", "1K", "--concurrency", "1", "--duration", "1s"])
+            .args(["--max-output", "16", "--temperature", "1.0"])
+            .args(["--gpu", "CPU", "--gpu-count", "1"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        let run: Run = sitegen::store::load_run(&data.join(run_id)).unwrap();
+        let p = run.prefill_cells().next().unwrap();
+        assert_eq!(p.status, Status::Valid, "{run_id}: {:?}", p.reason);
+        assert_eq!(p.prompt_tokens, Some(1024));
+        // llama.cpp counts the prompt tokens a slot reused: of a fresh text,
+        // at most the start token its last prompt shared.
+        let check = p.prompt_cache.as_ref().expect("llama.cpp's counters");
+        assert_eq!(check.counter, "llamacpp:prompt_tokens_cached_total");
+        assert_eq!(check.looked_up_tokens, 1024, "{run_id}");
+        assert!(check.cached_tokens <= 1, "{run_id}: {check:?}");
+        ttfts.push(p.ttft_ms.unwrap());
+    }
+    let ratio = ttfts[1] / ttfts[0];
+    eprintln!(
+        "llama.cpp prefill of 1,024 tokens: {:.1} ms, then {:.1} ms on the same server ({ratio:.2}x)",
+        ttfts[0], ttfts[1]
+    );
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "the second run's prefill took {ratio:.2}x the first's"
+    );
 }

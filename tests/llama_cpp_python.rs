@@ -62,6 +62,10 @@ fn main() -> std::process::ExitCode {
                 "capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words",
                 capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words,
             ),
+            (
+                "a_second_run_on_the_same_server_measures_a_cold_prefill",
+                a_second_run_on_the_same_server_measures_a_cold_prefill,
+            ),
         ],
     )
 }
@@ -476,5 +480,46 @@ fn capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words(t
     assert!(
         reason.contains("HTTP 400") && reason.contains("maximum context length is 4096 tokens"),
         "{reason}"
+    );
+}
+
+/// llama-cpp-python evaluates only what a prompt does not share with the
+/// tokens the model evaluated last (its longest common prefix), so a run
+/// that sent the previous run's last text again would find it computed.
+/// Each run's texts are its own: the second run's prefill is as cold as
+/// the first's, within noise.
+fn a_second_run_on_the_same_server_measures_a_cold_prefill(tools: &Tools) {
+    let _serial = serial();
+    let server = serve(tools, &["--interrupt_requests", "False"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut ttfts = Vec::new();
+    for run_id in ["first", "second"] {
+        let (_, run) = sitegen_run(
+            &server.url,
+            &data,
+            run_id,
+            &[
+                "--contexts",
+                "1K",
+                "--concurrency",
+                "1",
+                "--duration",
+                "1s",
+                "--max-model-len",
+                "4096",
+            ],
+        );
+        assert_prefill_exact(&run);
+        ttfts.push(run.prefill_cells().next().unwrap().ttft_ms.unwrap());
+    }
+    let ratio = ttfts[1] / ttfts[0];
+    eprintln!(
+        "llama-cpp-python prefill of 1,024 tokens: {:.1} ms, then {:.1} ms on the same server ({ratio:.2}x)",
+        ttfts[0], ttfts[1]
+    );
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "the second run's prefill took {ratio:.2}x the first's"
     );
 }
