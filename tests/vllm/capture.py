@@ -44,6 +44,8 @@ def main():
     ap.add_argument("reasoning_port", type=int)
     ap.add_argument("--model", default="tiny-llama")
     ap.add_argument("--seed", type=int, default=1, help="the sampling seed of every request")
+    ap.add_argument("--only", action="append", default=[],
+                    help="capture just this file (repeatable), keeping index.json's other entries")
     a = ap.parse_args()
     os.makedirs(a.out_dir, exist_ok=True)
     m = a.model
@@ -74,6 +76,11 @@ def main():
          {"model": m, "prompt": words(2040), "max_tokens": 100, **sample,
           "stream": True, "stream_options": usage}),
         ("metrics_after.txt", a.plain_port, "GET", "/metrics", None),
+        # The same cut, with min_tokens over the cut max_tokens (as sitegen's
+        # decode requests ask): refused, after metrics_after.txt.
+        ("min_tokens_over_cut_400.json", a.plain_port, "POST", "/v1/completions",
+         {"model": m, "prompt": words(2040), "max_tokens": 100, "min_tokens": 50, **sample,
+          "stream": True, "stream_options": usage}),
         ("chat_stream_reasoning.sse", a.reasoning_port, "POST", "/v1/chat/completions",
          {"model": m, "messages": chat, "max_tokens": 8, **sample,
           "stream": True, "stream_options": usage}),
@@ -81,6 +88,10 @@ def main():
          {"model": m, "messages": chat, "max_tokens": 8, **sample}),
     ]
     index = []
+    if a.only:
+        with open(os.path.join(a.out_dir, "index.json")) as f:
+            index = [e for e in json.load(f) if e["file"] not in a.only]
+        plan = [p for p in plan if p[0] in a.only]
     for name, port, method, path, body in plan:
         status, ctype, raw = exchange(port, method, path, body)
         with open(os.path.join(a.out_dir, name), "wb") as f:
