@@ -486,7 +486,7 @@ impl Measure {
         let mut built = self.prompts(ctx, streams, target).await?;
 
         bar.set_message(format!("prefill at {}", format::context_label(ctx)));
-        let (cell, sent) = self.cold_prefill(ctx, target, built.swap_remove(0)).await?;
+        let (cell, sent) = self.cold_prefill(ctx, target, built.remove(0)).await?;
         // Stream 0's prompt is the one the prefill sent last: it is warm.
         built.insert(0, sent);
         let prompts: Vec<String> = built.iter().map(|p| p.text.clone()).collect();
