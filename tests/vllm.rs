@@ -364,11 +364,20 @@ fn decode_windows_count_what_crossed_the_wire_and_the_counters_are_vllm_s(tools:
             "x{n}: sitegen counted {ours} tokens in its window, the observer {tokens} tokens in {events} events"
         );
         assert!(
-            ours.abs_diff(tokens) as f64 <= 0.01 * tokens as f64,
+            ours.abs_diff(tokens) as f64 <= within_1_percent(tokens),
             "x{n}: {ours} tokens against {tokens} on the wire"
         );
         assert_counters_are_vllm_s(cell, reads, start, end);
     }
+}
+
+/// 1% of the observer's count, and never less than one token: a token at
+/// the window's edge may pass the observer just before the end and reach
+/// sitegen just after it (seen once in 12 windows: 300 against 301), which
+/// on a busy machine, where one stream makes 85 tokens in a window, is
+/// more than 1%.
+fn within_1_percent(tokens: u64) -> f64 {
+    (0.01 * tokens as f64).max(1.0)
 }
 
 /// The output tokens the observer saw cross the wire between `start` and
@@ -512,7 +521,7 @@ fn chat_with_a_reasoning_parser_counts_the_reasoning(tools: &Tools) {
             "chat x{n}: sitegen counted {ours} tokens, the observer {tokens} in {events} events ({reasoning} reasoning events in all)"
         );
         assert!(
-            ours.abs_diff(tokens) as f64 <= 0.01 * tokens as f64,
+            ours.abs_diff(tokens) as f64 <= within_1_percent(tokens),
             "chat x{n}: {ours} tokens against {tokens} on the wire"
         );
         // Finished requests carry all 24 tokens, reasoning included.
