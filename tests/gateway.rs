@@ -45,20 +45,12 @@ fn litellm() -> Result<PathBuf, String> {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The emulated engine of the examples (cargo test builds it), on its own port.
 fn engine() -> (common::Background, String) {
     let sitegen = PathBuf::from(env!("CARGO_BIN_EXE_sitegen"));
     let example = sitegen.parent().unwrap().join("examples/emulated_engine");
     assert!(example.exists(), "{} is missing", example.display());
-    let port = free_port();
+    let port = common::free_port();
     let (process, line) = common::spawn_with_first_line(
         Command::new(example).args(["--port", &port.to_string(), "--max-model-len", "65536"]),
         std::process::Stdio::null(),
@@ -79,7 +71,7 @@ fn gateway(litellm: &Path, backend: &str, dir: &Path) -> (common::Background, St
         ),
     )
     .unwrap();
-    let port = free_port();
+    let port = common::free_port();
     let child = Command::new(litellm)
         .args(["--config"])
         .arg(&config)

@@ -101,14 +101,6 @@ fn tools() -> Result<Tools, String> {
     })
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The server on the tiny model, killed when dropped.
 struct Server {
     _process: common::Background,
@@ -131,7 +123,7 @@ fn serve(tools: &Tools, extra: &[&str]) -> Server {
         "{}",
         String::from_utf8_lossy(&made.stderr)
     );
-    let port = free_port();
+    let port = common::free_port();
     let child = Command::new(&tools.server)
         .args(["-m", "llama_cpp.server", "--model"])
         .arg(&gguf)
@@ -172,24 +164,8 @@ fn serve(tools: &Tools, extra: &[&str]) -> Server {
 
 /// `sitegen run` against `url` into `data/<id>`: what it printed, and the run.
 fn sitegen_run(url: &str, data: &Path, id: &str, args: &[&str]) -> (String, Run) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args(["run", "--url", url, "--run-id", id, "--data"])
-        .arg(data)
-        .args([
-            "--gpu",
-            "CPU",
-            "--gpu-count",
-            "1",
-            "--max-output",
-            MAX_OUTPUT,
-        ])
-        .args(["--temperature", "1.0"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    (stderr, sitegen::store::load_run(&data.join(id)).unwrap())
+    let short = ["--max-output", MAX_OUTPUT, "--temperature", "1.0"];
+    common::sitegen_run_on_cpu(url, data, id, &[&short[..], args].concat())
 }
 
 /// Each prefill cell is Valid with the prompt length its context asked
@@ -301,7 +277,7 @@ fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools
 fn the_window_counts_what_crossed_the_wire(tools: &Tools) {
     let _serial = serial();
     let server = serve(tools, &[]);
-    let port = free_port();
+    let port = common::free_port();
     let _observer = common::Background(
         Command::new(&tools.server)
             .arg(common::repo().join("tests/servers/observer.py"))

@@ -92,14 +92,6 @@ fn tools() -> Result<Tools, String> {
     })
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// vLLM's API server and its engine-core process, in a process group of
 /// their own: stopped together when dropped (SIGTERM, then SIGKILL), so no
 /// 5 GB engine outlives a test.
@@ -133,7 +125,7 @@ impl Drop for Server {
 fn serve(extra: &[&str]) -> Server {
     use std::os::unix::process::CommandExt;
     let model = tempfile::tempdir().unwrap();
-    let port = free_port();
+    let port = common::free_port();
     let log = std::env::temp_dir().join(format!("sitegen-vllm-{port}.log"));
     let log_file = std::fs::File::create(&log).unwrap();
     let started = Instant::now();
@@ -190,20 +182,11 @@ fn main_server(tools: &Tools) -> std::sync::MutexGuard<'_, Option<Server>> {
     guard
 }
 
-/// `sitegen run` against `url` into `data/<id>`: what it printed, and the run.
+/// `sitegen run` against `url` into `data/<id>`: what it printed, and the
+/// run. A random model at temperature 0 repeats itself (Looped).
 fn sitegen_run(url: &str, data: &Path, id: &str, args: &[&str]) -> (String, Run) {
-    let out = Command::new(env!("CARGO_BIN_EXE_sitegen"))
-        .args(["run", "--url", url, "--run-id", id, "--data"])
-        .arg(data)
-        .args(["--gpu", "CPU", "--gpu-count", "1"])
-        // A random model at temperature 0 repeats itself (Looped).
-        .args(["--temperature", "1.0", "--metrics-interval", "250ms"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    (stderr, sitegen::store::load_run(&data.join(id)).unwrap())
+    let sampled = ["--temperature", "1.0", "--metrics-interval", "250ms"];
+    common::sitegen_run_on_cpu(url, data, id, &[&sampled[..], args].concat())
 }
 
 /// The finding: the second of two runs on one server sent the
@@ -276,7 +259,7 @@ struct Observer {
 
 impl Observer {
     fn start(python: &Path, upstream: &str) -> Observer {
-        let port = free_port();
+        let port = common::free_port();
         let process = common::Background(
             Command::new(python)
                 .arg(common::repo().join("tests/servers/observer.py"))

@@ -28,6 +28,36 @@ pub fn http_get(url: &str) -> reqwest::Result<reqwest::blocking::Response> {
     reqwest::blocking::get(url)
 }
 
+/// A port free on 127.0.0.1 just now, for a server a test starts.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `sitegen run` against a real server on this host's CPU (`--gpu CPU
+/// --gpu-count 1`) into `data/<id>`, with `args`: what it printed, and the
+/// run it wrote. The run must succeed.
+pub fn sitegen_run_on_cpu(
+    url: &str,
+    data: &Path,
+    id: &str,
+    args: &[&str],
+) -> (String, sitegen::model::Run) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"))
+        .args(["run", "--url", url, "--run-id", id, "--data"])
+        .arg(data)
+        .args(["--gpu", "CPU", "--gpu-count", "1"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (stderr, sitegen::store::load_run(&data.join(id)).unwrap())
+}
+
 /// A child process that is killed when dropped.
 pub struct Background(pub std::process::Child);
 
