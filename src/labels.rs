@@ -256,6 +256,7 @@ pub(crate) fn cold_prefill_summary(run: &Run) -> Option<String> {
         return None;
     }
     let mut counters: Vec<&str> = checked.iter().map(|(_, k)| k.counter.as_str()).collect();
+    counters.sort_unstable();
     counters.dedup();
     let most = checked
         .iter()

@@ -1608,7 +1608,7 @@ fn events(body: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_emulator_answers_as_real_vllm_0_32_does() {
     use serde_json::Value;
-    let dir = common_repo().join("tests/fixtures/servers/vllm-0.32.0");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/servers/vllm-0.32.0");
     let index: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("index.json")).unwrap()).unwrap();
     let config = |reasoning: u64| EmulatorConfig {
@@ -1740,8 +1740,4 @@ async fn the_emulator_answers_as_real_vllm_0_32_does() {
     }
     assert_eq!(compared, index.len());
     assert!(compared >= 10, "{compared} exchanges");
-}
-
-fn common_repo() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

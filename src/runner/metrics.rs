@@ -299,7 +299,7 @@ pub(crate) struct DecodeCounters {
     /// The preemption counter, and its name for a cell's reason.
     pub preemptions: Option<(f64, &'static str)>,
     /// Prompt tokens looked up in the prefix cache, and those found there.
-    pub prefix_cache: Option<(f64, f64)>,
+    pub prefix_cache: Option<PrefixCacheCounts>,
     pub spec: Option<SpecCounts>,
 }
 
@@ -347,7 +347,6 @@ impl PrefixCacheCounts {
 
 impl DecodeCounters {
     pub fn read(samples: &[Sample]) -> DecodeCounters {
-        let prefix_cache = PrefixCacheCounts::read(samples).map(|p| (p.looked_up, p.found));
         let spec = ENGINES
             .iter()
             .flat_map(|e| e.spec)
@@ -373,7 +372,7 @@ impl DecodeCounters {
                 .iter()
                 .find_map(|(secs, count)| Some((sum(samples, secs)?, sum(samples, count)?))),
             preemptions: first_named(samples, &preemption_names),
-            prefix_cache,
+            prefix_cache: PrefixCacheCounts::read(samples),
             spec,
         }
     }
@@ -486,8 +485,8 @@ pub(crate) fn summarize_window(
         (grown >= 0.0).then_some(grown)
     };
     let preemptions = delta(|c| c.preemptions.map(|(v, _)| v));
-    let prefix_queries = delta(|c| c.prefix_cache.map(|(q, _)| q));
-    let prefix_hits = delta(|c| c.prefix_cache.map(|(_, h)| h));
+    let prefix_queries = delta(|c| c.prefix_cache.map(|p| p.looked_up));
+    let prefix_hits = delta(|c| c.prefix_cache.map(|p| p.found));
     let draft_tokens = delta(|c| c.spec.map(|s| s.draft_tokens));
     let accepted = delta(|c| c.spec.map(|s| s.accepted));
     let drafts = delta(|c| c.spec.and_then(|s| s.drafts));

@@ -654,11 +654,11 @@ impl Measure {
                 check.counter
             );
             let id = prompt::TextId {
-                salt: prompt::fresh_salt(),
+                salt: self.salt,
                 stream: 0,
                 context: ctx,
             };
-            sent = self.prompt(id, target).await?;
+            sent = self.prompt(id.salted(prompt::fresh_salt()), target).await?;
         }
         unreachable!("the last try returns")
     }

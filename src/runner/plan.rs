@@ -468,11 +468,6 @@ mod tests {
         assert!(parse_concurrency("0").is_err());
         assert!(parse_concurrency("").is_err());
     }
-}
-
-#[cfg(test)]
-mod block_tests {
-    use super::*;
 
     /// vLLM pages its cache: a request of 448 tokens takes 4 blocks of 128
     /// (512 tokens), so 4 of them need 2,048 tokens, more than the 1,920 a
