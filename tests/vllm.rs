@@ -201,7 +201,7 @@ fn a_second_run_on_the_same_server_measures_the_same_cold_prefill(tools: &Tools)
     let data = tmp.path().join("data");
     let mut ttfts = Vec::new();
     for id in ["first", "second"] {
-        let (_, run) = sitegen_run(
+        let (said, run) = sitegen_run(
             &server.url,
             &data,
             id,
@@ -220,6 +220,7 @@ fn a_second_run_on_the_same_server_measures_the_same_cold_prefill(tools: &Tools)
         // The CPU build says "0.32.0+cpu".
         let version = run.meta.engine.version.clone().unwrap_or_default();
         assert!(version.starts_with(VERSION), "{version}");
+        let mut retried = 0;
         for p in run.prefill_cells() {
             assert_eq!(p.status, Status::Valid, "{id}: {:?}", p.reason);
             assert_eq!(p.prompt_tokens, Some(p.context_tokens));
@@ -230,7 +231,18 @@ fn a_second_run_on_the_same_server_measures_the_same_cold_prefill(tools: &Tools)
             assert_eq!(check.counter, "vllm:prefix_cache_hits_total");
             assert_eq!(check.looked_up_tokens, p.context_tokens, "{id}");
             assert_eq!(check.cached_tokens, 0, "{id}: a fresh text finds nothing");
-            assert_eq!(check.attempts, 1);
+            retried += check.attempts as usize - 1;
+        }
+        // vLLM's counters are server-wide: a prefill counted with another
+        // request's lookups is measured again, and only for that reason.
+        let others = said.matches("other requests were counted with it").count();
+        assert_eq!(
+            (retried, said.matches("measuring again").count()),
+            (others, others),
+            "{id}: measured again only where other requests were counted; sitegen said:\n{said}"
+        );
+        if retried > 0 {
+            eprintln!("{id}: {retried} prefill(s) measured again, counted with other requests");
         }
         let at_3k = run
             .prefill_cells()

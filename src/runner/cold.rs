@@ -15,6 +15,36 @@ pub(crate) fn is_cold(cached: u64, prompt_tokens: u64, template_tokens: u64) -> 
     cached <= template_tokens + prompt_tokens / 100
 }
 
+/// What a prefill's counters held: `cached` of `looked_up` tokens for a
+/// prompt of `prompt` tokens. Counters are server-wide: more looked up than
+/// the prompt means other requests were counted with it, and its hits
+/// cannot be told from theirs.
+pub(crate) struct Held {
+    pub cached: u64,
+    pub looked_up: u64,
+    pub prompt: u64,
+}
+
+impl Held {
+    pub fn words(&self, counter: &str) -> String {
+        use crate::format::count;
+        if self.looked_up > self.prompt {
+            format!(
+                "the server's prefix cache counted {} tokens found of {} looked up ({counter}) for a prompt of {}: other requests were counted with it",
+                count(self.cached),
+                count(self.looked_up),
+                count(self.prompt)
+            )
+        } else {
+            format!(
+                "the server's prefix cache held {} of the {} prompt tokens ({counter})",
+                count(self.cached),
+                count(self.prompt)
+            )
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,6 +59,31 @@ mod tests {
         assert!(
             !is_cold(4080, 4096, 20),
             "the whole prompt but its last block"
+        );
+    }
+
+    #[test]
+    fn lookups_beyond_the_prompt_are_said_to_be_other_requests() {
+        let own = Held {
+            cached: 4080,
+            looked_up: 4096,
+            prompt: 4096,
+        };
+        assert_eq!(
+            own.words("hits"),
+            "the server's prefix cache held 4,080 of the 4,096 prompt tokens (hits)"
+        );
+        let mixed = Held {
+            cached: 1024,
+            looked_up: 5120,
+            prompt: 4096,
+        };
+        assert!(
+            mixed
+                .words("hits")
+                .ends_with("for a prompt of 4,096: other requests were counted with it"),
+            "{}",
+            mixed.words("hits")
         );
     }
 }

@@ -628,18 +628,23 @@ impl Measure {
             };
             check.attempts = attempt;
             let prompt_tokens = cell.prompt_tokens.unwrap_or(check.looked_up_tokens);
+            // The cache's hits over the request bound the prompt's own, so
+            // few hits prove it cold even when other lookups were counted.
             if cell.status != Status::Valid
                 || cold::is_cold(check.cached_tokens, prompt_tokens, self.template_tokens)
             {
                 return Ok((Cell::Prefill(cell), sent));
             }
+            let held = cold::Held {
+                cached: check.cached_tokens,
+                looked_up: check.looked_up_tokens,
+                prompt: prompt_tokens,
+            };
             if attempt == cold::TRIES {
                 cell.status = Status::Error;
                 cell.reason = Some(format!(
-                    "not a cold prefill: the server's prefix cache held {} of the {} prompt tokens ({}), in each of {} fresh prompts",
-                    format::count(check.cached_tokens),
-                    format::count(prompt_tokens),
-                    check.counter,
+                    "not a cold prefill: {}, in each of {} fresh prompts",
+                    held.words(&check.counter),
                     cold::TRIES
                 ));
                 cell.ttft_ms = None;
@@ -647,11 +652,9 @@ impl Measure {
                 return Ok((Cell::Prefill(cell), sent));
             }
             eprintln!(
-                "prefill {}: the server's prefix cache held {} of {} prompt tokens ({}); measuring again with a fresh prompt",
+                "prefill {}: {}; measuring again with a fresh prompt",
                 format::context_label(ctx),
-                format::count(check.cached_tokens),
-                format::count(prompt_tokens),
-                check.counter
+                held.words(&check.counter)
             );
             let id = prompt::TextId {
                 salt: self.salt,
@@ -828,16 +831,24 @@ impl Measure {
             tokio::time::sleep(Duration::from_millis(200)).await;
             return;
         }
+        // Idle means nothing running or waiting and, where the server counts
+        // its prefix cache, counters that stopped moving: vLLM publishes a
+        // request's lookups a moment after it ends, and a prefill measured
+        // then would be charged with them.
         let deadline = Instant::now() + Duration::from_secs(30);
+        let mut last_counts = None;
         while Instant::now() < deadline {
             let Ok(text) = self.client.get_text("/metrics").await else {
                 return;
             };
             let samples = metrics::parse_without_buckets(&text);
             let busy = |names: &[&str]| metrics::first_sum(&samples, names).unwrap_or(0.0) > 0.0;
-            if !busy(&metrics::RUNNING) && !busy(&metrics::WAITING) {
+            let counts = metrics::PrefixCacheCounts::read(&samples);
+            let still = counts.is_none() || counts == last_counts;
+            if !busy(&metrics::RUNNING) && !busy(&metrics::WAITING) && still {
                 return;
             }
+            last_counts = counts;
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
