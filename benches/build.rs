@@ -53,7 +53,7 @@ fn build_in_child(data: &Path, out: &Path) -> Measured {
 /// The child: one build, then its wall time and peak resident memory.
 fn child(data: &Path, out: &Path) {
     let start = Instant::now();
-    sitegen::pipeline::build_site(data, out).unwrap();
+    sitegen::app::pipeline::build_site(data, out).unwrap();
     println!("seconds {}", start.elapsed().as_secs_f64());
     // VmHWM: the peak resident set of this process (Linux only).
     if let Ok(status) = std::fs::read_to_string("/proc/self/status")

@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::ingest::Format;
 use crate::runner::{RunOptions, plan};
 
-use crate::cards::MetaFlags;
+use crate::model::cards::MetaFlags;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -72,20 +72,20 @@ pub struct CheckArgs {
 #[derive(Debug, Args)]
 pub struct JudgeArgs {
     /// Earlier runs in the baseline window.
-    #[arg(long, default_value_t = crate::change::Rule::default().window)]
+    #[arg(long, default_value_t = crate::judge::change::Rule::default().window)]
     pub window: usize,
     /// The smallest change called, in percent.
-    #[arg(long, default_value_t = crate::change::Rule::default().threshold * 100.0)]
+    #[arg(long, default_value_t = crate::judge::change::Rule::default().threshold * 100.0)]
     pub threshold: f64,
 }
 
 impl JudgeArgs {
     /// The rule of change from the flags, each checked.
-    pub fn rule(&self) -> anyhow::Result<crate::change::Rule> {
-        if self.window < crate::change::MIN_BASELINE {
+    pub fn rule(&self) -> anyhow::Result<crate::judge::change::Rule> {
+        if self.window < crate::judge::change::MIN_BASELINE {
             anyhow::bail!(
                 "--window: expected {} or more runs, found {}",
-                crate::change::MIN_BASELINE,
+                crate::judge::change::MIN_BASELINE,
                 self.window
             );
         }
@@ -95,7 +95,7 @@ impl JudgeArgs {
                 self.threshold
             );
         }
-        Ok(crate::change::Rule {
+        Ok(crate::judge::change::Rule {
             window: self.window,
             threshold: self.threshold / 100.0,
             ..Default::default()
@@ -107,8 +107,8 @@ impl JudgeArgs {
 #[derive(Debug, Args)]
 pub struct ReportArgs {
     /// When to exit with 1: regression, change (a regression or an improvement), or never.
-    #[arg(long, value_enum, default_value_t = crate::check::FailOn::Regression)]
-    pub fail_on: crate::check::FailOn,
+    #[arg(long, value_enum, default_value_t = crate::app::check::FailOn::Regression)]
+    pub fail_on: crate::app::check::FailOn,
     /// Also append the Markdown report to this file (GitHub's $GITHUB_STEP_SUMMARY is
     /// appended to whenever it is set).
     #[arg(long)]
@@ -129,7 +129,7 @@ impl ReportArgs {
     /// The flags given, by name: `build` takes them only with --check.
     pub fn given(&self) -> Vec<&'static str> {
         let mut given = Vec::new();
-        if self.fail_on != crate::check::FailOn::Regression {
+        if self.fail_on != crate::app::check::FailOn::Regression {
             given.push("--fail-on");
         }
         for (name, set) in [
@@ -282,7 +282,7 @@ pub fn parse_gpu_index(list: &str) -> anyhow::Result<Vec<u32>> {
 }
 
 fn parse_context_arg(text: &str) -> Result<u64, String> {
-    crate::format::parse_context_label(text).map_err(|e| e.to_string())
+    crate::model::format::parse_context_label(text).map_err(|e| e.to_string())
 }
 
 impl IngestArgs {

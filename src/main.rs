@@ -25,9 +25,9 @@ const UNREADABLE_DATA: u8 = 2;
 /// when it is set, written to `--markdown`, and JSON to `--json`. Returns
 /// the exit code `--fail-on` asks for.
 fn say_report(
-    report: &sitegen::check::Report,
+    report: &sitegen::app::check::Report,
     args: &sitegen::cli::ReportArgs,
-    rule: &sitegen::change::Rule,
+    rule: &sitegen::judge::change::Rule,
     to_stdout: bool,
 ) -> anyhow::Result<ExitCode> {
     use std::io::Write;
@@ -70,11 +70,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             let rule = args.judge.rule()?;
-            let opts = sitegen::pipeline::BuildOptions {
+            let opts = sitegen::app::pipeline::BuildOptions {
                 allow_empty: args.allow_empty,
                 rule,
             };
-            let data = match sitegen::pipeline::load(&args.data, opts) {
+            let data = match sitegen::app::pipeline::load(&args.data, opts) {
                 Ok(data) => data,
                 // With --check, the gate's own code: CI tells "cannot read" from "slower".
                 Err(e) if args.check => {
@@ -83,28 +83,28 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e),
             };
-            let summary = sitegen::pipeline::write_site(&data, &args.out)?;
+            let summary = sitegen::app::pipeline::write_site(&data, &args.out)?;
             for warning in &summary.warnings {
                 eprintln!("warning: {warning}");
             }
             eprintln!(
                 "built {} and {} into {}",
-                sitegen::format::counted(summary.runs, "run page"),
-                sitegen::format::counted(summary.files, "file"),
+                sitegen::model::format::counted(summary.runs, "run page"),
+                sitegen::model::format::counted(summary.files, "file"),
                 args.out.display()
             );
             if args.check {
-                let report = sitegen::check::check_series(&data.runs, &data.series, &rule);
+                let report = sitegen::app::check::check_series(&data.runs, &data.series, &rule);
                 return say_report(&report, &args.report, &rule, false);
             }
         }
         Command::Check(args) => {
             let rule = args.judge.rule()?;
-            let opts = sitegen::pipeline::BuildOptions {
+            let opts = sitegen::app::pipeline::BuildOptions {
                 allow_empty: true,
                 rule,
             };
-            let data = match sitegen::pipeline::load(&args.data, opts) {
+            let data = match sitegen::app::pipeline::load(&args.data, opts) {
                 Ok(data) => data,
                 Err(e) => {
                     eprintln!("error: {e:#}");
@@ -112,10 +112,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             };
             let report = match &args.run {
-                Some(run) => {
-                    sitegen::check::check_run(&data.runs, &data.series, run, &args.baseline, &rule)?
-                }
-                None => sitegen::check::check_series(&data.runs, &data.series, &rule),
+                Some(run) => sitegen::app::check::check_run(
+                    &data.runs,
+                    &data.series,
+                    run,
+                    &args.baseline,
+                    &rule,
+                )?,
+                None => sitegen::app::check::check_series(&data.runs, &data.series, &rule),
             };
             return say_report(&report, &args.report, &rule, true);
         }
@@ -157,14 +161,14 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let opts = args.into_options()?;
             tokio::runtime::Runtime::new()?.block_on(sitegen::runner::run(opts))?;
         }
-        Command::Serve(args) => sitegen::serve::serve(sitegen::serve::ServeOptions {
+        Command::Serve(args) => sitegen::app::serve::serve(sitegen::app::serve::ServeOptions {
             data: args.data,
             port: args.port,
             base_path: args.base_path,
             allow_empty: args.allow_empty,
         })?,
         Command::Init(args) => {
-            let report = sitegen::init::init(&sitegen::init::InitOptions {
+            let report = sitegen::app::init::init(&sitegen::app::init::InitOptions {
                 dir: args.dir.clone(),
                 allow_empty: args.allow_empty,
                 force: args.force,
@@ -178,7 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{}", report.next);
         }
         Command::Schema(args) => {
-            for (name, text) in sitegen::schema::data_schemas() {
+            for (name, text) in sitegen::model::schema::data_schemas() {
                 let path = args.out.join(name);
                 sitegen::store::write_atomically(&path, text.as_bytes())?;
                 eprintln!("wrote {}", path.display());

@@ -319,7 +319,7 @@ fn a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks(tools: &Tools)
     let data = tmp.path().join("data");
     common::many_runs(&data, 130);
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let series = "series/glm-5.3-flash-h200-sxm-x4-fp8/";
     let pages = [
         ("index.html".to_string(), "many-index"),

@@ -8,7 +8,7 @@
 //! loads compare.js's functions with the runs' data.js and the site's
 //! compare/definitions.js, and every row, figure, ratio, colour and reason it
 //! produces must be what the pre-rendered comparison page shows. Its number
-//! formats are held to src/format.rs on ties too.
+//! formats are held to src/model/format.rs on ties too.
 //!
 //! A test target of its own (`harness = false`, see tests/common/tier.rs):
 //! without node it is reported as ignored locally and fails with `CI` set.
@@ -326,7 +326,7 @@ impl MatrixCell {
                 self.noise.clone(),
             ),
             _ => (
-                sitegen::format::DASH.to_string(),
+                sitegen::model::format::DASH.to_string(),
                 "r none".into(),
                 None,
                 self.why.clone(),
@@ -376,7 +376,7 @@ fn run_node(site: &Path, ids: &[&str]) -> NodeOut {
     for (id, &ok) in run_ids.iter().zip(&parsed.numbers.ids) {
         assert_eq!(
             ok,
-            sitegen::validate::run_id(id),
+            sitegen::model::validate::run_id(id),
             "the browser and validate::run_id disagree on {id:?}"
         );
     }
@@ -438,7 +438,7 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
     let data = tmp.path().join("data");
     write_data(&data);
     let site: PathBuf = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let ids: Vec<&str> = RUNS.iter().map(|r| r.0).collect();
     let page = Html::parse_document(
         &std::fs::read_to_string(site.join(format!("compare/{}/index.html", ids.join("--"))))
@@ -457,12 +457,16 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
     for (v, shown) in TICKS.iter().zip(&js.numbers.ticks) {
         check(
             format!("tick label of {v}"),
-            &sitegen::format::tok_per_s_short(*v),
+            &sitegen::model::format::tok_per_s_short(*v),
             shown,
         );
     }
     for (r, shown) in RATIOS.iter().zip(&js.numbers.ratios) {
-        check(format!("ratio {r}"), &sitegen::format::ratio(*r), shown);
+        check(
+            format!("ratio {r}"),
+            &sitegen::model::format::ratio(*r),
+            shown,
+        );
     }
     for (r, step) in RATIOS.iter().zip(&js.numbers.steps) {
         check(
@@ -584,10 +588,7 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
 
     // Every word the script looks up is handed over.
     let script = std::fs::read_to_string(repo().join("static/compare.js")).unwrap();
-    let words: Vec<&str> = sitegen::comparison_words::all()
-        .iter()
-        .map(|w| w.0)
-        .collect();
+    let words: Vec<&str> = sitegen::compare::words::all().iter().map(|w| w.0).collect();
     let read: Vec<&str> = script
         .match_indices("w.")
         .chain(script.match_indices("words."))

@@ -10,7 +10,7 @@
 //! machine that night); each cell carries an honest 95% interval of its own
 //! part, as a measured window does.
 
-use sitegen::change::{self, Rule, Verdict};
+use sitegen::judge::change::{self, Rule, Verdict};
 use sitegen::model::Run;
 
 const RUNS: usize = 30;

@@ -162,7 +162,7 @@ fn a_noted_change_starts_a_new_baseline() {
     assert!(md.contains("| insufficient data |"), "{md}");
     // The page shows the change and starts the baseline there.
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let page =
         std::fs::read_to_string(site.join("series/glm-5.3-flash-h200-sxm-x4-fp8/index.html"))
             .unwrap();

@@ -287,7 +287,7 @@ fn a_run_page_survives_a_round_trip_through_its_csv_download() {
     // build -> measurements.csv -> ingest csv (cards from --meta) -> build.
     let tmp = tempfile::tempdir().unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data_dir(), &site).unwrap();
+    sitegen::app::pipeline::build_site(&data_dir(), &site).unwrap();
     let again = tmp.path().join("again");
     std::fs::create_dir_all(&again).unwrap();
     std::fs::copy(
@@ -320,7 +320,7 @@ fn a_run_page_survives_a_round_trip_through_its_csv_download() {
         assert!(stderr(&out).contains("(csv)"), "{}", stderr(&out));
     }
     let rebuilt = tmp.path().join("rebuilt");
-    sitegen::pipeline::build_site(&again, &rebuilt).unwrap();
+    sitegen::app::pipeline::build_site(&again, &rebuilt).unwrap();
     for id in runs {
         let page = format!("runs/{id}/index.html");
         assert!(
@@ -414,7 +414,7 @@ fn help_names_every_format_and_every_schema_file() {
     }
     let out = sitegen(&["schema", "--help"], tmp.path());
     let help = String::from_utf8(out.stdout).unwrap();
-    for (file, _) in sitegen::schema::data_schemas() {
+    for (file, _) in sitegen::model::schema::data_schemas() {
         let stem = file.trim_end_matches(".schema.json");
         assert!(help.contains(stem), "{stem} in {help}");
     }
@@ -619,8 +619,8 @@ fn a_setting_measured_twice_is_one_cell_with_its_repeats_on_the_page() {
     let page = std::fs::read_to_string(tmp.path().join("site/runs/sweep/index.html")).unwrap();
     let shown = format!(
         "{} tok/s total {}",
-        sitegen::format::tok_per_s(c.total_tok_per_s.unwrap()),
-        sitegen::format::plus_minus(c.total_noise().unwrap())
+        sitegen::model::format::tok_per_s(c.total_tok_per_s.unwrap()),
+        sitegen::model::format::plus_minus(c.total_noise().unwrap())
     );
     assert!(page.contains(&shown), "{shown} on the page");
 }

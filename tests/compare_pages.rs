@@ -49,8 +49,8 @@ fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
             Some((a, b)) => (a.to_string(), b.to_string()),
             None => (label.clone(), label.clone()),
         };
-        let ctx_a = sitegen::format::parse_context_label(&ca).unwrap();
-        let ctx_b = sitegen::format::parse_context_label(&cb).unwrap();
+        let ctx_a = sitegen::model::format::parse_context_label(&ca).unwrap();
+        let ctx_b = sitegen::model::format::parse_context_label(&cb).unwrap();
         let mut row_has_ratio = false;
         for (td, &n) in tr.select(&sel("td")).zip(&levels) {
             let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
@@ -61,7 +61,7 @@ fn every_ratio_shown_is_the_ratio_of_the_two_runs_and_every_gap_says_why() {
             };
             match (valid(a), valid(b)) {
                 (Some(x), Some(y)) => {
-                    assert_eq!(shown, sitegen::format::ratio(y / x), "{label} x {n}");
+                    assert_eq!(shown, sitegen::model::format::ratio(y / x), "{label} x {n}");
                     ratios += 1;
                     row_has_ratio = true;
                 }
@@ -226,7 +226,7 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
     meta["hardware"]["gpu_count"] = 2.into();
     std::fs::write(&run_json, meta.to_string()).unwrap();
     let out = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &out).unwrap();
+    sitegen::app::pipeline::build_site(&data, &out).unwrap();
     let html = page(&out, &format!("compare/{GLM}--{STEP}/index.html"));
 
     assert_eq!(html.select(&sel("button[data-per-gpu-toggle]")).count(), 1);
@@ -295,15 +295,15 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
     for tr in matrix.select(&sel("tbody tr")) {
         let label = text(tr.select(&sel("th")).next().unwrap());
         let (ca, cb) = label.split_once(" / ").unwrap_or((&label, &label));
-        let ctx_a = sitegen::format::parse_context_label(ca).unwrap();
-        let ctx_b = sitegen::format::parse_context_label(cb).unwrap();
+        let ctx_a = sitegen::model::format::parse_context_label(ca).unwrap();
+        let ctx_b = sitegen::model::format::parse_context_label(cb).unwrap();
         for (td, &n) in tr.select(&sel("td")).zip(&levels) {
             let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
             match sitegen::compare::ratio(glm.decode_cell(ctx_a, n), step.decode_cell(ctx_b, n)) {
                 Ok(r) => {
                     assert_eq!(
                         shown,
-                        sitegen::format::ratio(r * 4.0 / 2.0),
+                        sitegen::model::format::ratio(r * 4.0 / 2.0),
                         "{label} x {n}"
                     );
                     compared += 1;
@@ -376,7 +376,7 @@ fn a_comparison_naming_a_missing_run_fails_the_build_clearly() {
     .unwrap();
     let err = format!(
         "{:#}",
-        sitegen::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
+        sitegen::app::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
     );
     assert!(err.contains("comparisons.json"), "{err}");
     assert!(
@@ -393,7 +393,7 @@ fn a_comparison_naming_a_missing_run_fails_the_build_clearly() {
     .unwrap();
     let err = format!(
         "{:#}",
-        sitegen::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
+        sitegen::app::pipeline::build_site(&data, &tmp.path().join("site")).unwrap_err()
     );
     assert!(
         err.contains("expected 2 to 6 different runs, found 1"),
@@ -433,7 +433,7 @@ fn six_runs_and_a_single_context_run_still_make_readable_pages() {
     )
     .unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     // Six runs on one hardware are more than the auto-pair limit of 3: only the named page.
     // (compare/index.html beside them is the comparison built in the browser.)
     let compare_dirs: Vec<_> = std::fs::read_dir(site.join("compare"))

@@ -17,7 +17,7 @@ fn site_with_prices(prices: Option<&str>) -> (tempfile::TempDir, std::path::Path
         std::fs::write(data.join("prices.json"), p).unwrap();
     }
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     (tmp, site)
 }
 
@@ -108,7 +108,7 @@ fn a_cell_s_electricity_is_its_own_energy_of_a_million_tokens_at_the_kwh_price()
     )
     .unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let page = std::fs::read_to_string(site.join("runs/laguna/index.html")).unwrap();
     let csv = std::fs::read_to_string(site.join("runs/laguna/measurements.csv")).unwrap();
     assert!(page.contains("<th scope=\"col\">Electricity / M output tokens</th>"));
@@ -204,7 +204,7 @@ fn build_error_with_prices(prices: &str) -> String {
     let data = tmp.path().join("data");
     common::copy_bundled_data(&data);
     std::fs::write(data.join("prices.json"), prices).unwrap();
-    sitegen::pipeline::build_site(&data, &tmp.path().join("site"))
+    sitegen::app::pipeline::build_site(&data, &tmp.path().join("site"))
         .unwrap_err()
         .to_string()
 }

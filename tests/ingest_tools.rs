@@ -1155,7 +1155,7 @@ fn vllm_bench_files_make_one_run_and_say_their_layout() {
     assert!(html.contains("3 cells were measured by vllm bench serve, which defines these figures differently from this site:"));
     assert!(html.contains("<dt>Decode test</dt><dd>Request burst</dd>"));
     assert!(
-        !html.contains(sitegen::labels::TTFT_NOTE),
+        !html.contains(sitegen::model::labels::TTFT_NOTE),
         "no warm-cache TTFT note for a burst"
     );
     // Two files of one model only.
@@ -1315,7 +1315,7 @@ fn hostile_text_from_any_source_stays_text() {
     )
     .unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let mut pages = 0;
     for (rel, bytes) in common::files_under(&site) {
         if !rel.ends_with(".html") {

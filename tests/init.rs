@@ -31,7 +31,7 @@ fn init_sets_up_a_repository_whose_site_builds_and_opens() {
 
     // The workflow builds through the action at this binary's version.
     let workflow = read(repo.join(".github/workflows/pages.yml"));
-    let action = sitegen::init::action_name();
+    let action = sitegen::app::init::action_name();
     let uses = format!("uses: {action}@v{}", env!("CARGO_PKG_VERSION"));
     assert!(workflow.contains(&uses), "{workflow}");
     assert!(!workflow.contains("allow-empty"), "{workflow}");

@@ -282,7 +282,7 @@ fn a_real_llama_cpp_server_is_measured_and_its_page_builds(python: &PathBuf) {
 
     // The measured run becomes a page.
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&tmp.path().join("data"), &site).unwrap();
+    sitegen::app::pipeline::build_site(&tmp.path().join("data"), &site).unwrap();
     let page = std::fs::read_to_string(site.join("runs/tiny-llama-cpu/index.html")).unwrap();
     assert!(page.contains("<h1>Tiny llama (random weights) on CPU ×1</h1>"));
     assert!(page.contains("Requests queued"));

@@ -234,7 +234,7 @@ fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools
                     let reason = c.reason.as_deref().unwrap();
                     eprintln!(
                         "{endpoint} {} × 2: {:?}: {reason}",
-                        sitegen::format::count(c.context_tokens),
+                        sitegen::model::format::count(c.context_tokens),
                         c.status
                     );
                     match c.status {

@@ -56,7 +56,7 @@ fn every_run_page_is_reachable_from_a_light_index() {
     let count = 1_100;
     common::many_runs(&data, count);
     let site = tmp.path().join("site");
-    let summary = sitegen::pipeline::build_site(&data, &site).unwrap();
+    let summary = sitegen::app::pipeline::build_site(&data, &site).unwrap();
     assert_eq!(summary.runs, count);
 
     // The index lists the newest runs and links pages of every run.

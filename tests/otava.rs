@@ -1,4 +1,4 @@
-//! sitegen's change points (src/change_points.rs) side by side with Apache
+//! sitegen's change points (src/judge/change_points.rs) side by side with Apache
 //! Otava 0.8.0's, the method they are ported from, on the same seeded
 //! series: noise alone, a step and a creep, at 1%, 2% and 5% noise, with
 //! Otava's defaults and with sitegen's magnitude (half the 3% threshold).
@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use sitegen::change_points::{DEFAULT_MAX_P, DEFAULT_WINDOW, change_points};
+use sitegen::judge::change_points::{DEFAULT_MAX_P, DEFAULT_WINDOW, change_points};
 
 fn main() -> std::process::ExitCode {
     common::tier::run(

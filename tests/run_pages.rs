@@ -321,7 +321,7 @@ fn page_text_is_escaped() {
     )
     .unwrap();
     let out = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &out).unwrap();
+    sitegen::app::pipeline::build_site(&data, &out).unwrap();
     for file in ["index.html", "runs/evil/index.html"] {
         let html = std::fs::read_to_string(out.join(file)).unwrap();
         assert!(!html.contains("<script>alert"), "{file}");
@@ -351,7 +351,7 @@ fn the_per_gpu_toggle_swaps_to_figures_rust_wrote() {
             let raw: f64 = td.value().attr("data-sort").unwrap().parse().unwrap();
             assert_eq!(
                 td.value().attr("data-per-gpu").unwrap(),
-                sitegen::format::tok_per_s(raw / 4.0),
+                sitegen::model::format::tok_per_s(raw / 4.0),
                 "{}",
                 text(td)
             );

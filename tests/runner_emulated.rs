@@ -289,7 +289,7 @@ async fn a_stall_is_the_cells_longest_pause_and_is_marked_on_the_page() {
     let html = askama::Template::render(&page).unwrap();
     assert!(html.contains(&format!(
         "<span class=\"pause\">paused {}</span>",
-        sitegen::format::millis(pause)
+        sitegen::model::format::millis(pause)
     )));
     assert!(
         html.contains("a stall that per-token figures average away"),
@@ -822,7 +822,7 @@ async fn a_server_that_dies_stops_the_run_with_a_clear_message() {
     assert!(again.success, "{}", again.stderr);
     let expected = format!(
         "done: {} measured, {} already measured were kept",
-        sitegen::format::counted(3 - files.len(), "cell"),
+        sitegen::model::format::counted(3 - files.len(), "cell"),
         files.len()
     );
     assert!(again.stderr.contains(&expected), "{}", again.stderr);

@@ -258,7 +258,7 @@ async fn gpu_energy_power_throttle_and_server_counters_match_the_engine() {
     assert!(x2 < 2.0 * x1 * 0.92, "the throttle slowed the engine");
     // The run page's Stability list draws each window's power and KV cache.
     let site = data.parent().unwrap().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let page = std::fs::read_to_string(site.join(format!("runs/{}/index.html", run.id))).unwrap();
     assert!(page.contains("with the GPUs' power and the KV cache where recorded"));
     assert_eq!(

@@ -42,7 +42,7 @@ fn a_slower_run_is_called_against_the_runs_before_it_on_the_series_and_run_pages
     meta["launch_command"] = launch.into();
     std::fs::write(&f_json, meta.to_string()).unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
 
     // The numbers, computed here: e's 8K cells are 0.8 of the four runs
     // before it (all alike: no spread), every other cell 1.0, so the whole
@@ -120,7 +120,7 @@ fn a_slower_run_is_called_against_the_runs_before_it_on_the_series_and_run_pages
         .map(|td| td.text().collect())
         .collect();
     let glm_8k_1 = run.decode_cell(8192, 1).unwrap().total_tok_per_s.unwrap();
-    let usual = sitegen::format::tok_per_s(glm_8k_1);
+    let usual = sitegen::model::format::tok_per_s(glm_8k_1);
     assert_eq!(
         first_row,
         [
@@ -129,7 +129,7 @@ fn a_slower_run_is_called_against_the_runs_before_it_on_the_series_and_run_pages
             usual.clone(),
             usual.clone(),
             usual.clone(),
-            sitegen::format::tok_per_s(glm_8k_1 * 0.8),
+            sitegen::model::format::tok_per_s(glm_8k_1 * 0.8),
             usual,
         ]
     );
@@ -199,7 +199,7 @@ fn a_long_series_summarises_and_loses_nothing() {
     )))
     .unwrap();
     let site = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &site).unwrap();
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
     let dir = site.join("series/glm-5.3-flash-h200-sxm-x4-fp8");
     let page = html(&std::fs::read_to_string(dir.join("index.html")).unwrap());
     let text = |s: &str| {
@@ -260,7 +260,7 @@ fn a_long_series_summarises_and_loses_nothing() {
     // drawing through it: one more line at 8K than at 16K in each drawing
     // (wide and narrow), and said so.
     assert!(
-        rows_8k[gap_night].contains(sitegen::format::DASH),
+        rows_8k[gap_night].contains(sitegen::model::format::DASH),
         "{}",
         rows_8k[gap_night]
     );
@@ -362,7 +362,7 @@ fn run_number_axes_have_one_tick_per_number_at_any_length() {
             std::fs::write(&path, meta.to_string()).unwrap();
         }
         let site = tmp.path().join("site");
-        sitegen::pipeline::build_site(&data, &site).unwrap();
+        sitegen::app::pipeline::build_site(&data, &site).unwrap();
         let page =
             std::fs::read_to_string(site.join("series/glm-5.3-flash-h200-sxm-x4-fp8/index.html"))
                 .unwrap();

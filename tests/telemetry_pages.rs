@@ -68,7 +68,7 @@ fn a_real_file_with_a_hardware_monitor_shows_its_energy_per_token() {
             "{ctx} × {n}: {csv_joules} vs {joules}"
         );
         assert!((csv_power - power).abs() < 1e-9, "{ctx} × {n}: power");
-        let text = sitegen::format::joules(joules);
+        let text = sitegen::model::format::joules(joules);
         assert!(
             page.contains(&format!("<span class=\"tps\">{text}</span>")),
             "{text} on the page"
@@ -99,8 +99,8 @@ fn a_real_file_with_a_hardware_monitor_shows_its_energy_per_token() {
         .unwrap();
     let text = format!(
         "{} ({})",
-        sitegen::format::tok_per_joule(best.0),
-        sitegen::format::cell_label(best.1, best.2)
+        sitegen::model::format::tok_per_joule(best.0),
+        sitegen::model::format::cell_label(best.1, best.2)
     );
     assert!(index.contains("<th scope=\"col\">Best tok/J</th>"));
     assert!(

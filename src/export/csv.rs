@@ -3,7 +3,7 @@
 
 use crate::compare::{self, Comparison};
 use crate::model::Run;
-use crate::table;
+use crate::model::table;
 
 fn num(v: Option<f64>) -> String {
     v.map_or_else(String::new, |v| v.to_string())
@@ -39,7 +39,11 @@ pub(crate) fn measurements_csv(
         if let Some(p) = price {
             let cost = match cell {
                 crate::model::Cell::Decode(d) => {
-                    crate::cost::usd_per_million_output_tokens(d, run.meta.hardware.gpu_count, p)
+                    crate::compare::cost::usd_per_million_output_tokens(
+                        d,
+                        run.meta.hardware.gpu_count,
+                        p,
+                    )
                 }
                 crate::model::Cell::Prefill(_) => None,
             };
@@ -48,7 +52,7 @@ pub(crate) fn measurements_csv(
         if let Some(e) = electricity {
             let usd = match cell {
                 crate::model::Cell::Decode(d) => {
-                    crate::cost::electricity_usd_per_million_output_tokens(d, e)
+                    crate::compare::cost::electricity_usd_per_million_output_tokens(d, e)
                 }
                 crate::model::Cell::Prefill(_) => None,
             };
@@ -166,7 +170,7 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
 /// tok/s with its 95% interval, and how it changed from the run before
 /// (ratio, and slower / faster / same by the series rule; empty where either
 /// run has no valid figure).
-pub(crate) fn series_csv(runs: &[&Run], series: &crate::series::Series) -> String {
+pub(crate) fn series_csv(runs: &[&Run], series: &crate::judge::series::Series) -> String {
     let labels = &series.labels;
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -191,9 +195,9 @@ pub(crate) fn series_csv(runs: &[&Run], series: &crate::series::Series) -> Strin
                 c.context_tokens == cell.context_tokens && c.concurrency == cell.concurrency
             });
             let word = judged.map_or("", |c| match c.call {
-                crate::change::Call::Slower => "slower",
-                crate::change::Call::Faster => "faster",
-                crate::change::Call::Same => "same",
+                crate::judge::change::Call::Slower => "slower",
+                crate::judge::change::Call::Faster => "faster",
+                crate::judge::change::Call::Same => "same",
             });
             w.write_record([
                 run.id.clone(),

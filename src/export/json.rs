@@ -87,11 +87,11 @@ struct BrowserRun<'a> {
 
 pub(crate) fn run_js(run: &Run) -> String {
     use crate::compare::{Basis, decode_figure, prefill_figures, valid_total};
-    use crate::format::context_label;
+    use crate::model::format::context_label;
     let doc = BrowserRun {
         id: &run.id,
         model: &run.meta.model,
-        hardware: crate::labels::hardware_label(&run.meta.hardware),
+        hardware: crate::model::labels::hardware_label(&run.meta.hardware),
         gpu_count: run.meta.hardware.gpu_count,
         setup: crate::compare::setup_values(run),
         prefill: run
@@ -129,7 +129,7 @@ pub(crate) fn run_js(run: &Run) -> String {
             })
             .collect(),
         energy_sources: crate::compare::energy_sources(run),
-        traits: crate::labels::name_traits(run),
+        traits: crate::model::labels::name_traits(run),
     };
     format!(
         "sitegenRun({});\n",

@@ -277,7 +277,7 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
                 warnings.push(format!(
                     "{}: no {} metric: {column} left empty",
                     file.display(),
-                    crate::format::or_list(names)
+                    crate::model::format::or_list(names)
                 ));
             };
             match metric(&root, &["time_to_first_token", "ttft"]) {
@@ -368,7 +368,7 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
                 .map(|w| format!("{}: {w}", file.display())),
         );
         let mut raw = value.clone();
-        crate::redact::redact_json(&mut raw);
+        crate::model::redact::redact_json(&mut raw);
         cell.measured_by = Some(MeasuredBy {
             tool: TOOL.into(),
             definitions,

@@ -252,7 +252,7 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
             };
             warnings.push(format!(
                 "{place}: no {}: {column} left empty{others}",
-                crate::format::or_list(&wanted)
+                crate::model::format::or_list(&wanted)
             ));
         }
     }
@@ -345,8 +345,8 @@ fn queued(at: &At, in_flight: InFlight) -> anyhow::Result<Option<String>> {
         return Ok(Some(format!(
             "the 99th-percentile TTFT ({}) is longer than the median request's whole \
              latency ({}): with all {n} sent at once, some waited for others to finish",
-            crate::format::millis(ttft),
-            crate::format::millis(e2e)
+            crate::model::format::millis(ttft),
+            crate::model::format::millis(e2e)
         )));
     }
     Ok(None)
@@ -444,7 +444,7 @@ fn raw_without_per_request_lists(value: &Value) -> Value {
     if let Some(map) = raw.as_object_mut() {
         map.retain(|_, v| !matches!(v, Value::Array(a) if a.len() > 16));
     }
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     raw
 }
 

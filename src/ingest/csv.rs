@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::Imported;
 use crate::model::Cell;
-use crate::table::{self, COLUMNS};
+use crate::model::table::{self, COLUMNS};
 
 /// The header line of the format.
 pub fn header() -> String {
@@ -24,7 +24,7 @@ pub const IMPORTER: super::Importer = super::Importer {
     name: "csv",
     detect: |s| {
         let first = s.text.lines().next().map(str::trim_end).unwrap_or_default();
-        crate::table::csv_columns(&first.split(',').collect::<Vec<_>>()).is_some()
+        crate::model::table::csv_columns(&first.split(',').collect::<Vec<_>>()).is_some()
     },
     one_run_from_all_files: false,
     read: |inputs, _| parse_csv(&inputs[0].0, &inputs[0].1),

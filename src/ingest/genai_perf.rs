@@ -649,7 +649,7 @@ fn parse_file(file: &Path, text: &str, given: &super::Given) -> anyhow::Result<F
 
     let mut raw = value.clone();
     redact_headers(&mut raw);
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.into(),
         definitions,

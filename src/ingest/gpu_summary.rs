@@ -131,7 +131,7 @@ fn keep(
             let said = format!(
                 "{name}: unit {}: expected {}: left out",
                 other.unwrap_or("absent"),
-                crate::format::or_list(expected)
+                crate::model::format::or_list(expected)
             );
             if !warnings.contains(&said) {
                 warnings.push(said);
@@ -254,14 +254,14 @@ pub(crate) fn choose<'a>(
     let also = if twins > 0 {
         format!(
             "; {} reported twice, by two exporters, counted once",
-            crate::format::counted(twins, "GPU")
+            crate::model::format::counted(twins, "GPU")
         )
     } else {
         String::new()
     };
     let labels = |gs: &[&GpuSummary]| {
         let l: Vec<String> = gs.iter().map(|g| g.label()).collect();
-        crate::format::and_list(&l)
+        crate::model::format::and_list(&l)
     };
     if gpus.is_empty() {
         return Err("it lists no GPU".into());
@@ -295,7 +295,7 @@ pub(crate) fn choose<'a>(
     let Some(count) = gpu_count else {
         return Err(format!(
             "it lists {} and the run's GPU count is not given, so which served the run is unknown: give --gpu-count, or --gpu-index",
-            crate::format::counted(n, "GPU")
+            crate::model::format::counted(n, "GPU")
         ));
     };
     if n == count as usize {

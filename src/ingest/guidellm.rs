@@ -441,7 +441,7 @@ fn benchmark_cell(at: &At, layout: &str, warnings: &mut Vec<String>) -> anyhow::
         // Every request's record: megabytes, and not a figure of the cell.
         map.remove("requests");
     }
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.to_string(),
         definitions: definitions(&tokens),

@@ -309,7 +309,7 @@ fn numbers(at: &At, key: &str) -> anyhow::Result<Option<Vec<f64>>> {
 /// The raw record a cell keeps: the row as the file had it.
 fn raw(value: &Value) -> Value {
     let mut raw = value.clone();
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     raw
 }
 
@@ -753,7 +753,7 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
     if !start.other.is_empty() {
         layout.push_str(&format!(
             ", after {} of other output",
-            crate::format::counted(start.skipped, "line")
+            crate::model::format::counted(start.skipped, "line")
         ));
     }
     Ok(Imported {

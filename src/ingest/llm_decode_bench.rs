@@ -428,7 +428,7 @@ fn decode_cell(
         cell.reason = queued.then(|| match effective {
             Some(e) => format!(
                 "the server ran {} of {concurrency} requests at once",
-                crate::format::grouped(e, 1)
+                crate::model::format::grouped(e, 1)
             ),
             None => "the server could not run all requests at once".to_string(),
         });
@@ -459,7 +459,7 @@ fn decode_cell(
         cell.telemetry = Some(Box::new(telemetry));
     }
     let mut raw = at.value.clone();
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.to_string(),
         definitions,
@@ -531,10 +531,10 @@ fn gpu_telemetry(
             format!(
                 "the tool's mean total GPU power (hardware_summary.power_total_avg_w, {} over \
                  {} s of the window, every GPU of the host) / the cell's total tok/s",
-                samples.map_or("samples".to_string(), |n| crate::format::counted(
+                samples.map_or("samples".to_string(), |n| crate::model::format::counted(
                     n as usize, "sample"
                 )),
-                seconds.map_or("?".to_string(), |s| crate::format::grouped(s, 1))
+                seconds.map_or("?".to_string(), |s| crate::model::format::grouped(s, 1))
             ),
         );
     }
@@ -564,7 +564,7 @@ fn prefill_cell(at: &At, context_tokens: u64) -> anyhow::Result<PrefillCell> {
     let ttft_s = at.positive("ttft_seconds")?;
     let method = at.opt_str("method")?.unwrap_or("client");
     let mut raw = at.value.clone();
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     Ok(PrefillCell {
         context_tokens,
         status: Status::Valid,

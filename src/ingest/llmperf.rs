@@ -390,7 +390,7 @@ fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeC
         );
     }
     let mut raw = root.value.clone();
-    crate::redact::redact_json(&mut raw);
+    crate::model::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.into(),
         definitions,

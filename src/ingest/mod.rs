@@ -228,7 +228,7 @@ impl Outcome {
     /// version recognised, where each card came from, and the cells (every
     /// one, with its status and total tok/s).
     pub fn summary(&self, dry_run: bool) -> String {
-        use crate::format::{context_label, tok_per_s};
+        use crate::model::format::{context_label, tok_per_s};
         let files: Vec<String> = self.files.iter().map(|f| f.display().to_string()).collect();
         let mut out = format!(
             "{}: {} ({})\n",
@@ -275,7 +275,7 @@ impl Outcome {
         out.push_str(&format!(
             "  {verb} {} with {}:\n",
             self.dir.display(),
-            crate::format::counted(self.cells.len(), "cell")
+            crate::model::format::counted(self.cells.len(), "cell")
         ));
         for cell in &self.cells {
             let line = match cell {
@@ -630,7 +630,7 @@ fn finish_meta(
         let flags: Vec<String> = missing
             .iter()
             .filter_map(|p| {
-                let flag = crate::cards::MetaFlags::flag_of(p)?;
+                let flag = crate::model::cards::MetaFlags::flag_of(p)?;
                 Some(match example_value(p) {
                     Value::String(v) => format!("{flag} {v}"),
                     v => format!("{flag} {v}"),
@@ -661,7 +661,7 @@ fn finish_meta(
     meta.launch_command = meta
         .launch_command
         .as_deref()
-        .map(crate::redact::redact_command);
+        .map(crate::model::redact::redact_command);
     Ok(meta)
 }
 

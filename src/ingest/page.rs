@@ -9,13 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::format::{self, ParseError};
-use crate::labels;
+use crate::model::format::{self, ParseError};
+use crate::model::labels;
+use crate::model::table;
 use crate::model::{
     BenchmarkTool, Cell, DecodeCell, Engine, Hardware, PrefillCell, Run, RunMeta, RunSettings,
     SCHEMA_VERSION, Status,
 };
-use crate::table;
 
 /// A page that could not be read: the file, the 1-based line, what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -1,6 +1,6 @@
 //! `compare/definitions.js`: everything the comparison built in the browser
 //! must not decide for itself, handed over from the one place Rust keeps it:
-//! the words ([`crate::comparison_words`]), the run limit and the run-id
+//! the words ([`crate::compare::words`]), the run limit and the run-id
 //! alphabet, the series palette and markers, the ratio colour scale (with the
 //! text colour on each step), chart sizes and the labels of context ticks.
 //! static/compare.js only arranges these.
@@ -47,21 +47,21 @@ pub(crate) fn definitions_js(
     let defs = Definitions {
         min_runs: crate::compare::MIN_RUNS_PER_COMPARISON,
         max_runs: crate::compare::MAX_RUNS_PER_COMPARISON,
-        run_id_pattern: crate::validate::RUN_ID_PATTERN,
-        dash: crate::format::DASH,
+        run_id_pattern: crate::model::validate::RUN_ID_PATTERN,
+        dash: crate::model::format::DASH,
         palette: (0..PALETTE.len()).map(palette).collect(),
         markers: MARKERS,
         ratio_steps: RATIO_STEPS,
-        ratio_key: crate::comparison_words::ratio_key(),
-        energy_key: crate::comparison_words::energy_key(),
+        ratio_key: crate::compare::words::ratio_key(),
+        energy_key: crate::compare::words::energy_key(),
         near_context: crate::compare::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,
         font_size: FONT_PX,
         context_ticks: (0..=21)
-            .map(|k| (1u64 << k, crate::format::context_label(1u64 << k)))
+            .map(|k| (1u64 << k, crate::model::format::context_label(1u64 << k)))
             .collect(),
-        words: crate::comparison_words::all().into_iter().collect(),
+        words: crate::compare::words::all().into_iter().collect(),
         built: comparisons
             .iter()
             .map(|c| {

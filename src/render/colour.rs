@@ -107,7 +107,7 @@ pub fn ratio_shade(r: f64) -> (&'static str, String) {
     let strength = step.unsigned_abs() as f64 / RATIO_STEPS as f64;
     (
         class,
-        format!("--shade:{}", crate::format::grouped(strength, 2)),
+        format!("--shade:{}", crate::model::format::grouped(strength, 2)),
     )
 }
 

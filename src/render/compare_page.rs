@@ -10,9 +10,9 @@ use super::charts::{CAPACITY_SIZE, ChartError, DECODE_SIZE, INTERACTIVITY_SIZE, 
 use super::colour::ratio_shade;
 use super::markdown::render_markdown;
 use crate::compare::{self, Basis, Comparison};
-use crate::format;
-use crate::labels;
 use crate::model::Run;
+use crate::model::format;
+use crate::model::labels;
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -183,15 +183,15 @@ pub(crate) enum ChartKind {
 impl ChartBlock {
     /// What a screen reader calls the folded table of the chart's numbers.
     pub(crate) fn numbers_label(&self) -> String {
-        crate::comparison_words::fill(
-            crate::comparison_words::NUMBERS_LABEL,
+        crate::compare::words::fill(
+            crate::compare::words::NUMBERS_LABEL,
             &[("heading", &self.heading)],
         )
     }
 
-    /// The caption under the chart, from [`crate::comparison_words`].
+    /// The caption under the chart, from [`crate::compare::words`].
     pub fn caption(&self) -> String {
-        use crate::comparison_words as w;
+        use crate::compare::words as w;
         match &self.kind {
             ChartKind::Prefill => w::PREFILL_CAPTION.into(),
             ChartKind::Decode(context) => w::fill(
@@ -277,7 +277,7 @@ impl ComparePage {
         c: &Comparison,
         prices: &crate::model::PricesFile,
     ) -> Self {
-        use crate::cost;
+        use crate::compare::cost;
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         let named = compare::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
@@ -299,7 +299,7 @@ impl ComparePage {
         let shown = |v: Option<f64>| {
             (
                 v.map_or(String::new(), |v| v.to_string()),
-                v.map_or(DASH.to_string(), crate::format::usd),
+                v.map_or(DASH.to_string(), crate::model::format::usd),
             )
         };
         let rows =
@@ -474,8 +474,8 @@ fn tools_differ(runs: &[&Run]) -> Option<String> {
     }
     let all: BTreeSet<&String> = sets.iter().flatten().collect();
     let tools: Vec<&str> = all.into_iter().map(String::as_str).collect();
-    Some(crate::comparison_words::fill(
-        crate::comparison_words::TOOLS_DIFFER,
+    Some(crate::compare::words::fill(
+        crate::compare::words::TOOLS_DIFFER,
         &[("tools", &tools.join(", "))],
     ))
 }
@@ -484,7 +484,7 @@ fn tools_differ(runs: &[&Run]) -> Option<String> {
 /// basis, by context, prefill, what could not be compared) and each run's
 /// reach. Figures from `compare`, words from `comparison_words`.
 pub(crate) fn findings(runs: &[&Run]) -> Findings {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     let basis = compare::findings_basis(runs);
     let a = runs[0];
     let (an, figure) = (a.meta.model.as_str(), tok_per_s_name(basis));
@@ -625,7 +625,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
 /// The energy line of a pair's findings, when either run recorded energy:
 /// b's J per output token over a's where both have it, or who lacks it.
 fn energy_finding(a: &Run, b: &Run, f: &compare::PairFindings) -> Option<Finding> {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let text = match (f.energy, f.energy_recorded) {
         (_, [false, false]) => return None,
@@ -663,7 +663,7 @@ fn energy_finding(a: &Run, b: &Run, f: &compare::PairFindings) -> Option<Finding
 /// The energy ratio matrices of a comparison, each run against the first,
 /// and how each run's energy was found; none when no run recorded any.
 fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     if !runs.iter().any(|r| compare::has_energy(r)) {
         return None;
     }
@@ -693,7 +693,7 @@ fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
 /// sentence is about the cells it names (tests/compare_findings.rs checks
 /// them against the cells of pairs where a summary would mislead).
 pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<String> {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
     let mut out = Vec::new();
@@ -789,7 +789,7 @@ pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) 
 /// The findings of each run's best cells: its peak, and its most
 /// throughput at each per-request speed.
 fn best_findings(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<Finding> {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
     let shown =
@@ -898,7 +898,7 @@ fn names(runs: &[&Run]) -> Vec<String> {
 }
 
 fn context_axis() -> Axis {
-    Axis::new(crate::comparison_words::PREFILL_X, Scale::Log2, |v| {
+    Axis::new(crate::compare::words::PREFILL_X, Scale::Log2, |v| {
         format::context_label(v.round() as u64)
     })
 }
@@ -932,20 +932,20 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             row
         })
         .collect();
-    let title = crate::comparison_words::PREFILL_TITLE;
+    let title = crate::compare::words::PREFILL_TITLE;
     let y = Axis::new(
-        crate::comparison_words::PREFILL_Y,
+        crate::compare::words::PREFILL_Y,
         Scale::Linear,
         format::tok_per_s_short,
     );
     Ok(Some(ChartBlock {
         key: chart_key(&names(runs)),
         id: "prefill".into(),
-        heading: crate::comparison_words::PREFILL.into(),
+        heading: crate::compare::words::PREFILL.into(),
         kind: ChartKind::Prefill,
         per_gpu: false,
         svg: xy_chart(title, PREFILL_SIZE, &context_axis(), &y, &series)?,
-        columns: std::iter::once(crate::comparison_words::CONTEXT.to_string())
+        columns: std::iter::once(crate::compare::words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,
@@ -955,8 +955,8 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
 /// The figure's name on an axis: "total tok/s", "tok/s per GPU".
 fn tok_per_s_name(basis: Basis) -> &'static str {
     match basis {
-        Basis::Total => crate::comparison_words::FIGURE_TOTAL,
-        Basis::PerGpu => crate::comparison_words::FIGURE_PER_GPU,
+        Basis::Total => crate::compare::words::FIGURE_TOTAL,
+        Basis::PerGpu => crate::compare::words::FIGURE_PER_GPU,
     }
 }
 
@@ -977,7 +977,7 @@ pub(super) fn decode_blocks(
     basis: Basis,
 ) -> Result<Vec<ChartBlock>, ChartError> {
     let id_suffix = basis_suffix(basis);
-    let x = Axis::new(crate::comparison_words::DECODE_X, Scale::Log2, |v| {
+    let x = Axis::new(crate::compare::words::DECODE_X, Scale::Log2, |v| {
         format!("{}", v.round())
     });
     let groups = compare::shared_context_groups(runs);
@@ -1022,22 +1022,22 @@ pub(super) fn decode_blocks(
                     row
                 })
                 .collect();
-            let title = crate::comparison_words::fill(
-                crate::comparison_words::DECODE_TITLE,
+            let title = crate::compare::words::fill(
+                crate::compare::words::DECODE_TITLE,
                 &[("context", &label), ("figure", tok_per_s_name(basis))],
             );
             Ok(ChartBlock {
                 key: chart_key(names),
                 // From the token count, never the label ("0 (no prompt)").
                 id: format!("decode-{ctx}{id_suffix}"),
-                heading: crate::comparison_words::fill(
-                    crate::comparison_words::DECODE_HEADING,
+                heading: crate::compare::words::fill(
+                    crate::compare::words::DECODE_HEADING,
                     &[("context", &label)],
                 ),
                 svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
                 kind: ChartKind::Decode(label),
                 per_gpu: basis == Basis::PerGpu,
-                columns: std::iter::once(crate::comparison_words::REQUESTS_AT_ONCE.to_string())
+                columns: std::iter::once(crate::compare::words::REQUESTS_AT_ONCE.to_string())
                     .chain(names.iter().cloned())
                     .collect(),
                 rows,
@@ -1050,8 +1050,8 @@ pub(super) fn decode_blocks(
 fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
     let id_suffix = basis_suffix(basis);
     let heading = match basis {
-        Basis::Total => crate::comparison_words::RATIO_HEADING,
-        Basis::PerGpu => crate::comparison_words::RATIO_HEADING_PER_GPU,
+        Basis::Total => crate::compare::words::RATIO_HEADING,
+        Basis::PerGpu => crate::compare::words::RATIO_HEADING_PER_GPU,
     };
     let a = runs[0];
     runs[1..]
@@ -1061,10 +1061,7 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                 a,
                 b,
                 format!("ratio-{}{id_suffix}", b.id),
-                crate::comparison_words::fill(
-                    heading,
-                    &[("b", &b.meta.model), ("a", &a.meta.model)],
-                ),
+                crate::compare::words::fill(heading, &[("b", &b.meta.model), ("a", &a.meta.model)]),
                 (&a.meta.model, &b.meta.model),
                 compare::Figure::Throughput(basis),
             )
@@ -1084,7 +1081,7 @@ pub(crate) fn ratio_matrix_between(
     names: (&str, &str),
     figure: compare::Figure,
 ) -> RatioMatrix {
-    use crate::comparison_words::{
+    use crate::compare::words::{
         NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
     };
     let grid = compare::RatioGrid::of(a, b, figure);
@@ -1136,7 +1133,7 @@ pub(crate) fn ratio_matrix_between(
                         reason: None,
                         class: "even",
                         style: None,
-                        noise: Some(crate::comparison_words::WITHIN_NOISE),
+                        noise: Some(crate::compare::words::WITHIN_NOISE),
                     },
                     Ok(j) => {
                         let (class, style) = shade(j.value);
@@ -1170,7 +1167,7 @@ pub(crate) fn ratio_matrix_between(
                     .map(|(r, row)| (r, &row[l])),
             );
             let reasons = match side_notes(&states, names, &row_labels, STATE_AT_CONTEXTS) {
-                none if none.is_empty() => crate::comparison_words::NEITHER_AT_ROWS_SHOWN.into(),
+                none if none.is_empty() => crate::compare::words::NEITHER_AT_ROWS_SHOWN.into(),
                 some => some,
             };
             left_out.push(fill(
@@ -1184,9 +1181,9 @@ pub(crate) fn ratio_matrix_between(
         // Nothing to compare anywhere: one line, not one per row and level.
         left_out = vec![fill(
             if energy {
-                crate::comparison_words::ENERGY_NO_RATIO_ANYWHERE
+                crate::compare::words::ENERGY_NO_RATIO_ANYWHERE
             } else {
-                crate::comparison_words::NO_RATIO_ANYWHERE
+                crate::compare::words::NO_RATIO_ANYWHERE
             },
             &[("a", names.0), ("b", names.1)],
         )];
@@ -1216,9 +1213,9 @@ pub(crate) fn ratio_matrix_between(
             )
         }),
         key: if energy {
-            crate::comparison_words::energy_key()
+            crate::compare::words::energy_key()
         } else {
-            crate::comparison_words::ratio_key()
+            crate::compare::words::ratio_key()
         },
     }
 }
@@ -1234,7 +1231,7 @@ pub(crate) fn side_notes(
     labels: &[Vec<String>; 2],
     at: &str,
 ) -> String {
-    use crate::comparison_words::{REQUEST, REQUESTS, SIDE_STATES, fill};
+    use crate::compare::words::{REQUEST, REQUESTS, SIDE_STATES, fill};
     [names.0, names.1]
         .iter()
         .zip(states)
@@ -1407,7 +1404,7 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             &y,
             &series,
         )?,
-        columns: std::iter::once(crate::comparison_words::CONTEXT.to_string())
+        columns: std::iter::once(crate::compare::words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,
@@ -1457,7 +1454,7 @@ mod tests {
         assert_eq!((cells[0].class, cells[0].noise), ("faster", None));
         assert_eq!(
             (cells[1].class, cells[1].noise),
-            ("even", Some(crate::comparison_words::WITHIN_NOISE))
+            ("even", Some(crate::compare::words::WITHIN_NOISE))
         );
     }
 }

@@ -5,7 +5,7 @@
 
 use super::compare_page::{answer, findings, ratio_matrix_between};
 use crate::compare::{self, Basis, tests::with_cells};
-use crate::format;
+use crate::model::format;
 use crate::model::{Run, Status};
 
 use Status::*;
@@ -344,7 +344,7 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
                 .collect();
             if note.ends_with(&format!(
                 "{}.",
-                crate::comparison_words::NEITHER_AT_ROWS_SHOWN
+                crate::compare::words::NEITHER_AT_ROWS_SHOWN
             )) {
                 assert!(spoken.is_empty(), "case {case}: {note:?}");
                 continue;
@@ -608,7 +608,7 @@ fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
                 without += 1;
                 let text = line.unwrap().1;
                 let want = match (ra, rb) {
-                    (true, true) => crate::comparison_words::FINDING_ENERGY_NONE_SHARED.to_string(),
+                    (true, true) => crate::compare::words::FINDING_ENERGY_NONE_SHARED.to_string(),
                     (true, false) => {
                         "Only A recorded its GPUs' energy: no energy ratio to give.".into()
                     }

@@ -4,8 +4,8 @@ use askama::Template;
 
 use super::Figure;
 use crate::compare::Comparison;
-use crate::format;
-use crate::labels;
+use crate::model::format;
+use crate::model::labels;
 use crate::model::{Run, Status};
 
 #[derive(Template)]
@@ -62,7 +62,7 @@ pub(crate) struct PickBar {
 
 impl PickBar {
     fn new() -> PickBar {
-        use crate::comparison_words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
+        use crate::compare::words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
         let (min, max) = (
             crate::compare::MIN_RUNS_PER_COMPARISON.to_string(),
             crate::compare::MAX_RUNS_PER_COMPARISON.to_string(),
@@ -318,7 +318,7 @@ impl IndexPages {
     pub fn new(
         runs: &[Run],
         comparisons: &[Comparison],
-        series: &[crate::series::Series],
+        series: &[crate::judge::series::Series],
     ) -> Result<IndexPages, super::charts::ChartError> {
         // Runs of one model told apart the same way in every list and key.
         let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
@@ -395,7 +395,7 @@ impl IndexPages {
                         s.title.clone(),
                         s.runs.len(),
                         s.newest.verdict.label(),
-                        s.newest.verdict == crate::change::Verdict::Regression,
+                        s.newest.verdict == crate::judge::change::Verdict::Regression,
                     )
                 })
                 .collect(),

@@ -1,9 +1,10 @@
 //! Turns runs into the files of the static site, handing each file to a
-//! [`SiteSink`] as soon as it is made: [`crate::output`] writes it to disk
+//! [`SiteSink`] as soon as it is made: [`crate::app::output`] writes it to disk
 //! (so a build never holds the whole site), [`Site`] keeps it in memory (for
 //! `sitegen serve` and tests). Rendering itself writes nothing.
 
 pub mod browser;
+pub mod change_words;
 pub mod charts;
 pub mod colour;
 pub(crate) mod compare_page;
@@ -79,7 +80,7 @@ impl Figure {
     pub(crate) fn none() -> Self {
         Figure {
             sort: String::new(),
-            text: crate::format::DASH.to_string(),
+            text: crate::model::format::DASH.to_string(),
         }
     }
 }
@@ -98,8 +99,8 @@ pub(crate) fn page_range(page: usize, per_page: usize, total: usize) -> String {
     let last = ((page + 1) * per_page).min(total);
     format!(
         "Runs {}–{}",
-        crate::format::count(first as u64),
-        crate::format::count(last as u64)
+        crate::model::format::count(first as u64),
+        crate::model::format::count(last as u64)
     )
 }
 
@@ -140,7 +141,7 @@ impl SiteSink for Site {
 /// each file as soon as it is made; returns how many files it made.
 pub(crate) fn render_site(
     runs: &[Run],
-    all_series: &[crate::series::Series],
+    all_series: &[crate::judge::series::Series],
     comparisons: &[Comparison],
     prices: &crate::model::PricesFile,
     sink: &mut dyn SiteSink,
@@ -154,7 +155,7 @@ pub(crate) fn render_site(
         add(path.to_string(), text.as_bytes().to_vec())?;
     }
     // Each run's series and its place there, found once: (series, position).
-    let mut place: Vec<Option<(&crate::series::Series, usize)>> = vec![None; runs.len()];
+    let mut place: Vec<Option<(&crate::judge::series::Series, usize)>> = vec![None; runs.len()];
     for s in all_series {
         for (at, &i) in s.runs.iter().enumerate() {
             place[i] = Some((s, at));
@@ -176,11 +177,11 @@ pub(crate) fn render_site(
                 href: format!("../../{}index.html", series_page::series_path(s)),
                 title: s.title.clone(),
                 runs: s.runs.len(),
-                against_previous: Some(crate::change_words::judgement_line(j)),
-                regression: j.verdict == crate::change::Verdict::Regression,
+                against_previous: Some(crate::render::change_words::judgement_line(j)),
+                regression: j.verdict == crate::judge::change::Verdict::Regression,
             }
         });
-        let price = crate::cost::price_for(prices, run);
+        let price = crate::compare::cost::price_for(prices, run);
         if let Some(p) = price {
             page = page.with_cost(run, p);
         }
@@ -246,8 +247,8 @@ pub(crate) fn render_site(
         root: "../",
         page_title: "Compare runs".into(),
         generator: GENERATOR,
-        choose: crate::comparison_words::fill(
-            crate::comparison_words::PICK_CHOOSE,
+        choose: crate::compare::words::fill(
+            crate::compare::words::PICK_CHOOSE,
             &[
                 ("min", &crate::compare::MIN_RUNS_PER_COMPARISON.to_string()),
                 ("max", &crate::compare::MAX_RUNS_PER_COMPARISON.to_string()),

@@ -8,11 +8,11 @@ use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, fill_style, viridis};
 use super::markdown::render_markdown;
 use crate::compare::Comparison;
-use crate::format;
-use crate::labels;
-use crate::labels::Card;
+use crate::model::format;
+use crate::model::labels;
+use crate::model::labels::Card;
+use crate::model::table;
 use crate::model::{Cell, Run, Status, Throttle};
-use crate::table;
 
 #[derive(Template)]
 #[template(path = "run.html")]
@@ -504,9 +504,9 @@ impl RunPage {
     /// Adds the cost per million output tokens of every valid decode cell,
     /// at the price of the run's GPU.
     pub(crate) fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
-        use crate::cost;
+        use crate::compare::cost;
         let gpus = run.meta.hardware.gpu_count;
-        self.columns.push(crate::cost::COST_HEADER);
+        self.columns.push(crate::compare::cost::COST_HEADER);
         for (row, cell) in self.rows.iter_mut().zip(&run.cells) {
             let v = match cell {
                 Cell::Decode(d) => cost::usd_per_million_output_tokens(d, gpus, price),
@@ -517,7 +517,7 @@ impl RunPage {
                 v.map_or(format::DASH.to_string(), format::usd),
             ));
         }
-        self.cost_note = Some(crate::cost::cost_note(gpus, price));
+        self.cost_note = Some(crate::compare::cost::cost_note(gpus, price));
         self
     }
 
@@ -531,10 +531,12 @@ impl RunPage {
         if !crate::compare::has_energy(run) {
             return self;
         }
-        self.columns.push(crate::cost::ELECTRICITY_HEADER);
+        self.columns.push(crate::compare::cost::ELECTRICITY_HEADER);
         for (row, cell) in self.rows.iter_mut().zip(&run.cells) {
             let v = match cell {
-                Cell::Decode(d) => crate::cost::electricity_usd_per_million_output_tokens(d, price),
+                Cell::Decode(d) => {
+                    crate::compare::cost::electricity_usd_per_million_output_tokens(d, price)
+                }
                 Cell::Prefill(_) => None,
             };
             row.cells.push((
@@ -542,7 +544,7 @@ impl RunPage {
                 v.map_or(format::DASH.to_string(), format::usd),
             ));
         }
-        self.electricity_note = Some(crate::cost::electricity_note(price));
+        self.electricity_note = Some(crate::compare::cost::electricity_note(price));
         self
     }
 }
@@ -826,8 +828,8 @@ fn table_row(run: &Run, columns: &[&table::Column], cell: &Cell) -> TableRow {
 
 /// The Hardware, Engine and Run cards, the Run card saying how the
 /// prefills were proven cold where the cells recorded it.
-fn run_cards(run: &Run) -> Vec<crate::labels::Card> {
-    let mut cards = crate::labels::cards(&run.meta);
+fn run_cards(run: &Run) -> Vec<crate::model::labels::Card> {
+    let mut cards = crate::model::labels::cards(&run.meta);
     if let Some(cold) = labels::cold_prefill_summary(run)
         && let Some(card) = cards.iter_mut().find(|c| c.id == "run")
     {

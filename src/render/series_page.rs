@@ -5,12 +5,12 @@
 use super::charts::ChartError;
 use super::charts::lines::{MARKERS, PALETTE, palette};
 use super::compare_page::{ChartBlock, RatioCell, RatioMatrix, RatioRow, decode_blocks};
-use crate::change::{Call, Judgement, Verdict};
-use crate::change_words;
 use crate::compare::Basis;
-use crate::format;
+use crate::judge::change::{Call, Judgement, Verdict};
+use crate::judge::series::Series;
+use crate::model::format;
 use crate::model::{Run, Status};
-use crate::series::Series;
+use crate::render::change_words;
 
 #[derive(askama::Template)]
 #[template(path = "series.html")]
@@ -131,7 +131,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
                             reason: None,
                             class: "even",
                             style: None,
-                            noise: Some(crate::comparison_words::WITHIN_NOISE),
+                            noise: Some(crate::compare::words::WITHIN_NOISE),
                         },
                         Some(c) => {
                             let (class, style) = super::colour::ratio_shade(c.estimate.ratio);
@@ -162,7 +162,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
         rows,
         left_out: Vec::new(),
         near_note: None,
-        key: crate::comparison_words::ratio_key(),
+        key: crate::compare::words::ratio_key(),
     }
 }
 
@@ -299,7 +299,7 @@ impl SeriesPage {
             total_runs: every.len(),
             answer,
             noted,
-            rule: change_words::rule_sentence(&crate::change::Rule::default()),
+            rule: change_words::rule_sentence(&crate::judge::change::Rule::default()),
             judged,
             slower_runs,
             history_pages: if every.len() > LATEST_RUNS {
@@ -443,7 +443,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
         },
     };
     let y = Axis::new(
-        crate::comparison_words::FIGURE_TOTAL,
+        crate::compare::words::FIGURE_TOTAL,
         Scale::Linear,
         format::tok_per_s_short,
     )
@@ -741,7 +741,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     |other| format!("../runs-{}/index.html", other + 1),
                 ),
                 rows,
-                rule: change_words::rule_sentence(&crate::change::Rule::default()),
+                rule: change_words::rule_sentence(&crate::judge::change::Rule::default()),
             };
             (format!("{}index.html", history_path(s, page)), page_view)
         })

@@ -86,7 +86,7 @@ pub(crate) fn count_merged_events(records: &mut [RequestRecord]) -> Option<Strin
             "{} of {} requests streamed fewer events than tokens ({} fewer on average) and ended with finish_reason \"length\": counted as the {} tokens they asked for, which the server generates for the same prompt not streamed (a server that holds back a multi-byte character split across tokens sends two in one event)",
             lacked.len(),
             records.len(),
-            crate::format::tenths(lacked.iter().sum::<u64>() as f64 / lacked.len() as f64),
+            crate::model::format::tenths(lacked.iter().sum::<u64>() as f64 / lacked.len() as f64),
             records.iter().find_map(|r| r.asked_tokens).unwrap_or(0)
         )
     })
@@ -173,7 +173,7 @@ pub(crate) fn batch_means_ci95(batch_tokens: &[u64], window_s: f64) -> Option<In
         high: mean + half,
         method: format!(
             "batch means over {b} sub-windows of {} s",
-            crate::format::grouped(width, 1)
+            crate::model::format::grouped(width, 1)
         ),
     })
 }
@@ -551,7 +551,7 @@ pub(crate) fn heed_server_word(
     if let (Some(n), Some(series)) = (c.preemptions.filter(|n| *n > 0), word.preemption_series) {
         said.push(format!(
             "{} preempted during the window ({series})",
-            crate::format::counted(n as usize, "request")
+            crate::model::format::counted(n as usize, "request")
         ));
         if status == Status::Valid {
             status = Status::RequestsQueued;
@@ -581,7 +581,7 @@ struct Short {
 
 impl Short {
     fn mean(tokens: &[u64]) -> String {
-        crate::format::tenths(tokens.iter().sum::<u64>() as f64 / tokens.len().max(1) as f64)
+        crate::model::format::tenths(tokens.iter().sum::<u64>() as f64 / tokens.len().max(1) as f64)
     }
 
     /// Why the cell is not Valid, when requests were cut short or capped.

@@ -27,7 +27,7 @@ pub(crate) struct Held {
 
 impl Held {
     pub fn words(&self, counter: &str) -> String {
-        use crate::format::count;
+        use crate::model::format::count;
         if self.looked_up > self.prompt {
             format!(
                 "the server's prefix cache counted {} tokens found of {} looked up ({counter}) for a prompt of {}: other requests were counted with it",

@@ -7,12 +7,12 @@ use std::process::Command;
 use anyhow::Context;
 
 use super::probe::ServerInfo;
+use crate::model::redact::redact_command;
 use crate::model::{
     BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, RunMeta, RunSettings, SCHEMA_VERSION,
 };
-use crate::redact::redact_command;
 
-pub use crate::cards::MetaFlags;
+pub use crate::model::cards::MetaFlags;
 
 /// GPUs as `nvidia-smi` lists them: (name, count, memory per GPU in GB).
 #[derive(Debug, Clone, PartialEq)]

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::format;
+use crate::model::format;
 use crate::model::{
     ApiEndpoint, Cell, CellKey, CellTelemetry, DecodeCell, DecodeDetail, PrefillCell, Status,
 };

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::format::{self, TOKENS_PER_K};
+use crate::model::format::{self, TOKENS_PER_K};
 use crate::model::{CellKey, Phase};
 
 /// Tokens kept free between the largest decode context plus its output and

@@ -410,7 +410,7 @@ pub async fn token_counting(
                 1 => String::new(),
                 n => format!(
                     "; on try {n}, the tries before streamed {}",
-                    crate::format::and_list(&streamed[..n - 1])
+                    crate::model::format::and_list(&streamed[..n - 1])
                 ),
             };
             return Ok((
@@ -429,7 +429,7 @@ pub async fn token_counting(
     }
     anyhow::bail!(
         "{said}, and {EVENT_CHECK_TRIES} requests of {asked} tokens streamed {} token events: sitegen cannot count this server's output tokens",
-        crate::format::and_list(&streamed)
+        crate::model::format::and_list(&streamed)
     )
 }
 

@@ -176,7 +176,7 @@ pub fn fixture_pages() -> Vec<PathBuf> {
 pub fn build_bundled_site() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data_dir(), &out).unwrap();
+    sitegen::app::pipeline::build_site(&data_dir(), &out).unwrap();
     (tmp, out)
 }
 
@@ -329,7 +329,7 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
         }));
     std::fs::write(data.join("comparisons.json"), sets.to_string()).unwrap();
     let out = tmp.path().join("site");
-    sitegen::pipeline::build_site(&data, &out).unwrap();
+    sitegen::app::pipeline::build_site(&data, &out).unwrap();
     (tmp, out)
 }
 

@@ -543,7 +543,7 @@ mod tests {
             label: None,
         }];
         let x = Axis::new("context", Scale::Log2, |v| {
-            crate::format::context_label(v as u64)
+            crate::model::format::context_label(v as u64)
         });
         let svg = xy_chart("t", DECODE_SIZE, &x, &axis(Scale::Linear), &s).unwrap();
         assert!(

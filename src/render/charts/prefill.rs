@@ -5,7 +5,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{ChartError, ChartSize, FONT, FONT_SIZE, Frame, NARROW_WIDTH, wide_and_narrow};
-use crate::format;
+use crate::model::format;
 
 /// One bar: a context with its prompt throughput and cold-prompt TTFT.
 #[derive(Debug, Clone, PartialEq)]

@@ -58,7 +58,7 @@ pub(crate) const ELECTRICITY_WORD: &str = "electricity";
 pub(crate) fn electricity_note(price: &ElectricityPrice) -> String {
     format!(
         "Electricity per million output tokens = the cell's joules per output token × 10⁶ / 3.6 × 10⁶ J per kWh × {} per kWh ({}, {}): the GPUs' own energy only, not the host, cooling or power-supply losses; valid cells with their energy recorded.",
-        crate::format::usd(price.usd_per_kwh),
+        crate::model::format::usd(price.usd_per_kwh),
         price.source,
         price.date
     )
@@ -68,7 +68,7 @@ pub(crate) fn electricity_note(price: &ElectricityPrice) -> String {
 pub(crate) fn cost_note(gpus: u32, price: &GpuPrice) -> String {
     format!(
         "Cost per million output tokens = {gpus} × {} per GPU-hour ({} GPU price from {}, {}) / the output tokens of an hour at the cell's total tok/s; valid cells only.",
-        crate::format::usd(price.usd_per_gpu_hour),
+        crate::model::format::usd(price.usd_per_gpu_hour),
         price.gpu,
         price.source,
         price.date
@@ -95,7 +95,7 @@ mod tests {
         };
         let cost = usd_per_million_output_tokens(&cell, 4, &price).unwrap();
         assert!((cost - 2.753_34).abs() < 1e-4, "{cost}");
-        assert_eq!(crate::format::usd(cost), "$2.75");
+        assert_eq!(crate::model::format::usd(cost), "$2.75");
         let queued = DecodeCell {
             status: Status::RequestsQueued,
             ..cell

@@ -95,7 +95,7 @@ impl MetaFlags {
                 "launch_command",
                 self.launch_command
                     .as_deref()
-                    .map(|c| Value::from(crate::redact::redact_command(c))),
+                    .map(|c| Value::from(crate::model::redact::redact_command(c))),
             ),
         ];
         for (path, value) in fields {

@@ -544,10 +544,10 @@ pub fn shifts(series: &[&Run], from: usize, rule: &Rule) -> Vec<Shift> {
         return Vec::new();
     }
     let x: Vec<f64> = scored.iter().map(|(_, s)| *s).collect();
-    let cps = crate::change_points::change_points(
+    let cps = crate::judge::change_points::change_points(
         &x,
-        crate::change_points::DEFAULT_WINDOW,
-        crate::change_points::DEFAULT_MAX_P,
+        crate::judge::change_points::DEFAULT_WINDOW,
+        crate::judge::change_points::DEFAULT_MAX_P,
         rule.threshold / 2.0,
     );
     let bounds: Vec<usize> = cps.iter().map(|c| c.index).collect();

@@ -1,11 +1,11 @@
 //! Labels and sentences made from a run's data: titles, the Hardware,
 //! Engine and Run cards, legends. (Status words live with [`Status`]; the measurement table's
-//! cells in [`crate::table`].)
+//! cells in [`crate::model::table`].)
 //!
 //! Pure functions over [`crate::model`] types, shared by the renderer (which
 //! shows them) and the page ingester (which checks a page against them).
 
-use crate::format;
+use crate::model::format;
 use crate::model::{
     BenchmarkTool, DecodeTest, Engine, Hardware, PrefillMode, Run, RunMeta, Status,
 };

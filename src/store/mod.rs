@@ -5,6 +5,8 @@
 //! field and what was expected. Every write goes to a temporary file or folder
 //! first and is renamed into place, so nothing already written is half-overwritten.
 
+pub mod atomic;
+
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -12,8 +14,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::model::validate::{self, Invalid};
 use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
-use crate::validate::{self, Invalid};
 
 pub(crate) const RUN_FILE: &str = "run.json";
 pub(crate) const CELLS_DIR: &str = "cells";
@@ -262,7 +264,9 @@ pub(crate) fn load_changes(
                     "expected a date (\"2026-10-16\") or a run id, one of them",
                 ));
             }
-            (Some(d), None) if crate::format::epoch_days(&format!("{d}T00:00:00Z")).is_none() => {
+            (Some(d), None)
+                if crate::model::format::epoch_days(&format!("{d}T00:00:00Z")).is_none() =>
+            {
                 return Err(field_err(
                     &path,
                     &field("date"),
@@ -435,7 +439,7 @@ fn from_value<T: DeserializeOwned>(
 }
 
 /// A data file's record checked for what serde cannot check
-/// ([`crate::validate`]), the file named in the error.
+/// ([`crate::model::validate`]), the file named in the error.
 fn checked(path: &Path, result: Result<(), Invalid>) -> Result<(), StoreError> {
     result.map_err(|e| field_err(path, &e.field, e.message))
 }
@@ -460,7 +464,7 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> String {
 
 /// Writes a data file atomically (see `atomic::write_file`).
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StoreError> {
-    crate::atomic::write_file(path, contents).map_err(io_err(path))
+    crate::store::atomic::write_file(path, contents).map_err(io_err(path))
 }
 
 /// Writes one cell into `run_dir/cells/` under its canonical name.
@@ -520,7 +524,7 @@ pub(crate) fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathB
         write_atomically(&staging.path().join(NOTES_FILE), notes.as_bytes())?;
     }
     let staged = staging.keep();
-    crate::atomic::replace_dir(&staged, &target).map_err(|e| {
+    crate::store::atomic::replace_dir(&staged, &target).map_err(|e| {
         let _ = fs::remove_dir_all(&staged);
         io_err(&target)(e)
     })?;

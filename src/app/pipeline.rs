@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::render::{Site, SiteSink};
 use crate::store::StoreError;
-use crate::{compare, output, render, store};
+use crate::{app::output, compare, render, store};
 
 /// What a build produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,14 +24,14 @@ pub struct BuildOptions {
     /// checkout without data) that would publish an empty site.
     pub allow_empty: bool,
     /// The rule each series' runs are judged by.
-    pub rule: crate::change::Rule,
+    pub rule: crate::judge::change::Rule,
 }
 
 /// The data of a build, read and checked, with its series judged.
 pub struct Loaded {
     pub runs: Vec<crate::model::Run>,
-    /// Every setup measured more than once, each run judged (src/change.rs).
-    pub series: Vec<crate::series::Series>,
+    /// Every setup measured more than once, each run judged (src/judge/change.rs).
+    pub series: Vec<crate::judge::series::Series>,
     pub comparisons: Vec<compare::Comparison>,
     pub(crate) prices: crate::model::PricesFile,
     /// Runs left out of the site, each with why.
@@ -78,7 +78,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
     let changes = store::load_changes(data_dir, &runs)?;
-    let series = crate::series::series(&runs, &changes, &opts.rule);
+    let series = crate::judge::series::series(&runs, &changes, &opts.rule);
     // A change noted for a series that is not there would start no baseline: said, not dropped.
     for (i, change) in changes.changes.iter().enumerate() {
         if let Some(slug) = &change.series

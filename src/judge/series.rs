@@ -1,10 +1,10 @@
 //! Series: runs of one setup (model, GPU, GPU count, quantization) measured
 //! again over time, each run judged against the runs before it and the
-//! whole series searched for change points (src/change.rs: one rule for
+//! whole series searched for change points (src/judge/change.rs: one rule for
 //! every page and `sitegen check`). Pure functions over runs.
 
-use crate::change::{self, Judgement, Rule, Shift};
 use crate::compare;
+use crate::judge::change::{self, Judgement, Rule, Shift};
 use crate::model::{AnnotatedChange, ChangesFile, Run};
 
 /// Runs of one setup, oldest first.
@@ -60,12 +60,12 @@ fn change_position(change: &AnnotatedChange, runs: &[&Run]) -> Option<usize> {
     match (&change.run, &change.date) {
         (Some(id), _) => runs.iter().position(|r| &r.id == id),
         (None, Some(date)) => {
-            let day = crate::format::epoch_days(&format!("{date}T00:00:00Z"))?;
+            let day = crate::model::format::epoch_days(&format!("{date}T00:00:00Z"))?;
             runs.iter().position(|r| {
                 r.meta
                     .measured_at
                     .as_deref()
-                    .and_then(crate::format::epoch_days)
+                    .and_then(crate::model::format::epoch_days)
                     .is_some_and(|d| d >= day)
             })
         }
@@ -92,7 +92,7 @@ pub fn series(runs: &[Run], changes: &ChangesFile, rule: &Rule) -> Vec<Series> {
                 key(a).cmp(&key(b))
             });
             let first = &runs[members[0]];
-            let hardware = crate::labels::hardware_label(&first.meta.hardware);
+            let hardware = crate::model::labels::hardware_label(&first.meta.hardware);
             let title = if quant.is_empty() {
                 format!("{model} on {hardware}")
             } else {
@@ -175,7 +175,7 @@ pub fn labels(runs: &[&Run]) -> Vec<String> {
             r.meta
                 .launch_command
                 .as_deref()
-                .map(crate::launch::settings)
+                .map(crate::model::launch::settings)
                 .unwrap_or_default()
         })
         .collect();

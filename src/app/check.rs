@@ -1,5 +1,5 @@
 //! `sitegen check`: the newest run of every series judged against the runs
-//! before it (src/change.rs), as Markdown for people (the CI job's summary,
+//! before it (src/judge/change.rs), as Markdown for people (the CI job's summary,
 //! a pull request's comment) and JSON for machines, with an exit code for
 //! a gate. Reads `data/` as `build` does and writes nothing there.
 
@@ -7,11 +7,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::change::{Call, Judgement, Rule, Shift, Verdict};
-use crate::change_words;
-use crate::format;
+use crate::judge::change::{Call, Judgement, Rule, Shift, Verdict};
+use crate::judge::series::Series;
 use crate::model::Run;
-use crate::series::Series;
+use crate::model::format;
+use crate::render::change_words;
 
 /// When `check` exits with 1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -35,10 +35,10 @@ pub struct Entry {
     pub verdict: Verdict,
     /// Runs it was judged against (ids).
     pub baseline: Vec<String>,
-    pub whole: Option<crate::change::Estimate>,
+    pub whole: Option<crate::judge::change::Estimate>,
     pub cells_judged: usize,
     /// The cells called slower or faster.
-    pub moved: Vec<crate::change::CellJudgement>,
+    pub moved: Vec<crate::judge::change::CellJudgement>,
     /// The last shift the series shows, when it has one.
     pub shift: Option<ShiftEntry>,
     /// The deliberate change the run follows, from data/changes.json.
@@ -155,10 +155,10 @@ pub fn check_run(
     order.push(at);
     let members: Vec<&Run> = order.iter().map(|&i| &runs[i]).collect();
     let positions: Vec<usize> = (0..bases.len()).collect();
-    let j = crate::change::judge(&members, bases.len(), &positions, rule);
+    let j = crate::judge::change::judge(&members, bases.len(), &positions, rule);
     // Named as if a series of its own, linked to the run's series when it has one.
     let own = series.iter().find(|s| s.runs.contains(&at));
-    let labels = crate::series::labels(&members);
+    let labels = crate::judge::series::labels(&members);
     let pseudo = Series {
         slug: own.map_or_else(String::new, |s| s.slug.clone()),
         title: own.map_or_else(|| runs[at].meta.model.clone(), |s| s.title.clone()),

@@ -135,7 +135,7 @@ pub(crate) const CHART_KEY: &str = "Key to the chart";
 
 /// The key of the ratio scale: its two ends and its middle.
 pub(crate) fn ratio_key() -> [String; 3] {
-    use crate::format::ratio;
+    use crate::model::format::ratio;
     [
         format!("{} slower", ratio(0.5)),
         format!("{} faster", ratio(2.0)),
@@ -145,7 +145,7 @@ pub(crate) fn ratio_key() -> [String; 3] {
 
 /// The key of the energy ratio scale: more energy is the orange end.
 pub(crate) fn energy_key() -> [String; 3] {
-    use crate::format::ratio;
+    use crate::model::format::ratio;
     [
         format!("{} the energy", ratio(2.0)),
         format!("{} the energy", ratio(0.5)),

@@ -2,6 +2,9 @@
 //! comparison page shows (ratios with their reasons, Pareto frontiers,
 //! capacity frontiers). No I/O.
 
+pub mod cost;
+pub mod words;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::{ComparisonsFile, DecodeCell, Interval, Run, Status};
@@ -210,7 +213,7 @@ pub fn plan(runs: &[Run], file: &ComparisonsFile) -> Result<Vec<Comparison>, Com
             .push(i);
     }
     // Runs of one model told apart in titles ("GLM (vllm 0.28) vs GLM (vllm 0.29)").
-    let names = crate::labels::distinct_names(&runs.iter().collect::<Vec<_>>());
+    let names = crate::model::labels::distinct_names(&runs.iter().collect::<Vec<_>>());
     for members in by_hardware
         .values()
         .filter(|m| m.len() >= 2 && m.len() <= limit)
@@ -257,11 +260,11 @@ impl Unusable {
     /// "not measured", "queued", "over capacity", ...
     pub fn words(self) -> &'static str {
         match self {
-            Unusable::NotMeasured => crate::comparison_words::NOT_MEASURED,
+            Unusable::NotMeasured => crate::compare::words::NOT_MEASURED,
             Unusable::Status(s) => s
                 .not_compared_because()
-                .unwrap_or(crate::comparison_words::NOT_MEASURED),
-            Unusable::EnergyNotRecorded => crate::comparison_words::ENERGY_NOT_RECORDED,
+                .unwrap_or(crate::compare::words::NOT_MEASURED),
+            Unusable::EnergyNotRecorded => crate::compare::words::ENERGY_NOT_RECORDED,
         }
     }
 }
@@ -282,7 +285,7 @@ impl NoRatio {
     /// The reason as pages and CSV files say it, with the runs' names:
     /// "GLM over capacity", "both queued", "GLM queued, Step looped".
     pub fn reason(self, names: (&str, &str)) -> String {
-        use crate::comparison_words::{
+        use crate::compare::words::{
             NO_RATIO_BOTH, NO_RATIO_EACH, NO_RATIO_ONE, NO_RATIO_ZERO_BASE, NOT_MEASURED, fill,
         };
         match self {
@@ -356,11 +359,11 @@ pub(crate) fn has_energy(run: &Run) -> bool {
 }
 
 /// The runs of a comparison, each named so that a reader tells them apart
-/// ([`crate::labels::distinct_names`]): two runs of one model become
+/// ([`crate::model::labels::distinct_names`]): two runs of one model become
 /// "GLM-5.3-Flash (vllm 0.29.0)" and "GLM-5.3-Flash (vllm 0.30.0)" in every
 /// sentence, heading and column that names them.
 pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
-    crate::labels::distinct_names(runs)
+    crate::model::labels::distinct_names(runs)
         .into_iter()
         .zip(runs)
         .map(|(name, run)| {
@@ -386,13 +389,13 @@ pub(crate) fn energy_sources(run: &Run) -> Option<String> {
         .collect();
     sources.sort_unstable();
     sources.dedup();
-    (!sources.is_empty()).then(|| crate::format::and_list(&sources))
+    (!sources.is_empty()).then(|| crate::model::format::and_list(&sources))
 }
 
 /// The line under the energy matrices of one run: "GLM: energy from …", or
 /// that it recorded none.
 pub(crate) fn energy_note(run: &Run) -> String {
-    use crate::comparison_words as w;
+    use crate::compare::words as w;
     match energy_sources(run) {
         Some(sources) => w::fill(
             w::ENERGY_SOURCES,
@@ -535,7 +538,7 @@ impl ContextGroup {
         }
         distinct
             .into_iter()
-            .map(crate::format::context_label)
+            .map(crate::model::format::context_label)
             .collect::<Vec<_>>()
             .join(" / ")
     }
@@ -650,11 +653,11 @@ pub(crate) struct ContextPair {
 impl ContextPair {
     /// "8K", or "256K / 251K" when the runs' contexts differ (a's first).
     pub(crate) fn label(self) -> String {
-        use crate::format::context_label;
+        use crate::model::format::context_label;
         match (self.a, self.b) {
             (Some(x), Some(y)) if x != y => format!("{} / {}", context_label(x), context_label(y)),
             (Some(x), _) | (None, Some(x)) => context_label(x),
-            (None, None) => crate::format::DASH.into(),
+            (None, None) => crate::model::format::DASH.into(),
         }
     }
 
@@ -795,7 +798,7 @@ impl RatioGrid {
 /// What one run has at a cell of a ratio grid, in a note's words: "valid"
 /// when its side is usable, else why not ("queued", "not measured").
 fn side_word(cell: &Result<Judged, NoRatio>, side: usize) -> &'static str {
-    use crate::comparison_words::{VALID, ZERO_TOK_PER_S};
+    use crate::compare::words::{VALID, ZERO_TOK_PER_S};
     match cell {
         Ok(_) => VALID,
         Err(NoRatio::ZeroBase) if side == 0 => ZERO_TOK_PER_S,
@@ -854,7 +857,7 @@ impl RatioSummary {
         v.sort_by(f64::total_cmp);
         let n = v.len();
         // What the page shows decides a tie: 0.999 is "1.00×", a tie.
-        let shown = |r: f64| crate::format::ratio(r);
+        let shown = |r: f64| crate::model::format::ratio(r);
         let parity = shown(1.0);
         Some(RatioSummary {
             median,
@@ -959,7 +962,7 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         }
     }
     let prefill_ratios = prefill_ratios(a, b);
-    let parity = crate::format::ratio(1.0);
+    let parity = crate::model::format::ratio(1.0);
     let judged = |v: Verdict| {
         grid.cells
             .iter()
@@ -986,7 +989,7 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         prefill: RatioSummary::of(prefill_ratios.iter().map(|(_, r)| *r)),
         prefill_faster_at: prefill_ratios
             .iter()
-            .filter(|(_, r)| *r > 1.0 && crate::format::ratio(*r) != parity)
+            .filter(|(_, r)| *r > 1.0 && crate::model::format::ratio(*r) != parity)
             .map(|(p, _)| p.label())
             .collect(),
         one_side_only,
@@ -1011,7 +1014,7 @@ pub(crate) struct BestCell {
 impl BestCell {
     /// "8K × 128": where the cell is.
     pub(crate) fn at(&self) -> String {
-        crate::format::cell_label(self.context_tokens, self.concurrency)
+        crate::model::format::cell_label(self.context_tokens, self.concurrency)
     }
 }
 
@@ -1160,7 +1163,7 @@ pub(crate) fn capacity_frontier(run: &Run) -> BTreeMap<u64, Option<u32>> {
 /// when it has both figures (an Error cell may: it is charted and listed as
 /// measured), the run's figures in one number format.
 pub(crate) fn prefill_figures(run: &Run) -> Vec<(u64, Option<String>)> {
-    use crate::format::{millis, tok_per_s_column};
+    use crate::model::format::{millis, tok_per_s_column};
     let cells: Vec<&crate::model::PrefillCell> = run.prefill_cells().collect();
     let rates: Vec<f64> = cells.iter().filter_map(|c| c.prompt_tok_per_s).collect();
     let mut shown = tok_per_s_column(&rates).into_iter();
@@ -1169,8 +1172,8 @@ pub(crate) fn prefill_figures(run: &Run) -> Vec<(u64, Option<String>)> {
         .map(|c| {
             let rate = c.prompt_tok_per_s.map(|_| shown.next().unwrap_or_default());
             let text = rate.zip(c.ttft_ms).map(|(t, ms)| {
-                crate::comparison_words::fill(
-                    crate::comparison_words::PREFILL_FIGURE,
+                crate::compare::words::fill(
+                    crate::compare::words::PREFILL_FIGURE,
                     &[("tok_per_s", &t), ("ttft", &millis(ms))],
                 )
             });
@@ -1183,13 +1186,13 @@ pub(crate) fn prefill_figures(run: &Run) -> Vec<(u64, Option<String>)> {
 /// with the status when it is not Valid ("1,234.5 (Requests queued)"), or
 /// the status alone when it has no figure.
 pub(crate) fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
-    use crate::comparison_words::{FIGURE_WITH_STATUS, fill};
-    let figure = |t: f64| crate::format::tok_per_s(basis.of(run, t));
+    use crate::compare::words::{FIGURE_WITH_STATUS, fill};
+    let figure = |t: f64| crate::model::format::tok_per_s(basis.of(run, t));
     match cell {
-        None => crate::format::DASH.into(),
+        None => crate::model::format::DASH.into(),
         Some(c) if c.status == Status::Valid => c
             .total_tok_per_s
-            .map_or_else(|| crate::format::DASH.into(), figure),
+            .map_or_else(|| crate::model::format::DASH.into(), figure),
         Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
             Some(t) => fill(
                 FIGURE_WITH_STATUS,
@@ -1213,8 +1216,8 @@ pub(crate) struct SetupValue {
 /// largest context it measured validly, speculative decoding). The
 /// pre-rendered pages and the browser's comparison both show these.
 pub(crate) fn setup_values(run: &Run) -> Vec<SetupValue> {
-    let dash = crate::format::DASH;
-    let mut values: Vec<SetupValue> = crate::labels::cards(&run.meta)
+    let dash = crate::model::format::DASH;
+    let mut values: Vec<SetupValue> = crate::model::labels::cards(&run.meta)
         .into_iter()
         .flat_map(|card| {
             card.rows.into_iter().map(move |(field, value)| SetupValue {
@@ -1224,20 +1227,21 @@ pub(crate) fn setup_values(run: &Run) -> Vec<SetupValue> {
             })
         })
         .collect();
-    let speculative = crate::launch::speculative_decoding(run.meta.launch_command.as_deref())
-        .unwrap_or_else(|| {
-            if run.meta.launch_command.is_some() {
-                "none".into()
-            } else {
-                dash.into()
-            }
-        });
+    let speculative =
+        crate::model::launch::speculative_decoding(run.meta.launch_command.as_deref())
+            .unwrap_or_else(|| {
+                if run.meta.launch_command.is_some() {
+                    "none".into()
+                } else {
+                    dash.into()
+                }
+            });
     values.extend([
         SetupValue {
             card: "Derived",
             field: "Largest context measured",
             value: largest_valid_context(run)
-                .map_or_else(|| dash.into(), crate::format::context_label),
+                .map_or_else(|| dash.into(), crate::model::format::context_label),
         },
         SetupValue {
             card: "Derived",

@@ -1,8 +1,8 @@
 //! Every sentence about change, once: series pages, run pages, the index
-//! and `sitegen check` say a judgement (src/change.rs) in these words.
+//! and `sitegen check` say a judgement (src/judge/change.rs) in these words.
 
-use crate::change::{Judgement, MIN_BASELINE, Rule, Shift, Verdict};
-use crate::format;
+use crate::judge::change::{Judgement, MIN_BASELINE, Rule, Shift, Verdict};
+use crate::model::format;
 
 /// "Regression", "Within noise", as a sentence starts.
 pub fn verdict_title(v: Verdict) -> &'static str {
@@ -20,13 +20,13 @@ pub fn rule_sentence(rule: &Rule) -> String {
         "Each run is judged against the median of the {window} runs before it (none before a noted change, none called changed themselves): a cell, or the run as a whole (the median over its cells), is called slower or faster when the difference is significant at {alpha}% for the whole run (Holm's correction over its cells; the noise from the spread of the {history} runs before it, never less than the cell's own interval) and its 95% interval reaches past {threshold}%. A change that lasts stays called until it is noted in data/changes.json.",
         window = rule.window,
         alpha = format::trim_number(rule.alpha * 100.0),
-        history = crate::change::HISTORY,
+        history = crate::judge::change::HISTORY,
         threshold = format::trim_number(rule.threshold * 100.0),
     )
 }
 
 /// A ratio with its interval: "0.91× (0.88× to 0.94×)".
-pub fn estimate_text(e: &crate::change::Estimate) -> String {
+pub fn estimate_text(e: &crate::judge::change::Estimate) -> String {
     format!(
         "{} ({} to {})",
         format::ratio(e.ratio),
@@ -56,13 +56,13 @@ pub fn judgement_sentence(j: &Judgement) -> String {
     let k = j.baseline.len();
     let runs = run_numbers(&j.baseline);
     let against = match j.basis {
-        crate::change::Basis::Window if j.left_out == 0 => {
+        crate::judge::change::Basis::Window if j.left_out == 0 => {
             format!("against the median of the {k} runs before it")
         }
-        crate::change::Basis::Window => {
+        crate::judge::change::Basis::Window => {
             format!("against the median of runs {runs}, the {k} before it not called changed")
         }
-        crate::change::Basis::BeforeShift { at } => format!(
+        crate::judge::change::Basis::BeforeShift { at } => format!(
             "against the median of runs {runs}, before the series shifted at run {}",
             at + 1
         ),

@@ -22,7 +22,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The example run: the published Step-3.5-Flash reference page, imported
 /// through the page importer as `sitegen ingest page` would.
 const EXAMPLE_PAGE: &str =
-    include_str!("../tests/fixtures/pages/step-3.5-flash-h200x4-vllm-0.29.0.txt");
+    include_str!("../../tests/fixtures/pages/step-3.5-flash-h200x4-vllm-0.29.0.txt");
 const EXAMPLE_SOURCE: &str = "step-3.5-flash-h200x4-vllm-0.29.0.txt";
 pub const EXAMPLE_RUN_ID: &str = "example-step-3.5-flash-h200x4-vllm";
 
@@ -73,7 +73,7 @@ impl InitReport {
                 lines.push(format!(
                     "{verb} {}/ ({})",
                     dir.join(folder).display(),
-                    crate::format::counted(n, "file")
+                    crate::model::format::counted(n, "file")
                 ));
             }
         }
@@ -144,7 +144,7 @@ pub fn init(opts: &InitOptions) -> anyhow::Result<InitReport> {
     }
     for file in plan {
         let path = dir.join(&file.path);
-        match crate::atomic::create_file(&path, &file.contents) {
+        match crate::store::atomic::create_file(&path, &file.contents) {
             Ok(()) => report.written.push(file.path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => report.kept.push(file.path),
             Err(e) => {

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use notify::Watcher;
 
-use crate::pipeline;
+use crate::app::pipeline;
 use crate::render::Site;
 
 pub struct ServeOptions {
@@ -136,7 +136,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     println!("serving http://127.0.0.1:{port}{base}");
     eprintln!(
         "{}; watching {} for changes (Ctrl-C stops)",
-        crate::format::counted(summary.runs, "run"),
+        crate::model::format::counted(summary.runs, "run"),
         opts.data.display()
     );
 
@@ -209,7 +209,10 @@ fn watch(
             match pipeline::render_data(&data, build) {
                 Ok((new_site, summary)) => {
                     *site.write().unwrap_or_else(|e| e.into_inner()) = new_site;
-                    eprintln!("rebuilt: {}", crate::format::counted(summary.runs, "run"));
+                    eprintln!(
+                        "rebuilt: {}",
+                        crate::model::format::counted(summary.runs, "run")
+                    );
                 }
                 Err(e) => eprintln!("rebuild failed, still serving the last good site: {e:#}"),
             }

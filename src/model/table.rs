@@ -6,7 +6,7 @@
 //! the CSV export and the importers (published pages, CSV files) all go
 //! through `COLUMNS`, so adding a figure is one entry here.
 
-use crate::format::{self, DASH, ParseError};
+use crate::model::format::{self, DASH, ParseError};
 use crate::model::{Cell, DecodeCell, PrefillCell, Status};
 
 /// One column of the measurement table.

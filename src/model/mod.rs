@@ -1,9 +1,21 @@
-//! The data of a benchmark run: pure types with serde and JSON Schema, no I/O.
+//! The data of a benchmark run: pure types with serde and JSON Schema, no
+//! I/O; with them the measurement table ([`table`]), how each number is
+//! written and read back ([`format`], [`labels`], [`cards`]), what valid
+//! data is ([`validate`]) and the data's JSON Schemas ([`schema`]).
 //!
 //! A run is `data/<run-id>/run.json` ([`RunMeta`]) plus one file per measured
 //! cell under `cells/` ([`Cell`]). Numbers are stored as numbers, with the
 //! unit in the field name (`_ms`, `_s`, `_tokens`, `_tok_per_s`); display
 //! strings are made by `format` at render time only.
+
+pub mod cards;
+pub mod format;
+pub mod labels;
+pub mod launch;
+pub(crate) mod redact;
+pub mod schema;
+pub mod table;
+pub mod validate;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

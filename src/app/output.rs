@@ -60,7 +60,7 @@ impl SiteWriter {
         )
         .context("writing the output marker")?;
         let staged = self.staging.keep();
-        crate::atomic::replace_dir(&staged, &self.out).map_err(|e| {
+        crate::store::atomic::replace_dir(&staged, &self.out).map_err(|e| {
             let _ = fs::remove_dir_all(&staged);
             anyhow::anyhow!(
                 "{}: cannot put the new site in place: {e}",

@@ -1,0 +1,10 @@
+//! The commands over the data: `sitegen build` ([`pipeline`]), a local
+//! preview that rebuilds on change ([`serve`]), the CI gate ([`check`]) and
+//! a new results repository ([`init`]); [`output`] is the one writer into
+//! `site/`.
+
+pub mod check;
+pub mod init;
+pub mod output;
+pub mod pipeline;
+pub mod serve;
