@@ -11,7 +11,7 @@
 //! - [`render`] writes pages and charts, [`export`] the downloads;
 //! - [`app`] runs the commands over them (build, serve, check, init), with
 //!   the one writer into `site/`;
-//! - [`cli`] parses arguments.
+//! - [`cli`] parses arguments; [`stats`] holds the statistics they share.
 
 pub mod app;
 pub mod cli;
@@ -22,4 +22,5 @@ pub mod judge;
 pub mod model;
 pub mod render;
 pub mod runner;
+pub mod stats;
 pub mod store;

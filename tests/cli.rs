@@ -605,13 +605,13 @@ fn a_setting_measured_twice_is_one_cell_with_its_repeats_on_the_page() {
     for (w, t) in c.repeats.iter().zip(&totals) {
         assert_eq!(w.total_tok_per_s, Some(*t));
     }
-    assert_eq!(c.total_tok_per_s, sitegen::model::median(totals.clone()));
+    assert_eq!(c.total_tok_per_s, sitegen::stats::median(totals.clone()));
     let ci = c.total_tok_per_s_ci95.as_ref().unwrap();
     assert_eq!(ci.method, "2 repeats in the file");
     // The same half-width `run --repeat` gives: t(1) × sd / √2.
     let mean = (totals[0] + totals[1]) / 2.0;
     let sd = ((totals[0] - mean).powi(2) + (totals[1] - mean).powi(2)).sqrt();
-    let half = sitegen::model::t_975(1.0) * sd / 2f64.sqrt();
+    let half = sitegen::stats::t_975(1.0) * sd / 2f64.sqrt();
     assert!((ci.high - (mean + half)).abs() < 1e-6, "{ci:?}");
     // The page shows the cell with its interval, as for `run --repeat`.
     let out = sitegen(&["build", "--data", "d", "--out", "site"], tmp.path());

@@ -646,7 +646,7 @@ fn check_bursts(rel: &str, records: &[Value], run: &Run) {
             assert_figure(
                 &what("total tok/s: the median of the repeats"),
                 c.total_tok_per_s,
-                sitegen::model::median(totals),
+                sitegen::stats::median(totals),
             );
             let ci = c.total_tok_per_s_ci95.as_ref().unwrap();
             assert_eq!(ci.method, format!("{} repeats in the file", group.len()));

@@ -853,7 +853,7 @@ pub(crate) struct RatioSummary {
 impl RatioSummary {
     pub(crate) fn of(ratios: impl IntoIterator<Item = f64>) -> Option<RatioSummary> {
         let mut v: Vec<f64> = ratios.into_iter().filter(|r| r.is_finite()).collect();
-        let median = crate::model::median(v.clone())?;
+        let median = crate::stats::median(v.clone())?;
         v.sort_by(f64::total_cmp);
         let n = v.len();
         // What the page shows decides a tie: 0.999 is "1.00×", a tie.

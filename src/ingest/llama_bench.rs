@@ -581,7 +581,7 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
                 match (&samples_ts, stddev_ts) {
                     (Some(s), Some(sd)) if s.len() >= 2 => {
                         let n = s.len();
-                        let half = crate::model::t_975((n - 1) as f64) * sd / (n as f64).sqrt();
+                        let half = crate::stats::mean_half_width(sd, n);
                         cell.total_tok_per_s_ci95 = Some(Interval {
                             low: (avg_ts - half).max(0.0),
                             high: avg_ts + half,

@@ -14,8 +14,6 @@
 //! among the baseline runs themselves (leave one out). A change is called
 //! only when it is significant and at least `threshold` large.
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
 use crate::model::{Run, Status};
 
 /// The rule, with its settings.
@@ -155,34 +153,12 @@ fn log_total(run: &Run, ctx: u64, n: u32) -> Option<f64> {
         .map(f64::ln)
 }
 
-fn sample_sd(v: &[f64]) -> Option<f64> {
-    (v.len() >= 2).then(|| {
-        let m = v.iter().sum::<f64>() / v.len() as f64;
-        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-    })
-}
-
 fn median(v: &[f64]) -> f64 {
-    crate::model::median(v.to_vec()).unwrap_or(f64::NAN)
-}
-
-/// `x` against zero on a t distribution with `df` degrees of freedom and
-/// standard error `se`: the two-sided p and the 95% half-width.
-fn t_test(x: f64, se: f64, df: f64) -> (f64, f64) {
-    let t = StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df > 0");
-    let half = t.inverse_cdf(0.975) * se;
-    let p = if se > 0.0 {
-        (2.0 * t.sf((x / se).abs())).min(1.0)
-    } else if x == 0.0 {
-        1.0
-    } else {
-        0.0
-    };
-    (p, half)
+    crate::stats::median(v.to_vec()).unwrap_or(f64::NAN)
 }
 
 fn estimate(log_ratio: f64, se: f64, df: f64) -> Estimate {
-    let (p, half) = t_test(log_ratio, se, df);
+    let (p, half) = crate::stats::t_test(log_ratio, se, df);
     Estimate {
         ratio: log_ratio.exp(),
         low: (log_ratio - half).exp(),
@@ -372,14 +348,14 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
     // The spread of all cells, which each cell's own is shrunk towards.
     let sds: Vec<f64> = cells
         .iter()
-        .filter_map(|(_, _, _, h)| sample_sd(h))
+        .filter_map(|(_, _, _, h)| crate::stats::sample_sd(h))
         .collect();
     let pooled = (sds.iter().map(|s| s * s).sum::<f64>() / sds.len().max(1) as f64).sqrt();
     let mut judged_cells: Vec<CellJudgement> = cells
         .iter()
         .map(|&((ctx, n), y, ref base, ref history)| {
             let k = base.len() as f64;
-            let own = sample_sd(history).unwrap_or(pooled);
+            let own = crate::stats::sample_sd(history).unwrap_or(pooled);
             let own_interval = own_sd(judged, ctx, n);
             let spread = ((own * own + pooled * pooled) / 2.0)
                 .sqrt()
@@ -443,7 +419,7 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
         })
         .collect();
     let whole = whole_of(&|ctx, n| log_total(judged, ctx, n), &window_center)
-        .zip(sample_sd(&scores))
+        .zip(crate::stats::sample_sd(&scores))
         .map(|(m, sd)| {
             let k = a.baseline.len() as f64;
             let se = sd * (1.0 + std::f64::consts::FRAC_PI_2 / k).sqrt();

@@ -508,18 +508,6 @@ pub struct DecodeCell {
     pub measured_by: Option<MeasuredBy>,
 }
 
-/// The median of `values` (NaN sorts last), none when empty: one rule for
-/// repeated windows, ratios and series charts.
-pub fn median(mut values: Vec<f64>) -> Option<f64> {
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(values[n / 2]),
-        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
-    }
-}
-
 /// A 95% confidence interval of a figure, and how it was obtained (see
 /// docs/measurement.md, "Noise").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -932,14 +920,6 @@ impl RepeatWindow {
     }
 }
 
-/// Student's t at 97.5% with `df` degrees of freedom (at least 1).
-pub fn t_975(df: f64) -> f64 {
-    use statrs::distribution::{ContinuousCDF, StudentsT};
-    StudentsT::new(0.0, 1.0, df.max(1.0))
-        .expect("df > 0")
-        .inverse_cdf(0.975)
-}
-
 impl DecodeCell {
     /// One cell from several measurements of it (`what` names them in the
     /// interval's method: "repeated windows", "repeats in the file"). All
@@ -967,11 +947,8 @@ impl DecodeCell {
         let middle = order[(n - 1) / 2];
         let mut cell = measured[middle].clone();
         if totals.len() == n && n >= 2 {
-            let median = median(totals.clone()).expect("n >= 2");
-            let mean = totals.iter().sum::<f64>() / n as f64;
-            let sd =
-                (totals.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-            let half = t_975((n - 1) as f64) * sd / (n as f64).sqrt();
+            let median = crate::stats::median(totals.clone()).expect("n >= 2");
+            let (_, half) = crate::stats::mean_interval(&totals).expect("n >= 2");
             cell.total_tok_per_s = Some(median);
             cell.total_tok_per_s_ci95 = Some(Interval {
                 low: (median - half).max(0.0),
@@ -1255,13 +1232,6 @@ pub struct ComparisonSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_even_and_no_values() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(median(Vec::new()), None);
-    }
 
     #[test]
     fn repeated_windows_give_the_median_and_the_interval_of_their_mean() {

@@ -628,7 +628,7 @@ fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
                     .iter()
                     .filter(|&&r| r > 1.0 && shown(r) != shown(1.0))
                     .count();
-                let median = crate::model::median(truth.clone()).unwrap();
+                let median = crate::stats::median(truth.clone()).unwrap();
                 assert_eq!(figure, Some(shown(median)), "case {case}");
                 let lo = truth.iter().copied().fold(f64::INFINITY, f64::min);
                 let hi = truth.iter().copied().fold(f64::NEG_INFINITY, f64::max);

@@ -377,7 +377,7 @@ const GAP_MIN_DAYS: f64 = 2.0;
 /// at missing figures.
 fn line_pieces(xs: &[f64], present: &[bool], dated: bool) -> Vec<Option<usize>> {
     let steps: Vec<f64> = xs.windows(2).map(|w| w[1] - w[0]).collect();
-    let usual = crate::model::median(steps.clone()).unwrap_or(0.0);
+    let usual = crate::stats::median(steps.clone()).unwrap_or(0.0);
     let limit = (usual * GAP_FACTOR).max(GAP_MIN_DAYS);
     let shown: Vec<usize> = (0..xs.len()).filter(|&i| present[i]).collect();
     // A break before shown[k].
@@ -467,7 +467,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
                 .iter()
                 .any(|c| c.context_tokens == ctx && c.concurrency == n && c.call == Call::Slower)
         });
-        (crate::model::median(totals), slower)
+        (crate::stats::median(totals), slower)
     };
     contexts
         .into_iter()
@@ -486,7 +486,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
                 .collect();
             // A span sits at its runs' median date, or its middle run number.
             let centre = |(a, b): (usize, usize)| match &dates {
-                Some(days) => crate::model::median(days[a..b].to_vec()).unwrap_or(days[a]),
+                Some(days) => crate::stats::median(days[a..b].to_vec()).unwrap_or(days[a]),
                 None => (a + b + 1) as f64 / 2.0,
             };
             let xs: Vec<f64> = spans.iter().map(|&span| centre(span)).collect();

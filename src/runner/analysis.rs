@@ -150,8 +150,6 @@ pub(crate) struct WindowFigures {
 /// a 30 s window, far longer than the correlation of an engine's steps) and
 /// leaves 5 degrees of freedom.
 pub(crate) const BATCHES: usize = 6;
-/// Student's t at 97.5% for `BATCHES - 1` = 5 degrees of freedom.
-const T_975_DF5: f64 = 2.570_582;
 
 /// The 95% interval of the mean rate from the tokens counted in `BATCHES`
 /// equal sub-windows of a `window_s` window (batch means): each sub-window's
@@ -165,9 +163,7 @@ pub(crate) fn batch_means_ci95(batch_tokens: &[u64], window_s: f64) -> Option<In
     }
     let width = window_s / b as f64;
     let rates: Vec<f64> = batch_tokens.iter().map(|&k| k as f64 / width).collect();
-    let mean = rates.iter().sum::<f64>() / b as f64;
-    let var = rates.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / (b - 1) as f64;
-    let half = T_975_DF5 * (var / b as f64).sqrt();
+    let (mean, half) = crate::stats::mean_interval(&rates)?;
     Some(Interval {
         low: (mean - half).max(0.0),
         high: mean + half,

@@ -455,10 +455,6 @@ pub(crate) struct ServerWord {
     pub kv_usage_series: Option<&'static str>,
 }
 
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-}
-
 fn max(values: &[f64]) -> Option<f64> {
     values.iter().copied().max_by(f64::total_cmp)
 }
@@ -493,27 +489,27 @@ pub(crate) fn summarize_window(
     let counters = ServerCounters {
         source,
         samples: (!gauges.is_empty()).then_some(gauges.len() as u32),
-        running_mean: mean(&running),
+        running_mean: crate::stats::mean(&running),
         running_max: max(&running),
-        waiting_mean: mean(&waiting),
+        waiting_mean: crate::stats::mean(&waiting),
         waiting_max: max(&waiting),
         waiting_share: (!waiting.is_empty())
             .then(|| waiting.iter().filter(|w| **w > 0.0).count() as f64 / waiting.len() as f64),
-        kv_cache_usage_mean: mean(&kv),
+        kv_cache_usage_mean: crate::stats::mean(&kv),
         kv_cache_usage_max: max(&kv),
         preemptions: preemptions.map(|p| p.round() as u64),
         prefix_cache_hit_rate: match (prefix_queries, prefix_hits) {
             (Some(q), Some(h)) if q > 0.0 => Some(h / q),
-            _ => mean(&series(|g| g.prefix_hit_rate)),
+            _ => crate::stats::mean(&series(|g| g.prefix_hit_rate)),
         },
         // No drafts in the window: the server did not decode speculatively.
         spec_acceptance_rate: match (draft_tokens, accepted) {
             (Some(d), Some(a)) if d > 0.0 => Some(a / d),
-            _ => mean(&series(|g| g.spec_accept_rate)),
+            _ => crate::stats::mean(&series(|g| g.spec_accept_rate)),
         },
         spec_accept_length: match (drafts, accepted) {
             (Some(d), Some(a)) if d > 0.0 => Some(1.0 + a / d),
-            _ => mean(&series(|g| g.spec_accept_length)),
+            _ => crate::stats::mean(&series(|g| g.spec_accept_length)),
         },
     };
     let said_nothing = ServerCounters {
