@@ -299,7 +299,10 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
         let ctx_b = sitegen::model::format::parse_context_label(cb).unwrap();
         for (td, &n) in tr.select(&sel("td")).zip(&levels) {
             let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
-            match sitegen::compare::ratio(glm.decode_cell(ctx_a, n), step.decode_cell(ctx_b, n)) {
+            match sitegen::compare::ratio::ratio(
+                glm.decode_cell(ctx_a, n),
+                step.decode_cell(ctx_b, n),
+            ) {
                 Ok(r) => {
                     assert_eq!(
                         shown,

@@ -1022,7 +1022,7 @@ async fn a_stall_still_running_when_the_window_closes_is_its_pause() {
 /// over hundreds of simulated windows.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_jitter_the_same_engine_is_within_noise_and_a_slower_one_is_called_slower() {
-    use sitegen::compare::{Verdict, verdict};
+    use sitegen::compare::ratio::{Verdict, verdict};
     let _serial = SERIAL.lock().await;
     let plan = [
         "--contexts",

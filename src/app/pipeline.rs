@@ -32,7 +32,7 @@ pub struct Loaded {
     pub runs: Vec<crate::model::Run>,
     /// Every setup measured more than once, each run judged (src/judge/change.rs).
     pub series: Vec<crate::judge::series::Series>,
-    pub comparisons: Vec<compare::Comparison>,
+    pub comparisons: Vec<compare::plan::Comparison>,
     pub(crate) prices: crate::model::PricesFile,
     /// Runs left out of the site, each with why.
     pub left_out: Vec<String>,
@@ -74,7 +74,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
         }
         .into());
     }
-    let comparisons = compare::plan(&runs, &file).map_err(|e| {
+    let comparisons = compare::plan::plan(&runs, &file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
     let changes = store::load_changes(data_dir, &runs)?;
@@ -121,7 +121,7 @@ fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSu
             .left_out
             .iter()
             .cloned()
-            .chain(compare::unpaired_warnings(&data.runs))
+            .chain(compare::plan::unpaired_warnings(&data.runs))
             .collect(),
     })
 }

@@ -1,7 +1,8 @@
 //! CSV downloads: a run's full measurement table, and a comparison's cells,
 //! with raw numbers (no thousands separators, no units in the cells).
 
-use crate::compare::{self, Comparison};
+use crate::compare;
+use crate::compare::plan::Comparison;
 use crate::model::Run;
 use crate::model::table;
 
@@ -70,7 +71,7 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     let base = members[0];
     // Energy columns only where a run recorded energy: the file of runs
     // without telemetry stays as it was.
-    let energy = members.iter().any(|r| compare::has_energy(r));
+    let energy = members.iter().any(|r| compare::ratio::has_energy(r));
     let mut header = vec!["context_tokens".to_string(), "concurrency".to_string()];
     for r in &members {
         header.push(format!("{} status", r.id));
@@ -119,10 +120,10 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
         }
         for r in &members[1..] {
             let (a, b) = (base.decode_cell(ctx, n), r.decode_cell(ctx, n));
-            match compare::ratio(a, b) {
+            match compare::ratio::ratio(a, b) {
                 Ok(x) => {
                     let (a, b) = (a.expect("a ratio has both cells"), b.expect("both"));
-                    let interval = compare::ratio_interval(
+                    let interval = compare::ratio::ratio_interval(
                         (
                             a.total_tok_per_s.unwrap_or(0.0),
                             a.total_tok_per_s_ci95.as_ref(),
@@ -136,11 +137,11 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                     row.push(num(interval.map(|i| i.0)));
                     row.push(num(interval.map(|i| i.1)));
                     row.push(
-                        match compare::cell_verdict(a, b) {
-                            compare::Verdict::Faster => "faster",
-                            compare::Verdict::Slower => "slower",
-                            compare::Verdict::WithinNoise => "within_noise",
-                            compare::Verdict::Unknown => "unknown",
+                        match compare::ratio::cell_verdict(a, b) {
+                            compare::ratio::Verdict::Faster => "faster",
+                            compare::ratio::Verdict::Slower => "slower",
+                            compare::ratio::Verdict::WithinNoise => "within_noise",
+                            compare::ratio::Verdict::Unknown => "unknown",
                         }
                         .into(),
                     );
@@ -152,7 +153,7 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                 }
             }
             if energy {
-                match compare::energy_ratio(a, b) {
+                match compare::ratio::energy_ratio(a, b) {
                     Ok(x) => row.extend([x.to_string(), String::new()]),
                     Err(none) => row.extend([
                         String::new(),
@@ -225,7 +226,7 @@ mod tests {
 
     /// The comparison CSV of `runs`: its header and rows.
     fn comparison_of(runs: &[crate::model::Run]) -> (Vec<String>, Vec<Vec<String>>) {
-        let c = crate::compare::Comparison {
+        let c = crate::compare::plan::Comparison {
             id: "a--b".into(),
             title: "A vs B".into(),
             runs: (0..runs.len()).collect(),

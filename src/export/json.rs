@@ -46,7 +46,7 @@ struct BrowserDecode {
     why_not: Option<&'static str>,
     /// ln(1 + the relative half width of its 95% interval), when it has one:
     /// a ratio of two cells is within noise when |ln ratio| is at most the
-    /// root of the sum of their squares (`compare::ratio_interval`).
+    /// root of the sum of their squares (`compare::ratio::ratio_interval`).
     #[serde(skip_serializing_if = "Option::is_none")]
     noise: Option<f64>,
     /// Its table text in total and per GPU ("1,234.5 (Requests queued)").
@@ -73,27 +73,28 @@ struct BrowserRun<'a> {
     model: &'a str,
     hardware: String,
     gpu_count: u32,
-    setup: Vec<crate::compare::SetupValue>,
+    setup: Vec<crate::compare::setup::SetupValue>,
     prefill: Vec<BrowserPrefill>,
     decode: Vec<BrowserDecode>,
     /// What tells it apart from a run of the same model, in order
     /// (`labels::name_traits`): engine, quantization, hardware, date, id.
     traits: [String; 5],
     /// Where its energy came from, when it recorded any
-    /// (`compare::energy_sources`): the page names the run before it.
+    /// (`compare::ratio::energy_sources`): the page names the run before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     energy_sources: Option<String>,
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
-    use crate::compare::{Basis, decode_figure, prefill_figures, valid_total};
+    use crate::compare::ratio::{Basis, valid_total};
+    use crate::compare::setup::{decode_figure, prefill_figures};
     use crate::model::format::context_label;
     let doc = BrowserRun {
         id: &run.id,
         model: &run.meta.model,
         hardware: crate::model::labels::hardware_label(&run.meta.hardware),
         gpu_count: run.meta.hardware.gpu_count,
-        setup: crate::compare::setup_values(run),
+        setup: crate::compare::setup::setup_values(run),
         prefill: run
             .prefill_cells()
             .zip(prefill_figures(run))
@@ -124,11 +125,11 @@ pub(crate) fn run_js(run: &Run) -> String {
                         total: decode_figure(run, Some(c), Basis::Total),
                         per_gpu: decode_figure(run, Some(c), Basis::PerGpu),
                     },
-                    energy: crate::compare::valid_energy(Some(c)).ok(),
+                    energy: crate::compare::ratio::valid_energy(Some(c)).ok(),
                 }
             })
             .collect(),
-        energy_sources: crate::compare::energy_sources(run),
+        energy_sources: crate::compare::ratio::energy_sources(run),
         traits: crate::model::labels::name_traits(run),
     };
     format!(

@@ -77,9 +77,10 @@ fn change_position(change: &AnnotatedChange, runs: &[&Run]) -> Option<usize> {
 /// date first, by id: they predate dated runs), each judged by `rule` with
 /// the deliberate changes of `changes`.
 pub fn series(runs: &[Run], changes: &ChangesFile, rule: &Rule) -> Vec<Series> {
-    let mut groups: std::collections::BTreeMap<compare::SetupKey, Vec<usize>> = Default::default();
+    let mut groups: std::collections::BTreeMap<compare::plan::SetupKey, Vec<usize>> =
+        Default::default();
     for (i, run) in runs.iter().enumerate() {
-        if let Some(key) = compare::setup_key(run) {
+        if let Some(key) = compare::plan::setup_key(run) {
             groups.entry(key).or_default().push(i);
         }
     }

@@ -25,7 +25,7 @@ struct Definitions {
     ratio_key: [String; 3],
     /// The key under an energy ratio matrix.
     energy_key: [String; 3],
-    /// Contexts this close are one row of a ratio matrix (`compare::NEAR_CONTEXT`).
+    /// Contexts this close are one row of a ratio matrix (`compare::grid::NEAR_CONTEXT`).
     near_context: f64,
     /// Each chart is drawn wide and narrow, as the pre-rendered pages draw it.
     prefill_size: ChartSize,
@@ -42,11 +42,11 @@ struct Definitions {
 
 pub(crate) fn definitions_js(
     runs: &[crate::model::Run],
-    comparisons: &[crate::compare::Comparison],
+    comparisons: &[crate::compare::plan::Comparison],
 ) -> String {
     let defs = Definitions {
-        min_runs: crate::compare::MIN_RUNS_PER_COMPARISON,
-        max_runs: crate::compare::MAX_RUNS_PER_COMPARISON,
+        min_runs: crate::compare::plan::MIN_RUNS_PER_COMPARISON,
+        max_runs: crate::compare::plan::MAX_RUNS_PER_COMPARISON,
         run_id_pattern: crate::model::validate::RUN_ID_PATTERN,
         dash: crate::model::format::DASH,
         palette: (0..PALETTE.len()).map(palette).collect(),
@@ -54,7 +54,7 @@ pub(crate) fn definitions_js(
         ratio_steps: RATIO_STEPS,
         ratio_key: crate::compare::words::ratio_key(),
         energy_key: crate::compare::words::energy_key(),
-        near_context: crate::compare::NEAR_CONTEXT,
+        near_context: crate::compare::grid::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,
         font_size: FONT_PX,

@@ -9,7 +9,9 @@ use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
 use super::charts::{CAPACITY_SIZE, ChartError, DECODE_SIZE, INTERACTIVITY_SIZE, PREFILL_SIZE};
 use super::colour::ratio_shade;
 use super::markdown::render_markdown;
-use crate::compare::{self, Basis, Comparison};
+use crate::compare;
+use crate::compare::plan::Comparison;
+use crate::compare::ratio::Basis;
 use crate::model::Run;
 use crate::model::format;
 use crate::model::labels;
@@ -279,7 +281,7 @@ impl ComparePage {
     ) -> Self {
         use crate::compare::cost;
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
-        let named = compare::named_runs(&members);
+        let named = compare::ratio::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
         let priced: Vec<Option<&crate::model::GpuPrice>> =
             runs.iter().map(|r| cost::price_for(prices, r)).collect();
@@ -289,7 +291,7 @@ impl ComparePage {
             Some(_) => runs
                 .iter()
                 .copied()
-                .filter(|r| compare::has_energy(r))
+                .filter(|r| compare::ratio::has_energy(r))
                 .collect(),
             None => Vec::new(),
         };
@@ -303,7 +305,7 @@ impl ComparePage {
             )
         };
         let rows =
-            compare::valid_cells(&runs)
+            compare::grid::valid_cells(&runs)
                 .into_iter()
                 .map(|(ctx, n)| {
                     let mut per_run: Vec<(String, String)> = Vec::new();
@@ -374,7 +376,7 @@ impl ComparePage {
     pub fn new(all: &[Run], c: &Comparison) -> Result<ComparePage, ChartError> {
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         // Named apart everywhere but the setup, which shows each model as stated.
-        let named = compare::named_runs(&members);
+        let named = compare::ratio::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
         Ok(ComparePage {
             root: "../../",
@@ -414,8 +416,10 @@ impl ComparePage {
 }
 
 fn setup_rows(runs: &[&Run]) -> Vec<SetupRow> {
-    let values: Vec<Vec<compare::SetupValue>> =
-        runs.iter().map(|r| compare::setup_values(r)).collect();
+    let values: Vec<Vec<compare::setup::SetupValue>> = runs
+        .iter()
+        .map(|r| compare::setup::setup_values(r))
+        .collect();
     // Card by card, every field any run has, in the order they first appear.
     let mut cards: Vec<&str> = Vec::new();
     for v in values.iter().flatten() {
@@ -485,13 +489,13 @@ fn tools_differ(runs: &[&Run]) -> Option<String> {
 /// reach. Figures from `compare`, words from `comparison_words`.
 pub(crate) fn findings(runs: &[&Run]) -> Findings {
     use crate::compare::words as w;
-    let basis = compare::findings_basis(runs);
+    let basis = compare::findings::findings_basis(runs);
     let a = runs[0];
     let (an, figure) = (a.meta.model.as_str(), tok_per_s_name(basis));
     let pairs = runs[1..]
         .iter()
         .map(|b| {
-            let f = compare::pair_findings(a, b, basis);
+            let f = compare::findings::pair_findings(a, b, basis);
             let bn = b.meta.model.as_str();
             let names = [("a", an), ("b", bn)];
             let mut items = best_findings(a, b, &f, basis);
@@ -604,7 +608,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
         .iter()
         .map(|r| {
             let name = r.meta.model.as_str();
-            let reach = compare::reach(r);
+            let reach = compare::findings::reach(r);
             match (reach.largest_context, reach.most_requests) {
                 (Some(ctx), Some((n, at))) => w::fill(
                     w::FINDING_REACH_RUN,
@@ -624,7 +628,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
 
 /// The energy line of a pair's findings, when either run recorded energy:
 /// b's J per output token over a's where both have it, or who lacks it.
-fn energy_finding(a: &Run, b: &Run, f: &compare::PairFindings) -> Option<Finding> {
+fn energy_finding(a: &Run, b: &Run, f: &compare::findings::PairFindings) -> Option<Finding> {
     use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let text = match (f.energy, f.energy_recorded) {
@@ -664,7 +668,7 @@ fn energy_finding(a: &Run, b: &Run, f: &compare::PairFindings) -> Option<Finding
 /// and how each run's energy was found; none when no run recorded any.
 fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
     use crate::compare::words as w;
-    if !runs.iter().any(|r| compare::has_energy(r)) {
+    if !runs.iter().any(|r| compare::ratio::has_energy(r)) {
         return None;
     }
     let a = runs[0];
@@ -680,11 +684,14 @@ fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
                     &[("b", &b.meta.model), ("a", &a.meta.model)],
                 ),
                 (&a.meta.model, &b.meta.model),
-                compare::Figure::Energy,
+                compare::ratio::Figure::Energy,
             )
         })
         .collect();
-    let sources = runs.iter().map(|r| compare::energy_note(r)).collect();
+    let sources = runs
+        .iter()
+        .map(|r| compare::ratio::energy_note(r))
+        .collect();
     Some(EnergySection { matrices, sources })
 }
 
@@ -692,7 +699,12 @@ fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
 /// cells both ran validly, and whose peak valid throughput is higher. Each
 /// sentence is about the cells it names (tests/compare_findings.rs checks
 /// them against the cells of pairs where a summary would mislead).
-pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<String> {
+pub(crate) fn answer(
+    a: &Run,
+    b: &Run,
+    f: &compare::findings::PairFindings,
+    basis: Basis,
+) -> Vec<String> {
     use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
@@ -728,8 +740,9 @@ pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) 
             w::fill(w::ANSWER_MIXED, &slots)
         });
     }
-    let shown =
-        |run: &Run, c: &compare::BestCell| format::tok_per_s(basis.of(run, c.total_tok_per_s));
+    let shown = |run: &Run, c: &compare::findings::BestCell| {
+        format::tok_per_s(basis.of(run, c.total_tok_per_s))
+    };
     match (f.peak.a, f.peak.b, f.peak.ratio) {
         (Some(pa), Some(pb), Some(r)) => {
             let even = format::ratio(r) == format::ratio(1.0);
@@ -788,19 +801,25 @@ pub(crate) fn answer(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) 
 
 /// The findings of each run's best cells: its peak, and its most
 /// throughput at each per-request speed.
-fn best_findings(a: &Run, b: &Run, f: &compare::PairFindings, basis: Basis) -> Vec<Finding> {
+fn best_findings(
+    a: &Run,
+    b: &Run,
+    f: &compare::findings::PairFindings,
+    basis: Basis,
+) -> Vec<Finding> {
     use crate::compare::words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
-    let shown =
-        |run: &Run, c: &compare::BestCell| format::tok_per_s(basis.of(run, c.total_tok_per_s));
-    let per_request = |c: &compare::BestCell| {
+    let shown = |run: &Run, c: &compare::findings::BestCell| {
+        format::tok_per_s(basis.of(run, c.total_tok_per_s))
+    };
+    let per_request = |c: &compare::findings::BestCell| {
         c.per_request_tok_per_s
             .map_or_else(|| format::DASH.to_string(), format::tok_per_s)
     };
     let mut items = Vec::new();
     if let (Some(pa), Some(pb), Some(r)) = (f.peak.a, f.peak.b, f.peak.ratio) {
-        let per_gpu = |run: &Run, c: &compare::BestCell| {
+        let per_gpu = |run: &Run, c: &compare::findings::BestCell| {
             format::tok_per_s(Basis::PerGpu.of(run, c.total_tok_per_s))
         };
         items.push(Finding {
@@ -916,8 +935,10 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         .iter()
         .flat_map(|r| r.prefill_cells().map(|c| c.context_tokens))
         .collect();
-    let shown: Vec<Vec<(u64, Option<String>)>> =
-        runs.iter().map(|r| compare::prefill_figures(r)).collect();
+    let shown: Vec<Vec<(u64, Option<String>)>> = runs
+        .iter()
+        .map(|r| compare::setup::prefill_figures(r))
+        .collect();
     let rows = contexts
         .iter()
         .map(|&ctx| {
@@ -980,14 +1001,14 @@ pub(super) fn decode_blocks(
     let x = Axis::new(crate::compare::words::DECODE_X, Scale::Log2, |v| {
         format!("{}", v.round())
     });
-    let groups = compare::shared_context_groups(runs);
+    let groups = compare::grid::shared_context_groups(runs);
     // Each run's Valid (concurrency, figure) in a group, at its own context.
-    let points = |g: &compare::ContextGroup| -> Vec<Vec<(f64, f64)>> {
+    let points = |g: &compare::grid::ContextGroup| -> Vec<Vec<(f64, f64)>> {
         runs.iter()
             .zip(&g.0)
             .map(|(r, ctx)| {
                 ctx.map_or_else(Vec::new, |ctx| {
-                    compare::valid_totals_at(r, ctx)
+                    compare::grid::valid_totals_at(r, ctx)
                         .into_iter()
                         .map(|(n, t)| (n, basis.of(r, t)))
                         .collect()
@@ -1012,12 +1033,12 @@ pub(super) fn decode_blocks(
             let label = g.label();
             let ctx = g.tokens();
             let series = run_lines(points(g).into_iter());
-            let rows = compare::levels_in(runs, g)
+            let rows = compare::grid::levels_in(runs, g)
                 .into_iter()
                 .map(|n| {
                     let mut row = vec![n.to_string()];
                     row.extend(runs.iter().zip(&g.0).map(|(r, c)| {
-                        compare::decode_figure(r, c.and_then(|c| r.decode_cell(c, n)), basis)
+                        compare::setup::decode_figure(r, c.and_then(|c| r.decode_cell(c, n)), basis)
                     }));
                     row
                 })
@@ -1063,7 +1084,7 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                 format!("ratio-{}{id_suffix}", b.id),
                 crate::compare::words::fill(heading, &[("b", &b.meta.model), ("a", &a.meta.model)]),
                 (&a.meta.model, &b.meta.model),
-                compare::Figure::Throughput(basis),
+                compare::ratio::Figure::Throughput(basis),
             )
         })
         .collect()
@@ -1079,13 +1100,13 @@ pub(crate) fn ratio_matrix_between(
     id: String,
     heading: String,
     names: (&str, &str),
-    figure: compare::Figure,
+    figure: compare::ratio::Figure,
 ) -> RatioMatrix {
     use crate::compare::words::{
         NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
     };
-    let grid = compare::RatioGrid::of(a, b, figure);
-    let energy = figure == compare::Figure::Energy;
+    let grid = compare::grid::RatioGrid::of(a, b, figure);
+    let energy = figure == compare::ratio::Figure::Energy;
     // Less energy is better: it takes the colour of faster.
     let shade = |r: f64| ratio_shade(if energy { 1.0 / r } else { r });
     let keep_level: Vec<bool> = (0..grid.levels.len())
@@ -1094,7 +1115,7 @@ pub(crate) fn ratio_matrix_between(
     // Per run, what it has over the cells, cell by cell where that differs:
     // "GLM valid at 1–4 requests, over capacity at 8–128 requests; Step not measured".
     // Each run's rows by its own contexts: GLM's "256K" is Step's "251K".
-    let side_label = |p: &compare::ContextPair, own: Option<u64>| {
+    let side_label = |p: &compare::grid::ContextPair, own: Option<u64>| {
         own.map_or_else(|| p.label(), format::context_label)
     };
     let row_labels: [Vec<String>; 2] = [
@@ -1107,7 +1128,7 @@ pub(crate) fn ratio_matrix_between(
     let mut rows = Vec::new();
     for (r, pair) in grid.rows.iter().enumerate() {
         if !grid.row_has_ratio(r) {
-            let states = compare::side_states(grid.cells[r].iter().enumerate());
+            let states = compare::grid::side_states(grid.cells[r].iter().enumerate());
             left_out.push(fill(
                 NO_RATIO_AT_ROW,
                 &[
@@ -1128,7 +1149,7 @@ pub(crate) fn ratio_matrix_between(
                 .filter(|(_, keep)| **keep)
                 .map(|(c, _)| match c {
                     // Within the noise of both cells: no colour, and said.
-                    Ok(j) if j.verdict == compare::Verdict::WithinNoise => RatioCell {
+                    Ok(j) if j.verdict == compare::ratio::Verdict::WithinNoise => RatioCell {
                         text: format::ratio(j.value),
                         reason: None,
                         class: "even",
@@ -1159,7 +1180,7 @@ pub(crate) fn ratio_matrix_between(
     for (l, n) in grid.levels.iter().enumerate() {
         if !keep_level[l] {
             // The rows drawn: a row left out has a note of its own.
-            let states = compare::side_states(
+            let states = compare::grid::side_states(
                 grid.cells
                     .iter()
                     .enumerate()
@@ -1226,7 +1247,7 @@ pub(crate) fn ratio_matrix_between(
 /// `labels` name the grid's positions, each run's by its own contexts; `at`
 /// is the template of one state.
 pub(crate) fn side_notes(
-    states: &[compare::SideStates; 2],
+    states: &[compare::grid::SideStates; 2],
     names: (&str, &str),
     labels: &[Vec<String>; 2],
     at: &str,
@@ -1270,7 +1291,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
     let mut series = Vec::new();
     let mut rows = Vec::new();
     for (i, r) in runs.iter().enumerate() {
-        let mut points = compare::interactivity_points(r);
+        let mut points = compare::frontier::interactivity_points(r);
         for p in &mut points {
             p.total_tok_per_s = basis.of(r, p.total_tok_per_s);
         }
@@ -1295,7 +1316,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
             .iter()
             .map(|p| (p.per_request_tok_per_s, p.total_tok_per_s))
             .collect();
-        let frontier = compare::pareto_frontier(&xy);
+        let frontier = compare::frontier::pareto_frontier(&xy);
         series.push(Series {
             style: i,
             points: frontier.iter().map(|&k| xy[k]).collect(),
@@ -1364,7 +1385,10 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
 }
 
 fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
-    let frontiers: Vec<_> = runs.iter().map(|r| compare::capacity_frontier(r)).collect();
+    let frontiers: Vec<_> = runs
+        .iter()
+        .map(|r| compare::frontier::capacity_frontier(r))
+        .collect();
     let contexts: BTreeSet<u64> = frontiers.iter().flat_map(|f| f.keys().copied()).collect();
     if contexts.is_empty() {
         return Ok(None);
@@ -1447,7 +1471,7 @@ mod tests {
             "r".into(),
             "h".into(),
             ("A", "B"),
-            compare::Figure::Throughput(Basis::Total),
+            compare::ratio::Figure::Throughput(Basis::Total),
         );
         assert_eq!(m.levels, [1, 4]);
         let cells = &m.rows[0].cells;

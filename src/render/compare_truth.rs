@@ -4,7 +4,8 @@
 //! pairs built so that a summary would mislead, and on many random pairs.
 
 use super::compare_page::{answer, findings, ratio_matrix_between};
-use crate::compare::{self, Basis, tests::with_cells};
+use crate::compare::ratio::Basis;
+use crate::compare::{self, tests::with_cells};
 use crate::model::format;
 use crate::model::{Run, Status};
 
@@ -17,7 +18,7 @@ fn pair_answer(a: &Run, b: &Run) -> Vec<String> {
     answer(
         a,
         b,
-        &compare::pair_findings(a, b, Basis::Total),
+        &compare::findings::pair_findings(a, b, Basis::Total),
         Basis::Total,
     )
 }
@@ -158,9 +159,9 @@ fn state_of(
     side: usize,
     a: Option<&crate::model::DecodeCell>,
     b: Option<&crate::model::DecodeCell>,
-    figure: compare::Figure,
+    figure: compare::ratio::Figure,
 ) -> &'static str {
-    let energy = figure == compare::Figure::Energy;
+    let energy = figure == compare::ratio::Figure::Energy;
     let base = |c: Option<&crate::model::DecodeCell>| match c {
         None => "not measured",
         Some(c) if c.status == Valid && energy && c.joules_per_output_token().is_none() => {
@@ -283,18 +284,18 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
     let mut rng = Rng(27);
     let mut notes = 0;
     let figures = [
-        compare::Figure::Throughput(Basis::Total),
-        compare::Figure::Energy,
+        compare::ratio::Figure::Throughput(Basis::Total),
+        compare::ratio::Figure::Energy,
     ];
     for case in 0..1200 {
         let figure = figures[case % 2];
         let (a, b) = (random_run(&mut rng, "a"), random_run(&mut rng, "b"));
         let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), figure);
-        let grid = compare::RatioGrid::of(&a, &b, figure);
+        let grid = compare::grid::RatioGrid::of(&a, &b, figure);
         if m.rows.is_empty() {
             continue; // one line: no ratio anywhere
         }
-        let own = |p: &compare::ContextPair, c: Option<u64>| {
+        let own = |p: &compare::grid::ContextPair, c: Option<u64>| {
             c.map_or_else(|| p.label(), format::context_label)
         };
         for note in &m.left_out {
@@ -446,7 +447,7 @@ fn every_answer_is_true_of_the_cells_of_random_pairs() {
             _ => {}
         }
         // The shared-cells sentence: its count and its winners, cell by cell.
-        let grid = compare::RatioGrid::between(&a, &b, Basis::Total);
+        let grid = compare::grid::RatioGrid::between(&a, &b, Basis::Total);
         let ratios: Vec<f64> = grid.ratios().collect();
         if ratios.is_empty() {
             assert!(sentences.len() <= 1, "case {case}: {sentences:?}");
@@ -551,7 +552,7 @@ fn the_energy_line_counts_only_cells_both_ran_validly_with_energy_recorded() {
         "e".into(),
         "h".into(),
         ("A", "B"),
-        compare::Figure::Energy,
+        compare::ratio::Figure::Energy,
     );
     assert_eq!(m.levels, [1, 2]);
     assert_eq!(
@@ -590,7 +591,7 @@ fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
         // The truth, from the cells alone: b's J over a's wherever both are
         // Valid with energy, contexts paired as the matrices pair them.
         let mut truth = Vec::new();
-        for p in compare::pair_contexts(&a.decode_contexts(), &b.decode_contexts()) {
+        for p in compare::grid::pair_contexts(&a.decode_contexts(), &b.decode_contexts()) {
             for n in [1u32, 2, 4, 8, 16] {
                 let energy = |r: &Run, ctx: Option<u64>| {
                     ctx.and_then(|c| r.decode_cell(c, n))

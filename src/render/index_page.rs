@@ -3,7 +3,7 @@
 use askama::Template;
 
 use super::Figure;
-use crate::compare::Comparison;
+use crate::compare::plan::Comparison;
 use crate::model::format;
 use crate::model::labels;
 use crate::model::{Run, Status};
@@ -64,13 +64,13 @@ impl PickBar {
     fn new() -> PickBar {
         use crate::compare::words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
         let (min, max) = (
-            crate::compare::MIN_RUNS_PER_COMPARISON.to_string(),
-            crate::compare::MAX_RUNS_PER_COMPARISON.to_string(),
+            crate::compare::plan::MIN_RUNS_PER_COMPARISON.to_string(),
+            crate::compare::plan::MAX_RUNS_PER_COMPARISON.to_string(),
         );
         let limits = [("min", min.as_str()), ("max", max.as_str())];
         PickBar {
-            min: crate::compare::MIN_RUNS_PER_COMPARISON,
-            max: crate::compare::MAX_RUNS_PER_COMPARISON,
+            min: crate::compare::plan::MIN_RUNS_PER_COMPARISON,
+            max: crate::compare::plan::MAX_RUNS_PER_COMPARISON,
             none: fill(PICK_NONE, &limits),
             too_few: fill(PICK_TOO_FEW, &limits),
             too_many: fill(PICK_TOO_MANY, &limits),
@@ -229,7 +229,7 @@ impl Shape {
     fn of(runs: &[Run]) -> Shape {
         Shape {
             dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
-            energy: runs.iter().any(crate::compare::has_energy),
+            energy: runs.iter().any(crate::compare::ratio::has_energy),
         }
     }
 }
@@ -454,11 +454,11 @@ fn overview(
     names: &[String],
 ) -> Result<Option<Overview>, super::charts::ChartError> {
     use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
-    let basis = crate::compare::Basis::PerGpu;
+    let basis = crate::compare::ratio::Basis::PerGpu;
     // (run, its points as (per-request, per GPU)), newest first.
     let mut with_cells = order.iter().filter_map(|&i| {
         let r = &runs[i];
-        let xy: Vec<(f64, f64)> = crate::compare::interactivity_points(r)
+        let xy: Vec<(f64, f64)> = crate::compare::frontier::interactivity_points(r)
             .iter()
             .map(|p| (p.per_request_tok_per_s, basis.of(r, p.total_tok_per_s)))
             .collect();
@@ -473,7 +473,7 @@ fn overview(
         .enumerate()
         .map(|(style, (_, xy))| Series {
             style,
-            points: crate::compare::pareto_frontier(xy)
+            points: crate::compare::frontier::pareto_frontier(xy)
                 .into_iter()
                 .map(|k| xy[k])
                 .collect(),
@@ -520,17 +520,17 @@ fn overview(
 fn summary(run: &Run, name: String) -> RunSummary {
     let valid = |s: Status| s == Status::Valid;
     let single_stream =
-        crate::compare::single_stream(run).map_or_else(Figure::none, |(ctx, v)| Figure {
+        crate::compare::findings::single_stream(run).map_or_else(Figure::none, |(ctx, v)| Figure {
             sort: v.to_string(),
             text: format!("{} ({})", format::tok_per_s(v), format::context_label(ctx)),
         });
-    let peak = crate::compare::best_valid(run, 0.0);
+    let peak = crate::compare::findings::best_valid(run, 0.0);
     let peak_total = peak.map_or_else(Figure::none, |c| Figure {
         sort: c.total_tok_per_s.to_string(),
         text: format!("{} ({})", format::tok_per_s(c.total_tok_per_s), c.at()),
     });
     let peak_per_gpu = peak.map_or_else(Figure::none, |c| {
-        let v = crate::compare::Basis::PerGpu.of(run, c.total_tok_per_s);
+        let v = crate::compare::ratio::Basis::PerGpu.of(run, c.total_tok_per_s);
         Figure {
             sort: v.to_string(),
             text: format::tok_per_s(v),
@@ -555,13 +555,15 @@ fn summary(run: &Run, name: String) -> RunSummary {
             text: format::tok_per_s(v),
         });
     let best_tok_per_joule =
-        crate::compare::best_energy(run).map_or_else(Figure::none, |(v, ctx, n)| Figure {
-            sort: v.to_string(),
-            text: format!(
-                "{} ({})",
-                format::tok_per_joule(v),
-                format::cell_label(ctx, n)
-            ),
+        crate::compare::findings::best_energy(run).map_or_else(Figure::none, |(v, ctx, n)| {
+            Figure {
+                sort: v.to_string(),
+                text: format!(
+                    "{} ({})",
+                    format::tok_per_joule(v),
+                    format::cell_label(ctx, n)
+                ),
+            }
         });
     RunSummary {
         best_tok_per_joule,

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use anyhow::Context;
 use askama::Template;
 
-use crate::compare::Comparison;
+use crate::compare::plan::Comparison;
 use crate::export;
 use crate::model::Run;
 
@@ -189,7 +189,7 @@ pub(crate) fn render_site(
         let electricity = prices
             .electricity
             .as_ref()
-            .filter(|_| crate::compare::has_energy(run));
+            .filter(|_| crate::compare::ratio::has_energy(run));
         if let Some(e) = electricity {
             page = page.with_electricity(run, e);
         }
@@ -250,8 +250,14 @@ pub(crate) fn render_site(
         choose: crate::compare::words::fill(
             crate::compare::words::PICK_CHOOSE,
             &[
-                ("min", &crate::compare::MIN_RUNS_PER_COMPARISON.to_string()),
-                ("max", &crate::compare::MAX_RUNS_PER_COMPARISON.to_string()),
+                (
+                    "min",
+                    &crate::compare::plan::MIN_RUNS_PER_COMPARISON.to_string(),
+                ),
+                (
+                    "max",
+                    &crate::compare::plan::MAX_RUNS_PER_COMPARISON.to_string(),
+                ),
             ],
         ),
     }

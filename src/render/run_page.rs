@@ -7,7 +7,7 @@ use super::charts::ChartError;
 use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, fill_style, viridis};
 use super::markdown::render_markdown;
-use crate::compare::Comparison;
+use crate::compare::plan::Comparison;
 use crate::model::format;
 use crate::model::labels;
 use crate::model::labels::Card;
@@ -317,28 +317,28 @@ pub struct TableRow {
 /// throughput and where, one request's speed, and its prefill speed.
 pub(crate) fn key_figures(run: &Run) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
-    if let Some(p) = crate::compare::best_valid(run, 0.0) {
+    if let Some(p) = crate::compare::findings::best_valid(run, 0.0) {
         out.push((
             "Peak",
             format!("{} total tok/s", format::tok_per_s(p.total_tok_per_s)),
             format!("at {}", p.at()),
         ));
     }
-    if let Some((ctx, v)) = crate::compare::single_stream(run) {
+    if let Some((ctx, v)) = crate::compare::findings::single_stream(run) {
         out.push((
             "One request",
             format!("{} tok/s", format::tok_per_s(v)),
             format!("at {}", format::context_label(ctx)),
         ));
     }
-    if let Some((ctx, v)) = crate::compare::first_prefill(run) {
+    if let Some((ctx, v)) = crate::compare::findings::first_prefill(run) {
         out.push((
             "Prefill",
             format!("{} prompt tok/s", format::tok_per_s(v)),
             format!("at {}", format::context_label(ctx)),
         ));
     }
-    if let Some((tok_per_j, ctx, n)) = crate::compare::best_energy(run) {
+    if let Some((tok_per_j, ctx, n)) = crate::compare::findings::best_energy(run) {
         out.push((
             "Least energy",
             format!("{} per output token", format::joules(1.0 / tok_per_j)),
@@ -528,7 +528,7 @@ impl RunPage {
         run: &Run,
         price: &crate::model::ElectricityPrice,
     ) -> Self {
-        if !crate::compare::has_energy(run) {
+        if !crate::compare::ratio::has_energy(run) {
             return self;
         }
         self.columns.push(crate::compare::cost::ELECTRICITY_HEADER);
@@ -806,7 +806,7 @@ fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixC
 /// none on one GPU, where the toggle is not offered.
 pub(crate) fn per_gpu_text(run: &Run, tok_per_s: f64) -> Option<String> {
     (run.meta.hardware.gpu_count > 1)
-        .then(|| format::tok_per_s(crate::compare::Basis::PerGpu.of(run, tok_per_s)))
+        .then(|| format::tok_per_s(crate::compare::ratio::Basis::PerGpu.of(run, tok_per_s)))
 }
 
 /// Sort keys make the table sortable by value, not by its display text.

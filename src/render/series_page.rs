@@ -5,7 +5,7 @@
 use super::charts::ChartError;
 use super::charts::lines::{MARKERS, PALETTE, palette};
 use super::compare_page::{ChartBlock, RatioCell, RatioMatrix, RatioRow, decode_blocks};
-use crate::compare::Basis;
+use crate::compare::ratio::Basis;
 use crate::judge::change::{Call, Judgement, Verdict};
 use crate::judge::series::Series;
 use crate::model::format;
@@ -204,7 +204,7 @@ impl SeriesPage {
         let labels = &s.labels[first..];
         let uncharted = runs.len().saturating_sub(PALETTE.len());
         let decode = decode_blocks(&runs[uncharted..], &labels[uncharted..], Basis::Total)?;
-        let values = crate::compare::valid_cells(runs)
+        let values = crate::compare::grid::valid_cells(runs)
             .into_iter()
             .map(|(ctx, n)| {
                 let per_run = runs
@@ -420,7 +420,7 @@ fn history_spans(runs: usize) -> Vec<(usize, usize)> {
 /// a change was noted. Long series are drawn as medians of consecutive runs.
 fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartError> {
     use super::charts::lines::{Axis, Mark, Scale, Series as Line, xy_chart_marked};
-    let cells = crate::compare::valid_cells(runs);
+    let cells = crate::compare::grid::valid_cells(runs);
     let contexts: std::collections::BTreeSet<u64> = cells.iter().map(|&(c, _)| c).collect();
     let level_name = |n: u32| format::counted(n as usize, "request") + " at once";
     let spans = history_spans(runs.len());

@@ -882,7 +882,7 @@ mod tests {
     /// slower is called slower in at least 90%, at 1, 4 and 16 streams.
     #[test]
     fn the_interval_covers_the_true_rate_and_tells_noise_from_a_real_difference() {
-        use crate::compare::{Verdict, verdict};
+        use crate::compare::ratio::{Verdict, verdict};
         const WINDOWS: usize = 200;
         let window = 30.0;
         let mut rng = Rng(20_261_201);

@@ -1,0 +1,258 @@
+//! One cell of one run against the same cell of another: the ratio of a
+//! figure, whether it is beyond the two cells' noise, or why there is none.
+
+use crate::model::{DecodeCell, Interval, Run, Status};
+
+/// Why one run's cell cannot be compared: not measured, or its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unusable {
+    NotMeasured,
+    Status(Status),
+    /// Valid, but its window's energy was not recorded (an energy ratio).
+    EnergyNotRecorded,
+}
+
+impl Unusable {
+    /// "not measured", "queued", "over capacity", ...
+    pub fn words(self) -> &'static str {
+        match self {
+            Unusable::NotMeasured => crate::compare::words::NOT_MEASURED,
+            Unusable::Status(s) => s
+                .not_compared_because()
+                .unwrap_or(crate::compare::words::NOT_MEASURED),
+            Unusable::EnergyNotRecorded => crate::compare::words::ENERGY_NOT_RECORDED,
+        }
+    }
+}
+
+/// Why a cell of a comparison has no ratio.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRatio {
+    /// The first run measured 0 tok/s.
+    ZeroBase,
+    /// One run's cell, or both, cannot be compared.
+    Unusable {
+        a: Option<Unusable>,
+        b: Option<Unusable>,
+    },
+}
+
+impl NoRatio {
+    /// The reason as pages and CSV files say it, with the runs' names:
+    /// "GLM over capacity", "both queued", "GLM queued, Step looped".
+    pub fn reason(self, names: (&str, &str)) -> String {
+        use crate::compare::words::{
+            NO_RATIO_BOTH, NO_RATIO_EACH, NO_RATIO_ONE, NO_RATIO_ZERO_BASE, NOT_MEASURED, fill,
+        };
+        match self {
+            NoRatio::ZeroBase => fill(NO_RATIO_ZERO_BASE, &[("a", names.0)]),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: Some(b),
+            } if a.words() == b.words() => fill(NO_RATIO_BOTH, &[("x", a.words())]),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: Some(b),
+            } => fill(
+                NO_RATIO_EACH,
+                &[
+                    ("a", names.0),
+                    ("x", a.words()),
+                    ("b", names.1),
+                    ("y", b.words()),
+                ],
+            ),
+            NoRatio::Unusable {
+                a: Some(a),
+                b: None,
+            } => fill(NO_RATIO_ONE, &[("name", names.0), ("x", a.words())]),
+            NoRatio::Unusable {
+                a: None,
+                b: Some(b),
+            } => fill(NO_RATIO_ONE, &[("name", names.1), ("x", b.words())]),
+            NoRatio::Unusable { a: None, b: None } => NOT_MEASURED.into(),
+        }
+    }
+}
+
+/// A cell's throughput if it can be compared: measured and Valid.
+pub(crate) fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+    let c = cell.ok_or(Unusable::NotMeasured)?;
+    match c.status {
+        Status::Valid => c.total_tok_per_s.ok_or(Unusable::NotMeasured),
+        other => Err(Unusable::Status(other)),
+    }
+}
+
+/// A cell's energy per output token if it can be compared: measured,
+/// Valid and with its window's energy recorded.
+pub(crate) fn valid_energy(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+    let c = cell.ok_or(Unusable::NotMeasured)?;
+    match c.status {
+        Status::Valid => c
+            .joules_per_output_token()
+            .filter(|j| *j > 0.0)
+            .ok_or(Unusable::EnergyNotRecorded),
+        other => Err(Unusable::Status(other)),
+    }
+}
+
+/// `b`'s energy per output token over `a`'s at one cell, or why there is none.
+pub(crate) fn energy_ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
+    match (valid_energy(a), valid_energy(b)) {
+        (Ok(x), Ok(y)) => Ok(y / x),
+        (a, b) => Err(NoRatio::Unusable {
+            a: a.err(),
+            b: b.err(),
+        }),
+    }
+}
+
+/// Whether a run recorded the energy of any decode window.
+pub(crate) fn has_energy(run: &Run) -> bool {
+    run.decode_cells()
+        .any(|c| c.joules_per_output_token().is_some())
+}
+
+/// The runs of a comparison, each named so that a reader tells them apart
+/// ([`crate::model::labels::distinct_names`]): two runs of one model become
+/// "GLM-5.3-Flash (vllm 0.29.0)" and "GLM-5.3-Flash (vllm 0.30.0)" in every
+/// sentence, heading and column that names them.
+pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
+    crate::model::labels::distinct_names(runs)
+        .into_iter()
+        .zip(runs)
+        .map(|(name, run)| {
+            let mut named = (*run).clone();
+            named.meta.model = name;
+            named
+        })
+        .collect()
+}
+
+/// Where a run's energy came from and how it was found, for the line
+/// under the energy matrices: "DCGM exporter http://…, as the growth of the
+/// GPUs' energy counter over the window". `None` when it recorded none.
+pub(crate) fn energy_sources(run: &Run) -> Option<String> {
+    let mut sources: Vec<String> = run
+        .decode_cells()
+        .filter(|c| c.joules_per_output_token().is_some())
+        .filter_map(|c| c.gpu_telemetry())
+        .map(|g| match g.energy_from {
+            Some(how) => format!("{}, as {}", g.source, how.label()),
+            None => g.source.clone(),
+        })
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    (!sources.is_empty()).then(|| crate::model::format::and_list(&sources))
+}
+
+/// The line under the energy matrices of one run: "GLM: energy from …", or
+/// that it recorded none.
+pub(crate) fn energy_note(run: &Run) -> String {
+    use crate::compare::words as w;
+    match energy_sources(run) {
+        Some(sources) => w::fill(
+            w::ENERGY_SOURCES,
+            &[("name", &run.meta.model), ("sources", &sources)],
+        ),
+        None => w::fill(w::ENERGY_NONE, &[("name", &run.meta.model)]),
+    }
+}
+
+/// The ratio of `b` to `a` at one cell, or why there is none.
+pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
+    match (valid_total(a), valid_total(b)) {
+        (Ok(x), Ok(y)) if x > 0.0 => Ok(y / x),
+        (Ok(_), Ok(_)) => Err(NoRatio::ZeroBase),
+        (a, b) => Err(NoRatio::Unusable {
+            a: a.err(),
+            b: b.err(),
+        }),
+    }
+}
+
+/// Whether a ratio is beyond the noise of the two figures it divides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Its 95% interval lies above 1.
+    Faster,
+    /// Its 95% interval lies below 1.
+    Slower,
+    /// Its 95% interval includes 1.
+    WithinNoise,
+    /// A figure's interval is not known.
+    Unknown,
+}
+
+/// `b / a` with its 95% interval, from each figure's own 95% interval: on a
+/// log scale the two relative errors add in quadrature (independent
+/// windows). `None` when either interval is unknown.
+pub fn ratio_interval(
+    a: (f64, Option<&Interval>),
+    b: (f64, Option<&Interval>),
+) -> Option<(f64, f64)> {
+    let (ta, ia) = a;
+    let (tb, ib) = b;
+    let log_half = |t: f64, i: &Interval| i.relative_half_width(t).map(|h| (1.0 + h).ln());
+    let (ha, hb) = (log_half(ta, ia?)?, log_half(tb, ib?)?);
+    if ta <= 0.0 || tb <= 0.0 {
+        return None;
+    }
+    let r = tb / ta;
+    let h = (ha * ha + hb * hb).sqrt();
+    Some((r * (-h).exp(), r * h.exp()))
+}
+
+/// The verdict on `b / a` from the two cells' intervals.
+pub fn verdict(a: (f64, Option<&Interval>), b: (f64, Option<&Interval>)) -> Verdict {
+    match ratio_interval(a, b) {
+        None => Verdict::Unknown,
+        Some((low, _)) if low > 1.0 => Verdict::Faster,
+        Some((_, high)) if high < 1.0 => Verdict::Slower,
+        Some(_) => Verdict::WithinNoise,
+    }
+}
+
+/// The verdict on the ratio of two cells, both Valid with figures.
+pub(crate) fn cell_verdict(a: &DecodeCell, b: &DecodeCell) -> Verdict {
+    match (a.total_tok_per_s, b.total_tok_per_s) {
+        (Some(x), Some(y)) => verdict(
+            (x, a.total_tok_per_s_ci95.as_ref()),
+            (y, b.total_tok_per_s_ci95.as_ref()),
+        ),
+        _ => Verdict::Unknown,
+    }
+}
+
+/// Throughput as the server gave it, or shared out over the run's GPUs: the
+/// fair figure between runs on different numbers of GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Basis {
+    Total,
+    PerGpu,
+}
+
+impl Basis {
+    /// `tok_per_s` of `run` on this basis.
+    pub fn of(self, run: &Run, tok_per_s: f64) -> f64 {
+        match self {
+            Basis::Total => tok_per_s,
+            Basis::PerGpu => tok_per_s / f64::from(run.meta.hardware.gpu_count.max(1)),
+        }
+    }
+
+    /// `b`'s figure over `a`'s on this basis, from the ratio of their totals.
+    pub fn ratio(self, a: &Run, b: &Run, total_ratio: f64) -> f64 {
+        self.of(b, total_ratio) / self.of(a, 1.0)
+    }
+}
+
+/// What a ratio grid divides: throughput on a basis, or energy per output
+/// token (the same on any basis: all the GPUs' energy over all the tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Figure {
+    Throughput(Basis),
+    Energy,
+}
