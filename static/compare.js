@@ -18,7 +18,7 @@ if (typeof window !== "undefined") {
 // (exported for tests/browser/conformance.mjs, which holds them to what the
 // pre-rendered pages show)
 
-// `template` with each {slot} replaced, as src/compare/words.rs fills it.
+// `template` with each {slot} replaced, as src/render/compare_words.rs fills it.
 function fill(template, slots) {
   return Object.entries(slots).reduce((text, [k, v]) => text.split(`{${k}}`).join(String(v)), template);
 }
@@ -68,14 +68,14 @@ function basisOf(perGpu) {
 }
 
 // b's figure over a's at one cell, or why there is none, worded as
-// src/compare/mod.rs `NoRatio::reason` words it. `figure` is "total", "per_gpu"
-// or "energy" (J per output token, src/compare/mod.rs `energy_ratio`).
+// src/render/compare_words.rs `no_ratio` words it. `figure` is "total", "per_gpu"
+// or "energy" (J per output token, src/compare/ratio.rs `energy_ratio`).
 function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
   const w = d.words;
   const energy = figure === "energy";
   const ca = tokensA === null ? undefined : cellOf(a, tokensA, n);
   const cb = tokensB === null ? undefined : cellOf(b, tokensB, n);
-  // As src/compare/mod.rs `valid_total` and `valid_energy`: a Valid cell always
+  // As src/compare/ratio.rs `valid_total` and `valid_energy`: a Valid cell always
   // has its total; of energy it also needs its window's energy.
   const why = (c) => {
     if (!c) return w.not_measured;
@@ -91,9 +91,9 @@ function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
     }
     if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }), zeroBase: true };
     const total = cb.comparable.total / ca.comparable.total;
-    // As src/compare/mod.rs `Basis::ratio`, operation for operation.
+    // As src/compare/ratio.rs `Basis::ratio`, operation for operation.
     const r = figure === "per_gpu" ? (total / Math.max(b.gpu_count, 1)) / (1 / Math.max(a.gpu_count, 1)) : total;
-    // Within the noise of both cells (src/compare/mod.rs `verdict`): its 95%
+    // Within the noise of both cells (src/compare/ratio.rs `verdict`): its 95%
     // interval, from each cell's (data.js `noise`), includes 1.
     if (ca.noise !== undefined && cb.noise !== undefined
       && Math.abs(Math.log(total)) <= Math.sqrt(ca.noise ** 2 + cb.noise ** 2)) {
@@ -151,7 +151,7 @@ function setupRows(d, runs) {
 }
 
 // Decode contexts at least two of the runs measured, near ones grouped
-// (src/compare/mod.rs `shared_context_groups`): run by run, each context joins
+// (src/compare/grid.rs `shared_context_groups`): run by run, each context joins
 // a group of the same context first, else the nearest group within
 // d.near_context without one of that run's. Each group: every run's context
 // there or null, in order of the smallest.
@@ -214,7 +214,7 @@ function prefillRows(d, runs) {
   })]);
 }
 
-// Pairs two runs' contexts as src/compare/mod.rs `pair_contexts`: equal ones,
+// Pairs two runs' contexts as src/compare/grid.rs `pair_contexts`: equal ones,
 // then each left over of a with the nearest left over of b within
 // d.near_context; the rest alone. In order of the smaller context.
 function pairContexts(d, as, bs) {
@@ -238,7 +238,7 @@ function pairLabel(runs, p) {
 }
 
 // Why a row or column of a matrix has no ratio, per run and cell by cell
-// where that differs (src/compare/mod.rs `side_states`, src/render/compare_page.rs
+// where that differs (src/compare/grid.rs `side_states`, src/render/compare_page.rs
 // `side_notes`): "GLM valid at 1–4 requests, over capacity at 8–128
 // requests; Step not measured". `cells` are [grid position, cell], `labels`
 // name the positions for each run (its own contexts), `at` is the template
@@ -583,7 +583,7 @@ function ratioSection(runs, perGpuView) {
 }
 
 // Where a run's energy came from, or that it recorded none
-// (src/compare/mod.rs `energy_note`).
+// (src/render/compare_words.rs `energy_note`).
 function energyNote(d, r) {
   return r.energy_sources !== undefined
     ? fill(d.words.energy_sources, { name: r.model, sources: r.energy_sources })

@@ -161,7 +161,7 @@ function setUpPick(bar) {
   const table = document.getElementById("runs-table");
   const button = bar.querySelector("#compare-selected");
   const state = bar.querySelector("[data-pick-count]");
-  // The limits and words are Rust's (src/compare/words.rs), on the bar.
+  // The limits and words are Rust's (src/render/compare_words.rs), on the bar.
   const [min, max] = [Number(bar.dataset.min), Number(bar.dataset.max)];
   const fill = (template, slots) => Object.entries(slots).reduce((t, [k, v]) => t.split(`{${k}}`).join(String(v)), template);
   const chosen = [];

@@ -588,7 +588,10 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
 
     // Every word the script looks up is handed over.
     let script = std::fs::read_to_string(repo().join("static/compare.js")).unwrap();
-    let words: Vec<&str> = sitegen::compare::words::all().iter().map(|w| w.0).collect();
+    let words: Vec<&str> = sitegen::render::compare_words::all()
+        .iter()
+        .map(|w| w.0)
+        .collect();
     let read: Vec<&str> = script
         .match_indices("w.")
         .chain(script.match_indices("words."))

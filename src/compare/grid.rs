@@ -286,37 +286,47 @@ impl RatioGrid {
     }
 }
 
-/// What one run has at a cell of a ratio grid, in a note's words: "valid"
-/// when its side is usable, else why not ("queued", "not measured").
-fn side_word(cell: &Result<Judged, NoRatio>, side: usize) -> &'static str {
-    use crate::compare::words::{VALID, ZERO_TOK_PER_S};
+/// What one run has at a cell of a ratio grid: usable, or why not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SideState {
+    Usable,
+    /// The first run measured 0 tok/s there.
+    ZeroTokPerS,
+    Unusable(Unusable),
+}
+
+fn side_state(cell: &Result<Judged, NoRatio>, side: usize) -> SideState {
     match cell {
-        Ok(_) => VALID,
-        Err(NoRatio::ZeroBase) if side == 0 => ZERO_TOK_PER_S,
-        Err(NoRatio::ZeroBase) => VALID,
-        Err(NoRatio::Unusable { a, b }) => [a, b][side].map_or(VALID, Unusable::words),
+        Ok(_) => SideState::Usable,
+        Err(NoRatio::ZeroBase) if side == 0 => SideState::ZeroTokPerS,
+        Err(NoRatio::ZeroBase) => SideState::Usable,
+        Err(NoRatio::Unusable { a, b }) => {
+            [a, b][side].map_or(SideState::Usable, SideState::Unusable)
+        }
     }
 }
 
-/// One run's state over some cells of a grid: each distinct word, in order
-/// of first appearance, with the stretches of consecutive grid positions
+/// One run's state over some cells of a grid: each distinct state as
+/// `key` tells them apart (a reader tells them by their words), in order of
+/// first appearance, with the stretches of consecutive grid positions
 /// (first, last) it covers.
-pub(crate) type SideStates = Vec<(&'static str, Vec<(usize, usize)>)>;
+pub(crate) type SideStates<K> = Vec<(K, Vec<(usize, usize)>)>;
 
 /// Each run's states over `cells` (grid position, cell), for the note of a
 /// row or column without a ratio. A cell neither run measured says nothing
 /// about either and is passed over; it also ends a stretch.
-pub(crate) fn side_states<'a>(
+pub(crate) fn side_states<'a, K: PartialEq>(
     cells: impl Iterator<Item = (usize, &'a Result<Judged, NoRatio>)>,
-) -> [SideStates; 2] {
-    let mut sides: [SideStates; 2] = [Vec::new(), Vec::new()];
+    key: impl Fn(SideState) -> K,
+) -> [SideStates<K>; 2] {
+    let mut sides: [SideStates<K>; 2] = [Vec::new(), Vec::new()];
     let neither = Err(NoRatio::Unusable {
         a: Some(Unusable::NotMeasured),
         b: Some(Unusable::NotMeasured),
     });
     for (at, cell) in cells.filter(|(_, c)| **c != neither) {
         for (side, states) in sides.iter_mut().enumerate() {
-            let word = side_word(cell, side);
+            let word = key(side_state(cell, side));
             match states.iter_mut().find(|(w, _)| *w == word) {
                 Some((_, stretches)) => match stretches.last_mut() {
                     Some(last) if last.1 + 1 == at => last.1 = at,

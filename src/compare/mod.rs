@@ -11,7 +11,6 @@ pub mod grid;
 pub mod plan;
 pub mod ratio;
 pub mod setup;
-pub mod words;
 
 #[cfg(test)]
 pub(crate) mod tests {
@@ -28,8 +27,9 @@ pub(crate) mod tests {
     #[test]
     fn ratios_and_the_reasons_when_there_is_none() {
         let names = ("GLM", "Step");
-        let why =
-            |a: Option<&DecodeCell>, b: Option<&DecodeCell>| ratio(a, b).unwrap_err().reason(names);
+        let why = |a: Option<&DecodeCell>, b: Option<&DecodeCell>| {
+            crate::render::compare_words::no_ratio(ratio(a, b).unwrap_err(), names)
+        };
         let a = cell(Status::Valid, Some(200.0));
         let b = cell(Status::Valid, Some(150.0));
         assert_eq!(ratio(Some(&a), Some(&b)), Ok(0.75));

@@ -12,19 +12,6 @@ pub enum Unusable {
     EnergyNotRecorded,
 }
 
-impl Unusable {
-    /// "not measured", "queued", "over capacity", ...
-    pub fn words(self) -> &'static str {
-        match self {
-            Unusable::NotMeasured => crate::compare::words::NOT_MEASURED,
-            Unusable::Status(s) => s
-                .not_compared_because()
-                .unwrap_or(crate::compare::words::NOT_MEASURED),
-            Unusable::EnergyNotRecorded => crate::compare::words::ENERGY_NOT_RECORDED,
-        }
-    }
-}
-
 /// Why a cell of a comparison has no ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoRatio {
@@ -35,44 +22,6 @@ pub enum NoRatio {
         a: Option<Unusable>,
         b: Option<Unusable>,
     },
-}
-
-impl NoRatio {
-    /// The reason as pages and CSV files say it, with the runs' names:
-    /// "GLM over capacity", "both queued", "GLM queued, Step looped".
-    pub fn reason(self, names: (&str, &str)) -> String {
-        use crate::compare::words::{
-            NO_RATIO_BOTH, NO_RATIO_EACH, NO_RATIO_ONE, NO_RATIO_ZERO_BASE, NOT_MEASURED, fill,
-        };
-        match self {
-            NoRatio::ZeroBase => fill(NO_RATIO_ZERO_BASE, &[("a", names.0)]),
-            NoRatio::Unusable {
-                a: Some(a),
-                b: Some(b),
-            } if a.words() == b.words() => fill(NO_RATIO_BOTH, &[("x", a.words())]),
-            NoRatio::Unusable {
-                a: Some(a),
-                b: Some(b),
-            } => fill(
-                NO_RATIO_EACH,
-                &[
-                    ("a", names.0),
-                    ("x", a.words()),
-                    ("b", names.1),
-                    ("y", b.words()),
-                ],
-            ),
-            NoRatio::Unusable {
-                a: Some(a),
-                b: None,
-            } => fill(NO_RATIO_ONE, &[("name", names.0), ("x", a.words())]),
-            NoRatio::Unusable {
-                a: None,
-                b: Some(b),
-            } => fill(NO_RATIO_ONE, &[("name", names.1), ("x", b.words())]),
-            NoRatio::Unusable { a: None, b: None } => NOT_MEASURED.into(),
-        }
-    }
 }
 
 /// A cell's throughput if it can be compared: measured and Valid.
@@ -112,53 +61,6 @@ pub(crate) fn energy_ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Re
 pub(crate) fn has_energy(run: &Run) -> bool {
     run.decode_cells()
         .any(|c| c.joules_per_output_token().is_some())
-}
-
-/// The runs of a comparison, each named so that a reader tells them apart
-/// ([`crate::model::labels::distinct_names`]): two runs of one model become
-/// "GLM-5.3-Flash (vllm 0.29.0)" and "GLM-5.3-Flash (vllm 0.30.0)" in every
-/// sentence, heading and column that names them.
-pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
-    crate::model::labels::distinct_names(runs)
-        .into_iter()
-        .zip(runs)
-        .map(|(name, run)| {
-            let mut named = (*run).clone();
-            named.meta.model = name;
-            named
-        })
-        .collect()
-}
-
-/// Where a run's energy came from and how it was found, for the line
-/// under the energy matrices: "DCGM exporter http://…, as the growth of the
-/// GPUs' energy counter over the window". `None` when it recorded none.
-pub(crate) fn energy_sources(run: &Run) -> Option<String> {
-    let mut sources: Vec<String> = run
-        .decode_cells()
-        .filter(|c| c.joules_per_output_token().is_some())
-        .filter_map(|c| c.gpu_telemetry())
-        .map(|g| match g.energy_from {
-            Some(how) => format!("{}, as {}", g.source, how.label()),
-            None => g.source.clone(),
-        })
-        .collect();
-    sources.sort_unstable();
-    sources.dedup();
-    (!sources.is_empty()).then(|| crate::model::format::and_list(&sources))
-}
-
-/// The line under the energy matrices of one run: "GLM: energy from …", or
-/// that it recorded none.
-pub(crate) fn energy_note(run: &Run) -> String {
-    use crate::compare::words as w;
-    match energy_sources(run) {
-        Some(sources) => w::fill(
-            w::ENERGY_SOURCES,
-            &[("name", &run.meta.model), ("sources", &sources)],
-        ),
-        None => w::fill(w::ENERGY_NONE, &[("name", &run.meta.model)]),
-    }
 }
 
 /// The ratio of `b` to `a` at one cell, or why there is none.

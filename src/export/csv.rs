@@ -149,7 +149,10 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                 }
                 Err(none) => {
                     row.extend([String::new(), String::new(), String::new(), String::new()]);
-                    row.push(none.reason((&base.meta.model, &r.meta.model)));
+                    row.push(crate::render::compare_words::no_ratio(
+                        none,
+                        (&base.meta.model, &r.meta.model),
+                    ));
                 }
             }
             if energy {
@@ -157,7 +160,10 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                     Ok(x) => row.extend([x.to_string(), String::new()]),
                     Err(none) => row.extend([
                         String::new(),
-                        none.reason((&base.meta.model, &r.meta.model)),
+                        crate::render::compare_words::no_ratio(
+                            none,
+                            (&base.meta.model, &r.meta.model),
+                        ),
                     ]),
                 }
             }

@@ -80,15 +80,15 @@ struct BrowserRun<'a> {
     /// (`labels::name_traits`): engine, quantization, hardware, date, id.
     traits: [String; 5],
     /// Where its energy came from, when it recorded any
-    /// (`compare::ratio::energy_sources`): the page names the run before it.
+    /// (`render::compare_words::energy_sources`): the page names the run before it.
     #[serde(skip_serializing_if = "Option::is_none")]
     energy_sources: Option<String>,
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
     use crate::compare::ratio::{Basis, valid_total};
-    use crate::compare::setup::{decode_figure, prefill_figures};
     use crate::model::format::context_label;
+    use crate::render::compare_words::{decode_figure, prefill_figures};
     let doc = BrowserRun {
         id: &run.id,
         model: &run.meta.model,
@@ -119,7 +119,7 @@ pub(crate) fn run_js(run: &Run) -> String {
                         total: t,
                         per_gpu: Basis::PerGpu.of(run, t),
                     }),
-                    why_not: total.err().map(|u| u.words()),
+                    why_not: total.err().map(crate::render::compare_words::unusable),
                     noise: c.total_noise().map(f64::ln_1p),
                     shown: Basis2 {
                         total: decode_figure(run, Some(c), Basis::Total),
@@ -129,7 +129,7 @@ pub(crate) fn run_js(run: &Run) -> String {
                 }
             })
             .collect(),
-        energy_sources: crate::compare::ratio::energy_sources(run),
+        energy_sources: crate::render::compare_words::energy_sources(run),
         traits: crate::model::labels::name_traits(run),
     };
     format!(

@@ -1,6 +1,6 @@
 //! `compare/definitions.js`: everything the comparison built in the browser
 //! must not decide for itself, handed over from the one place Rust keeps it:
-//! the words ([`crate::compare::words`]), the run limit and the run-id
+//! the words ([`crate::render::compare_words`]), the run limit and the run-id
 //! alphabet, the series palette and markers, the ratio colour scale (with the
 //! text colour on each step), chart sizes and the labels of context ticks.
 //! static/compare.js only arranges these.
@@ -52,8 +52,8 @@ pub(crate) fn definitions_js(
         palette: (0..PALETTE.len()).map(palette).collect(),
         markers: MARKERS,
         ratio_steps: RATIO_STEPS,
-        ratio_key: crate::compare::words::ratio_key(),
-        energy_key: crate::compare::words::energy_key(),
+        ratio_key: crate::render::compare_words::ratio_key(),
+        energy_key: crate::render::compare_words::energy_key(),
         near_context: crate::compare::grid::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,
@@ -61,7 +61,7 @@ pub(crate) fn definitions_js(
         context_ticks: (0..=21)
             .map(|k| (1u64 << k, crate::model::format::context_label(1u64 << k)))
             .collect(),
-        words: crate::compare::words::all().into_iter().collect(),
+        words: crate::render::compare_words::all().into_iter().collect(),
         built: comparisons
             .iter()
             .map(|c| {

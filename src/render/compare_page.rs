@@ -15,6 +15,7 @@ use crate::compare::ratio::Basis;
 use crate::model::Run;
 use crate::model::format;
 use crate::model::labels;
+use crate::render::compare_words;
 
 #[derive(Template)]
 #[template(path = "compare.html")]
@@ -185,15 +186,12 @@ pub(crate) enum ChartKind {
 impl ChartBlock {
     /// What a screen reader calls the folded table of the chart's numbers.
     pub(crate) fn numbers_label(&self) -> String {
-        crate::compare::words::fill(
-            crate::compare::words::NUMBERS_LABEL,
-            &[("heading", &self.heading)],
-        )
+        compare_words::fill(compare_words::NUMBERS_LABEL, &[("heading", &self.heading)])
     }
 
-    /// The caption under the chart, from [`crate::compare::words`].
+    /// The caption under the chart, from [`crate::render::compare_words`].
     pub fn caption(&self) -> String {
-        use crate::compare::words as w;
+        use crate::render::compare_words as w;
         match &self.kind {
             ChartKind::Prefill => w::PREFILL_CAPTION.into(),
             ChartKind::Decode(context) => w::fill(
@@ -281,7 +279,7 @@ impl ComparePage {
     ) -> Self {
         use crate::compare::cost;
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
-        let named = compare::ratio::named_runs(&members);
+        let named = compare_words::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
         let priced: Vec<Option<&crate::model::GpuPrice>> =
             runs.iter().map(|r| cost::price_for(prices, r)).collect();
@@ -376,7 +374,7 @@ impl ComparePage {
     pub fn new(all: &[Run], c: &Comparison) -> Result<ComparePage, ChartError> {
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         // Named apart everywhere but the setup, which shows each model as stated.
-        let named = compare::ratio::named_runs(&members);
+        let named = compare_words::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
         Ok(ComparePage {
             root: "../../",
@@ -478,17 +476,17 @@ fn tools_differ(runs: &[&Run]) -> Option<String> {
     }
     let all: BTreeSet<&String> = sets.iter().flatten().collect();
     let tools: Vec<&str> = all.into_iter().map(String::as_str).collect();
-    Some(crate::compare::words::fill(
-        crate::compare::words::TOOLS_DIFFER,
+    Some(compare_words::fill(
+        compare_words::TOOLS_DIFFER,
         &[("tools", &tools.join(", "))],
     ))
 }
 
 /// What a reader came for: each run against the first (decode on the fair
 /// basis, by context, prefill, what could not be compared) and each run's
-/// reach. Figures from `compare`, words from `comparison_words`.
+/// reach. Figures from `compare`, words from `compare_words`.
 pub(crate) fn findings(runs: &[&Run]) -> Findings {
-    use crate::compare::words as w;
+    use crate::render::compare_words as w;
     let basis = compare::findings::findings_basis(runs);
     let a = runs[0];
     let (an, figure) = (a.meta.model.as_str(), tok_per_s_name(basis));
@@ -629,7 +627,7 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
 /// The energy line of a pair's findings, when either run recorded energy:
 /// b's J per output token over a's where both have it, or who lacks it.
 fn energy_finding(a: &Run, b: &Run, f: &compare::findings::PairFindings) -> Option<Finding> {
-    use crate::compare::words as w;
+    use crate::render::compare_words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let text = match (f.energy, f.energy_recorded) {
         (_, [false, false]) => return None,
@@ -667,7 +665,7 @@ fn energy_finding(a: &Run, b: &Run, f: &compare::findings::PairFindings) -> Opti
 /// The energy ratio matrices of a comparison, each run against the first,
 /// and how each run's energy was found; none when no run recorded any.
 fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
-    use crate::compare::words as w;
+    use crate::render::compare_words as w;
     if !runs.iter().any(|r| compare::ratio::has_energy(r)) {
         return None;
     }
@@ -688,10 +686,7 @@ fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
             )
         })
         .collect();
-    let sources = runs
-        .iter()
-        .map(|r| compare::ratio::energy_note(r))
-        .collect();
+    let sources = runs.iter().map(|r| compare_words::energy_note(r)).collect();
     Some(EnergySection { matrices, sources })
 }
 
@@ -705,7 +700,7 @@ pub(crate) fn answer(
     f: &compare::findings::PairFindings,
     basis: Basis,
 ) -> Vec<String> {
-    use crate::compare::words as w;
+    use crate::render::compare_words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
     let mut out = Vec::new();
@@ -807,7 +802,7 @@ fn best_findings(
     f: &compare::findings::PairFindings,
     basis: Basis,
 ) -> Vec<Finding> {
-    use crate::compare::words as w;
+    use crate::render::compare_words as w;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
     let figure = tok_per_s_name(basis);
     let shown = |run: &Run, c: &compare::findings::BestCell| {
@@ -917,7 +912,7 @@ fn names(runs: &[&Run]) -> Vec<String> {
 }
 
 fn context_axis() -> Axis {
-    Axis::new(crate::compare::words::PREFILL_X, Scale::Log2, |v| {
+    Axis::new(compare_words::PREFILL_X, Scale::Log2, |v| {
         format::context_label(v.round() as u64)
     })
 }
@@ -937,7 +932,7 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
         .collect();
     let shown: Vec<Vec<(u64, Option<String>)>> = runs
         .iter()
-        .map(|r| compare::setup::prefill_figures(r))
+        .map(|r| compare_words::prefill_figures(r))
         .collect();
     let rows = contexts
         .iter()
@@ -953,20 +948,20 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             row
         })
         .collect();
-    let title = crate::compare::words::PREFILL_TITLE;
+    let title = compare_words::PREFILL_TITLE;
     let y = Axis::new(
-        crate::compare::words::PREFILL_Y,
+        compare_words::PREFILL_Y,
         Scale::Linear,
         format::tok_per_s_short,
     );
     Ok(Some(ChartBlock {
         key: chart_key(&names(runs)),
         id: "prefill".into(),
-        heading: crate::compare::words::PREFILL.into(),
+        heading: compare_words::PREFILL.into(),
         kind: ChartKind::Prefill,
         per_gpu: false,
         svg: xy_chart(title, PREFILL_SIZE, &context_axis(), &y, &series)?,
-        columns: std::iter::once(crate::compare::words::CONTEXT.to_string())
+        columns: std::iter::once(compare_words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,
@@ -976,8 +971,8 @@ fn prefill_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
 /// The figure's name on an axis: "total tok/s", "tok/s per GPU".
 fn tok_per_s_name(basis: Basis) -> &'static str {
     match basis {
-        Basis::Total => crate::compare::words::FIGURE_TOTAL,
-        Basis::PerGpu => crate::compare::words::FIGURE_PER_GPU,
+        Basis::Total => compare_words::FIGURE_TOTAL,
+        Basis::PerGpu => compare_words::FIGURE_PER_GPU,
     }
 }
 
@@ -998,7 +993,7 @@ pub(super) fn decode_blocks(
     basis: Basis,
 ) -> Result<Vec<ChartBlock>, ChartError> {
     let id_suffix = basis_suffix(basis);
-    let x = Axis::new(crate::compare::words::DECODE_X, Scale::Log2, |v| {
+    let x = Axis::new(compare_words::DECODE_X, Scale::Log2, |v| {
         format!("{}", v.round())
     });
     let groups = compare::grid::shared_context_groups(runs);
@@ -1038,27 +1033,24 @@ pub(super) fn decode_blocks(
                 .map(|n| {
                     let mut row = vec![n.to_string()];
                     row.extend(runs.iter().zip(&g.0).map(|(r, c)| {
-                        compare::setup::decode_figure(r, c.and_then(|c| r.decode_cell(c, n)), basis)
+                        compare_words::decode_figure(r, c.and_then(|c| r.decode_cell(c, n)), basis)
                     }));
                     row
                 })
                 .collect();
-            let title = crate::compare::words::fill(
-                crate::compare::words::DECODE_TITLE,
+            let title = compare_words::fill(
+                compare_words::DECODE_TITLE,
                 &[("context", &label), ("figure", tok_per_s_name(basis))],
             );
             Ok(ChartBlock {
                 key: chart_key(names),
                 // From the token count, never the label ("0 (no prompt)").
                 id: format!("decode-{ctx}{id_suffix}"),
-                heading: crate::compare::words::fill(
-                    crate::compare::words::DECODE_HEADING,
-                    &[("context", &label)],
-                ),
+                heading: compare_words::fill(compare_words::DECODE_HEADING, &[("context", &label)]),
                 svg: xy_chart(&title, DECODE_SIZE, &x, &y, &series)?,
                 kind: ChartKind::Decode(label),
                 per_gpu: basis == Basis::PerGpu,
-                columns: std::iter::once(crate::compare::words::REQUESTS_AT_ONCE.to_string())
+                columns: std::iter::once(compare_words::REQUESTS_AT_ONCE.to_string())
                     .chain(names.iter().cloned())
                     .collect(),
                 rows,
@@ -1071,8 +1063,8 @@ pub(super) fn decode_blocks(
 fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
     let id_suffix = basis_suffix(basis);
     let heading = match basis {
-        Basis::Total => crate::compare::words::RATIO_HEADING,
-        Basis::PerGpu => crate::compare::words::RATIO_HEADING_PER_GPU,
+        Basis::Total => compare_words::RATIO_HEADING,
+        Basis::PerGpu => compare_words::RATIO_HEADING_PER_GPU,
     };
     let a = runs[0];
     runs[1..]
@@ -1082,7 +1074,7 @@ fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                 a,
                 b,
                 format!("ratio-{}{id_suffix}", b.id),
-                crate::compare::words::fill(heading, &[("b", &b.meta.model), ("a", &a.meta.model)]),
+                compare_words::fill(heading, &[("b", &b.meta.model), ("a", &a.meta.model)]),
                 (&a.meta.model, &b.meta.model),
                 compare::ratio::Figure::Throughput(basis),
             )
@@ -1102,7 +1094,7 @@ pub(crate) fn ratio_matrix_between(
     names: (&str, &str),
     figure: compare::ratio::Figure,
 ) -> RatioMatrix {
-    use crate::compare::words::{
+    use crate::render::compare_words::{
         NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
     };
     let grid = compare::grid::RatioGrid::of(a, b, figure);
@@ -1128,7 +1120,10 @@ pub(crate) fn ratio_matrix_between(
     let mut rows = Vec::new();
     for (r, pair) in grid.rows.iter().enumerate() {
         if !grid.row_has_ratio(r) {
-            let states = compare::grid::side_states(grid.cells[r].iter().enumerate());
+            let states = compare::grid::side_states(
+                grid.cells[r].iter().enumerate(),
+                compare_words::side_state,
+            );
             left_out.push(fill(
                 NO_RATIO_AT_ROW,
                 &[
@@ -1154,7 +1149,7 @@ pub(crate) fn ratio_matrix_between(
                         reason: None,
                         class: "even",
                         style: None,
-                        noise: Some(crate::compare::words::WITHIN_NOISE),
+                        noise: Some(compare_words::WITHIN_NOISE),
                     },
                     Ok(j) => {
                         let (class, style) = shade(j.value);
@@ -1168,7 +1163,7 @@ pub(crate) fn ratio_matrix_between(
                     }
                     Err(none) => RatioCell {
                         text: DASH.into(),
-                        reason: Some(none.reason(names)),
+                        reason: Some(compare_words::no_ratio(*none, names)),
                         class: "none",
                         style: None,
                         noise: None,
@@ -1186,9 +1181,10 @@ pub(crate) fn ratio_matrix_between(
                     .enumerate()
                     .filter(|(r, _)| grid.row_has_ratio(*r))
                     .map(|(r, row)| (r, &row[l])),
+                compare_words::side_state,
             );
             let reasons = match side_notes(&states, names, &row_labels, STATE_AT_CONTEXTS) {
-                none if none.is_empty() => crate::compare::words::NEITHER_AT_ROWS_SHOWN.into(),
+                none if none.is_empty() => compare_words::NEITHER_AT_ROWS_SHOWN.into(),
                 some => some,
             };
             left_out.push(fill(
@@ -1202,9 +1198,9 @@ pub(crate) fn ratio_matrix_between(
         // Nothing to compare anywhere: one line, not one per row and level.
         left_out = vec![fill(
             if energy {
-                crate::compare::words::ENERGY_NO_RATIO_ANYWHERE
+                compare_words::ENERGY_NO_RATIO_ANYWHERE
             } else {
-                crate::compare::words::NO_RATIO_ANYWHERE
+                compare_words::NO_RATIO_ANYWHERE
             },
             &[("a", names.0), ("b", names.1)],
         )];
@@ -1234,9 +1230,9 @@ pub(crate) fn ratio_matrix_between(
             )
         }),
         key: if energy {
-            crate::compare::words::energy_key()
+            compare_words::energy_key()
         } else {
-            crate::compare::words::ratio_key()
+            compare_words::ratio_key()
         },
     }
 }
@@ -1247,12 +1243,12 @@ pub(crate) fn ratio_matrix_between(
 /// `labels` name the grid's positions, each run's by its own contexts; `at`
 /// is the template of one state.
 pub(crate) fn side_notes(
-    states: &[compare::grid::SideStates; 2],
+    states: &[compare::grid::SideStates<&'static str>; 2],
     names: (&str, &str),
     labels: &[Vec<String>; 2],
     at: &str,
 ) -> String {
-    use crate::compare::words::{REQUEST, REQUESTS, SIDE_STATES, fill};
+    use crate::render::compare_words::{REQUEST, REQUESTS, SIDE_STATES, fill};
     [names.0, names.1]
         .iter()
         .zip(states)
@@ -1428,7 +1424,7 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             &y,
             &series,
         )?,
-        columns: std::iter::once(crate::compare::words::CONTEXT.to_string())
+        columns: std::iter::once(compare_words::CONTEXT.to_string())
             .chain(names(runs))
             .collect(),
         rows,
@@ -1478,7 +1474,7 @@ mod tests {
         assert_eq!((cells[0].class, cells[0].noise), ("faster", None));
         assert_eq!(
             (cells[1].class, cells[1].noise),
-            ("even", Some(crate::compare::words::WITHIN_NOISE))
+            ("even", Some(compare_words::WITHIN_NOISE))
         );
     }
 }

@@ -345,7 +345,7 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
                 .collect();
             if note.ends_with(&format!(
                 "{}.",
-                crate::compare::words::NEITHER_AT_ROWS_SHOWN
+                crate::render::compare_words::NEITHER_AT_ROWS_SHOWN
             )) {
                 assert!(spoken.is_empty(), "case {case}: {note:?}");
                 continue;
@@ -609,7 +609,9 @@ fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
                 without += 1;
                 let text = line.unwrap().1;
                 let want = match (ra, rb) {
-                    (true, true) => crate::compare::words::FINDING_ENERGY_NONE_SHARED.to_string(),
+                    (true, true) => {
+                        crate::render::compare_words::FINDING_ENERGY_NONE_SHARED.to_string()
+                    }
                     (true, false) => {
                         "Only A recorded its GPUs' energy: no energy ratio to give.".into()
                     }

@@ -62,7 +62,7 @@ pub(crate) struct PickBar {
 
 impl PickBar {
     fn new() -> PickBar {
-        use crate::compare::words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
+        use crate::render::compare_words::{PICK_NONE, PICK_TOO_FEW, PICK_TOO_MANY, fill};
         let (min, max) = (
             crate::compare::plan::MIN_RUNS_PER_COMPARISON.to_string(),
             crate::compare::plan::MAX_RUNS_PER_COMPARISON.to_string(),

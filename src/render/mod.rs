@@ -10,6 +10,7 @@ pub mod colour;
 pub(crate) mod compare_page;
 #[cfg(test)]
 mod compare_truth;
+pub mod compare_words;
 pub(crate) mod index_page;
 pub mod markdown;
 pub mod run_page;
@@ -247,8 +248,8 @@ pub(crate) fn render_site(
         root: "../",
         page_title: "Compare runs".into(),
         generator: GENERATOR,
-        choose: crate::compare::words::fill(
-            crate::compare::words::PICK_CHOOSE,
+        choose: crate::render::compare_words::fill(
+            crate::render::compare_words::PICK_CHOOSE,
             &[
                 (
                     "min",

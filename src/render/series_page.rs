@@ -131,7 +131,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
                             reason: None,
                             class: "even",
                             style: None,
-                            noise: Some(crate::compare::words::WITHIN_NOISE),
+                            noise: Some(crate::render::compare_words::WITHIN_NOISE),
                         },
                         Some(c) => {
                             let (class, style) = super::colour::ratio_shade(c.estimate.ratio);
@@ -162,7 +162,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
         rows,
         left_out: Vec::new(),
         near_note: None,
-        key: crate::compare::words::ratio_key(),
+        key: crate::render::compare_words::ratio_key(),
     }
 }
 
@@ -443,7 +443,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
         },
     };
     let y = Axis::new(
-        crate::compare::words::FIGURE_TOTAL,
+        crate::render::compare_words::FIGURE_TOTAL,
         Scale::Linear,
         format::tok_per_s_short,
     )

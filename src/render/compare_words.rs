@@ -2,7 +2,12 @@
 //! (templates/compare.html, src/render/compare_page.rs) and the comparison
 //! built in the browser (static/compare.js, handed these by
 //! `compare/definitions.js`) take them from here. Slots are written `{name}`
-//! and filled by `fill`, in Rust and in the browser alike.
+//! and filled by `fill`, in Rust and in the browser alike. The numbers they
+//! word come from crate::compare.
+
+use crate::compare::grid::SideState;
+use crate::compare::ratio::{Basis, NoRatio, Unusable};
+use crate::model::{DecodeCell, Run, Status};
 
 pub(crate) const SETUP: &str = "Setup";
 pub(crate) const CARD: &str = "Card";
@@ -268,6 +273,144 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("pick_from_index", PICK_FROM_INDEX),
         ("pick_built", PICK_BUILT),
     ]
+}
+
+/// "not measured", "queued", "over capacity", ...
+pub(crate) fn unusable(u: Unusable) -> &'static str {
+    match u {
+        Unusable::NotMeasured => NOT_MEASURED,
+        Unusable::Status(s) => s.not_compared_because().unwrap_or(NOT_MEASURED),
+        Unusable::EnergyNotRecorded => ENERGY_NOT_RECORDED,
+    }
+}
+
+/// What one run has at a cell of a ratio grid, in a note's words: "valid"
+/// when its side is usable, else why not ("queued", "not measured").
+pub(crate) fn side_state(s: SideState) -> &'static str {
+    match s {
+        SideState::Usable => VALID,
+        SideState::ZeroTokPerS => ZERO_TOK_PER_S,
+        SideState::Unusable(u) => unusable(u),
+    }
+}
+
+/// Why a cell has no ratio, as pages and CSV files say it, with the runs'
+/// names: "GLM over capacity", "both queued", "GLM queued, Step looped".
+pub(crate) fn no_ratio(why: NoRatio, names: (&str, &str)) -> String {
+    match why {
+        NoRatio::ZeroBase => fill(NO_RATIO_ZERO_BASE, &[("a", names.0)]),
+        NoRatio::Unusable {
+            a: Some(a),
+            b: Some(b),
+        } if unusable(a) == unusable(b) => fill(NO_RATIO_BOTH, &[("x", unusable(a))]),
+        NoRatio::Unusable {
+            a: Some(a),
+            b: Some(b),
+        } => fill(
+            NO_RATIO_EACH,
+            &[
+                ("a", names.0),
+                ("x", unusable(a)),
+                ("b", names.1),
+                ("y", unusable(b)),
+            ],
+        ),
+        NoRatio::Unusable {
+            a: Some(a),
+            b: None,
+        } => fill(NO_RATIO_ONE, &[("name", names.0), ("x", unusable(a))]),
+        NoRatio::Unusable {
+            a: None,
+            b: Some(b),
+        } => fill(NO_RATIO_ONE, &[("name", names.1), ("x", unusable(b))]),
+        NoRatio::Unusable { a: None, b: None } => NOT_MEASURED.into(),
+    }
+}
+
+/// The runs of a comparison, each named so that a reader tells them apart
+/// ([`crate::model::labels::distinct_names`]): two runs of one model become
+/// "GLM-5.3-Flash (vllm 0.29.0)" and "GLM-5.3-Flash (vllm 0.30.0)" in every
+/// sentence, heading and column that names them.
+pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
+    crate::model::labels::distinct_names(runs)
+        .into_iter()
+        .zip(runs)
+        .map(|(name, run)| {
+            let mut named = (*run).clone();
+            named.meta.model = name;
+            named
+        })
+        .collect()
+}
+
+/// Where a run's energy came from and how it was found, for the line
+/// under the energy matrices: "DCGM exporter http://…, as the growth of the
+/// GPUs' energy counter over the window". `None` when it recorded none.
+pub(crate) fn energy_sources(run: &Run) -> Option<String> {
+    let mut sources: Vec<String> = run
+        .decode_cells()
+        .filter(|c| c.joules_per_output_token().is_some())
+        .filter_map(|c| c.gpu_telemetry())
+        .map(|g| match g.energy_from {
+            Some(how) => format!("{}, as {}", g.source, how.label()),
+            None => g.source.clone(),
+        })
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    (!sources.is_empty()).then(|| crate::model::format::and_list(&sources))
+}
+
+/// The line under the energy matrices of one run: "GLM: energy from …", or
+/// that it recorded none.
+pub(crate) fn energy_note(run: &Run) -> String {
+    match energy_sources(run) {
+        Some(sources) => fill(
+            ENERGY_SOURCES,
+            &[("name", &run.meta.model), ("sources", &sources)],
+        ),
+        None => fill(ENERGY_NONE, &[("name", &run.meta.model)]),
+    }
+}
+
+/// A run's prefill cells in a comparison's table, each "16,000.0 (512 ms)"
+/// when it has both figures (an Error cell may: it is charted and listed as
+/// measured), the run's figures in one number format.
+pub(crate) fn prefill_figures(run: &Run) -> Vec<(u64, Option<String>)> {
+    use crate::model::format::{millis, tok_per_s_column};
+    let cells: Vec<&crate::model::PrefillCell> = run.prefill_cells().collect();
+    let rates: Vec<f64> = cells.iter().filter_map(|c| c.prompt_tok_per_s).collect();
+    let mut shown = tok_per_s_column(&rates).into_iter();
+    cells
+        .into_iter()
+        .map(|c| {
+            let rate = c.prompt_tok_per_s.map(|_| shown.next().unwrap_or_default());
+            let text = rate
+                .zip(c.ttft_ms)
+                .map(|(t, ms)| fill(PREFILL_FIGURE, &[("tok_per_s", &t), ("ttft", &millis(ms))]));
+            (c.context_tokens, text)
+        })
+        .collect()
+}
+
+/// A decode cell of `run` in a comparison's table: its tok/s on `basis`,
+/// with the status when it is not Valid ("1,234.5 (Requests queued)"), or
+/// the status alone when it has no figure.
+pub(crate) fn decode_figure(run: &Run, cell: Option<&DecodeCell>, basis: Basis) -> String {
+    let figure = |t: f64| crate::model::format::tok_per_s(basis.of(run, t));
+    match cell {
+        None => crate::model::format::DASH.into(),
+        Some(c) if c.status == Status::Valid => c
+            .total_tok_per_s
+            .map_or_else(|| crate::model::format::DASH.into(), figure),
+        Some(c) => match c.total_tok_per_s.filter(|_| c.status.has_figures()) {
+            Some(t) => fill(
+                FIGURE_WITH_STATUS,
+                &[("figure", &figure(t)), ("status", c.status.label())],
+            ),
+            None => c.status.label().to_string(),
+        },
+    }
 }
 
 #[cfg(test)]
