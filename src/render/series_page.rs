@@ -441,9 +441,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
         },
         None => Axis {
             ticks: Some(format::whole_number_ticks),
-            ..Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
-                format!("{}", v.round())
-            })
+            ..Axis::new("Run (1 = oldest)", Scale::Linear, format::count_tick)
         },
     };
     let y = Axis::new(
