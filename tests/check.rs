@@ -120,6 +120,8 @@ fn a_regression_fails_with_its_cells_its_summary_and_json() {
             .all(|c| c["context_tokens"] == 8192 && c["call"] == "slower")
     );
     assert_eq!(v["rule"]["window"], 5);
+    // A judged run has no plain ratio: the field is left out.
+    assert!(e.get("plain_ratio").is_none(), "{e}");
     // --fail-on never reports and passes; --fail-on change fails on an improvement too.
     assert_eq!(
         check(&data, &["--fail-on", "never"], &[]).status.code(),
@@ -156,10 +158,19 @@ fn a_noted_change_starts_a_new_baseline() {
     )
     .unwrap();
     // Now only against the runs since the change (one): too few to judge.
-    let out = check(&data, &[], &[]);
+    let json = tmp.path().join("check.json");
+    let out = check(&data, &["--json", json.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0));
     let md = stdout(&out);
-    assert!(md.contains("| insufficient data |"), "{md}");
+    // Its plain ratio to the one run since the change, both 20% slower: 1.00×.
+    assert!(
+        md.contains("| insufficient data | 1.00× the run before | — |"),
+        "{md}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let plain = v["entries"][0]["plain_ratio"].as_f64().unwrap();
+    assert!((plain - 1.0).abs() < 1e-9, "{v}");
     // The page shows the change and starts the baseline there.
     let site = tmp.path().join("site");
     sitegen::app::pipeline::build_site(&data, &site).unwrap();

@@ -158,6 +158,18 @@ fn a_slower_run_is_called_against_the_runs_before_it_on_the_series_and_run_pages
             .contains("Insufficient data: not judged: 0 earlier runs of this setup since the last noted change, 3 needed."),
         "the first has none before it"
     );
+    // The second and third, too few before them to judge, say their plain
+    // ratio to those (all alike: 1.00×), on their pages and the series page.
+    let plain_b = "Insufficient data: 1.00× the run before; not judged: 1 earlier run of this setup since the last noted change, 3 needed.";
+    let plain_c = "Insufficient data: 1.00× the median of the 2 runs before; not judged: 2 earlier runs of this setup since the last noted change, 3 needed.";
+    assert!(page("runs/glm-b/index.html").contains(plain_b));
+    assert!(page("runs/glm-c/index.html").contains(plain_c));
+    assert!(series.contains(&format!(
+        "<p class=\"step\">vllm 0.11.1 · 2026-09-02: {plain_b}</p>"
+    )));
+    assert!(series.contains(&format!(
+        "<p class=\"step\">vllm 0.11.2 · 2026-09-03: {plain_c}</p>"
+    )));
     // The index lists the series with its newest run's verdict, and sorts
     // runs newest first with their dates.
     let index = page("index.html");

@@ -3,7 +3,7 @@
 mod common;
 
 use common::build_bundled_site;
-use common::site_check::{heavy_pages, id_problems, link_problems};
+use common::site_check::{heavy_pages, id_problems, link_problems, repeated_tick_labels};
 
 /// Each run page, charts included, stays under this many bytes uncompressed.
 const PAGE_WEIGHT_LIMIT: usize = 150_000;
@@ -73,4 +73,49 @@ fn run_pages_stay_under_the_weight_limit() {
     )
     .unwrap();
     assert_eq!(heavy_pages(big.path(), PAGE_WEIGHT_LIMIT).len(), 1);
+}
+
+/// No axis of any chart says a tick label twice: on the bundled site, and on
+/// one with a series of GLM, whose 1019K chart has a lone level (1 request
+/// at once) and once read "1 1 2" along its x axis.
+#[test]
+fn no_chart_axis_repeats_a_tick_label() {
+    let (_tmp, site) = build_bundled_site();
+    let problems = repeated_tick_labels(&site);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::copy_bundled_data(&data);
+    common::glm_run(&data, "glm-again", "2026-10-01T02:00:00Z", "0.11.0", 1.0);
+    let site = tmp.path().join("site");
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
+    let series =
+        std::fs::read_to_string(site.join("series/glm-5.3-flash-h200-sxm-x4-fp8/index.html"))
+            .unwrap();
+    assert!(
+        series.contains("id=\"decode-1043456\""),
+        "the 1019K chart is drawn"
+    );
+    let problems = repeated_tick_labels(&site);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // The check has teeth: x labels "1 1 2", y labels "5 5".
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bad.path().join("index.html"),
+        r#"<svg class="chart wide" aria-label="t"><text x="10" y="280" dy="0.76em" text-anchor="middle">
+1
+</text><text x="60" y="280" dy="0.76em" text-anchor="middle">
+1
+</text><text x="110" y="280" dy="0.76em" text-anchor="middle">
+2
+</text><text x="50" y="10" dy="0.5ex" text-anchor="end">5</text><text x="50" y="60" dy="0.5ex" text-anchor="end">5</text><text x="200" y="300" dy="0.76em" text-anchor="middle">requests</text></svg>"#,
+    )
+    .unwrap();
+    assert_eq!(
+        repeated_tick_labels(bad.path()),
+        [
+            "index.html: t (chart wide): x axis at y=280: 1 1 2",
+            "index.html: t (chart wide): y axis at x=50: 5 5",
+        ]
+    );
 }

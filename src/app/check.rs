@@ -36,6 +36,9 @@ pub struct Entry {
     /// Runs it was judged against (ids).
     pub baseline: Vec<String>,
     pub whole: Option<crate::judge::change::Estimate>,
+    /// Not judged, too few runs before it: its plain ratio to them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plain_ratio: Option<f64>,
     pub cells_judged: usize,
     /// The cells called slower or faster.
     pub moved: Vec<crate::judge::change::CellJudgement>,
@@ -48,6 +51,9 @@ pub struct Entry {
     pub run_page: String,
     #[serde(skip)]
     pub sentence: String,
+    /// The whole run against the runs before it, in words, or a dash.
+    #[serde(skip)]
+    pub whole_text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,6 +93,7 @@ fn entry(runs: &[Run], s: &Series, j: &Judgement, shift: Option<&Shift>, at: usi
         verdict: j.verdict,
         baseline: j.baseline.iter().map(|&b| members[b].id.clone()).collect(),
         whole: j.whole,
+        plain_ratio: j.plain_ratio,
         cells_judged: j.cells.len(),
         moved: j
             .cells
@@ -106,6 +113,7 @@ fn entry(runs: &[Run], s: &Series, j: &Judgement, shift: Option<&Shift>, at: usi
         series_page: format!("series/{}/", s.slug),
         run_page: crate::render::run_href(run),
         sentence: change_words::judgement_line(j),
+        whole_text: change_words::whole_text(j),
     }
 }
 
@@ -267,9 +275,7 @@ impl Report {
                 "| {} | {} | {verdict} | {} | {} |",
                 link(&md(&e.title), &e.series_page),
                 link(&md(&e.label), &e.run_page),
-                e.whole
-                    .as_ref()
-                    .map_or_else(|| format::DASH.to_string(), change_words::estimate_text),
+                e.whole_text,
                 if e.verdict == Verdict::InsufficientData {
                     format::DASH.to_string()
                 } else {

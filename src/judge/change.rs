@@ -132,6 +132,12 @@ pub struct Judgement {
     pub whole_call: Call,
     pub cells: Vec<CellJudgement>,
     pub verdict: Verdict,
+    /// With too few earlier runs to judge (1 to `MIN_BASELINE` - 1): the
+    /// run's plain ratio to them, the centre the rule would use without an
+    /// interval (there is no noise to estimate). None when judged, with no
+    /// earlier run, or with no cell measured validly by it and all of them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plain_ratio: Option<f64>,
 }
 
 impl Judgement {
@@ -314,9 +320,13 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
         whole_call: Call::Same,
         cells: Vec::new(),
         verdict: Verdict::InsufficientData,
+        plain_ratio: None,
     };
     if a.baseline.len() < MIN_BASELINE {
-        return insufficient();
+        return Judgement {
+            plain_ratio: plain_ratio(series, a.judged, &a.baseline),
+            ..insufficient()
+        };
     }
     let judged = series[a.judged];
     let values = |runs: &[usize], ctx: u64, n: u32| -> Vec<f64> {
@@ -443,7 +453,31 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
         whole_call,
         cells: judged_cells,
         verdict,
+        plain_ratio: None,
     }
+}
+
+/// `series[at]` against `baseline` without a judgement: the median over the
+/// cells it and every baseline run ran validly of its total over the
+/// baseline's median there (as the rule's whole run, on a log scale). Only
+/// cells every baseline run measured, so "the median of the 2 runs before"
+/// is true of each cell; None when there is no such cell.
+fn plain_ratio(series: &[&Run], at: usize, baseline: &[usize]) -> Option<f64> {
+    if baseline.is_empty() {
+        return None;
+    }
+    let judged = series[at];
+    let v: Vec<f64> = valid_cells(judged)
+        .into_iter()
+        .filter_map(|(ctx, n)| {
+            let base: Vec<f64> = baseline
+                .iter()
+                .map(|&j| log_total(series[j], ctx, n))
+                .collect::<Option<_>>()?;
+            Some(log_total(judged, ctx, n)? - median(&base))
+        })
+        .collect();
+    (!v.is_empty()).then(|| median(&v).exp())
 }
 
 /// The baseline window of `series[at]`: the `rule.window` runs closest
@@ -665,5 +699,79 @@ mod tests {
             assert!((a - w).abs() < 1e-12, "{adjusted:?}");
         }
         assert_eq!(holm(&[]), Vec::<f64>::new());
+    }
+
+    /// A run of cells (8K × 1, 8K × 4, 64K × 1) at these totals, each Valid
+    /// unless NaN (then Looped, a status with no valid figure).
+    fn run(id: &str, totals: [f64; 3]) -> Run {
+        use crate::model::Status::{Looped, Valid};
+        let cells: Vec<(u64, u32, Status, f64)> = [(8192, 1), (8192, 4), (65_536, 1)]
+            .into_iter()
+            .zip(totals)
+            .map(|((ctx, n), t)| (ctx, n, if t.is_nan() { Looped } else { Valid }, t))
+            .collect();
+        crate::compare::tests::with_cells(id, &cells)
+    }
+
+    fn plain(series: &[Run]) -> Judgement {
+        let refs: Vec<&Run> = series.iter().collect();
+        let at = refs.len() - 1;
+        let j = judge(&refs, at, &(0..at).collect::<Vec<_>>(), &Rule::default());
+        assert_eq!(j.verdict, Verdict::InsufficientData);
+        j
+    }
+
+    fn close(a: Option<f64>, b: f64) -> bool {
+        a.is_some_and(|a| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn too_few_runs_to_judge_still_give_the_plain_ratio() {
+        // One earlier run, this one 20% slower in every cell.
+        let j = plain(&[
+            run("a", [100.0, 300.0, 50.0]),
+            run("b", [80.0, 240.0, 40.0]),
+        ]);
+        assert!(close(j.plain_ratio, 0.8), "{j:?}");
+        // Two: each cell against the median of both (on a log scale, the
+        // geometric mean), then the median over the cells.
+        // 8K × 1: 160 against 100 and 400 (centre 200) is 0.8×; the cells
+        // 0.8×, 0.8× and 0.9× have the median 0.8×.
+        let j = plain(&[
+            run("a", [100.0, 300.0, 50.0]),
+            run("b", [400.0, 300.0, 50.0]),
+            run("c", [160.0, 240.0, 45.0]),
+        ]);
+        assert!(close(j.plain_ratio, 0.8), "{j:?}");
+    }
+
+    #[test]
+    fn a_plain_ratio_counts_only_cells_every_earlier_run_measured_validly() {
+        // 64K × 1 (0.5×) is valid in one of the two earlier runs only: left
+        // out, the ratio is the median of 0.8× and 0.9×, not 0.8×.
+        let j = plain(&[
+            run("a", [100.0, 300.0, f64::NAN]),
+            run("b", [100.0, 300.0, 50.0]),
+            run("c", [80.0, 270.0, 25.0]),
+        ]);
+        assert!(close(j.plain_ratio, (0.8f64 * 0.9).sqrt()), "{j:?}");
+        // The earlier run measured validly no cell this one did: no ratio.
+        let j = plain(&[
+            run("a", [f64::NAN, f64::NAN, 50.0]),
+            run("b", [80.0, 240.0, f64::NAN]),
+        ]);
+        assert_eq!(j.plain_ratio, None);
+    }
+
+    #[test]
+    fn no_plain_ratio_without_an_earlier_run_or_once_judged() {
+        assert_eq!(plain(&[run("a", [100.0, 300.0, 50.0])]).plain_ratio, None);
+        let series: Vec<Run> = (0..4)
+            .map(|i| run(&format!("r{i}"), [100.0, 300.0, 50.0]))
+            .collect();
+        let refs: Vec<&Run> = series.iter().collect();
+        let j = judge(&refs, 3, &[0, 1, 2], &Rule::default());
+        assert_ne!(j.verdict, Verdict::InsufficientData);
+        assert_eq!(j.plain_ratio, None);
     }
 }

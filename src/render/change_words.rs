@@ -42,7 +42,8 @@ pub fn judgement_sentence(j: &Judgement) -> String {
     if j.verdict == Verdict::InsufficientData {
         return if j.baseline.len() < MIN_BASELINE {
             format!(
-                "not judged: {} earlier {} of this setup since the last noted change, {MIN_BASELINE} needed.",
+                "{}not judged: {} earlier {} of this setup since the last noted change, {MIN_BASELINE} needed.",
+                plain_ratio_text(j).map_or_else(String::new, |r| format!("{r}; ")),
                 j.baseline.len(),
                 if j.baseline.len() == 1 { "run" } else { "runs" }
             )
@@ -73,6 +74,35 @@ pub fn judgement_sentence(j: &Judgement) -> String {
         format::counted(j.cells.len(), "cell"),
         j.faster()
     )
+}
+
+/// The plain ratio of a run too few runs precede to judge, against those
+/// runs: "0.80× the run before", "0.80× the median of the 2 runs before".
+pub fn plain_ratio_text(j: &Judgement) -> Option<String> {
+    let r = format::ratio(j.plain_ratio?);
+    Some(match j.baseline.len() {
+        1 => format!("{r} the run before"),
+        k => format!("{r} the median of the {k} runs before"),
+    })
+}
+
+/// The whole run against the runs before it: its estimate when judged, its
+/// plain ratio when too few runs precede it, else a dash.
+pub fn whole_text(j: &Judgement) -> String {
+    j.whole
+        .as_ref()
+        .map(estimate_text)
+        .or_else(|| plain_ratio_text(j))
+        .unwrap_or_else(|| format::DASH.to_string())
+}
+
+/// A run's verdict in a list of series: "regression", "insufficient data
+/// (0.80× the run before)".
+pub fn verdict_summary(j: &Judgement) -> String {
+    match plain_ratio_text(j) {
+        Some(r) => format!("{} ({r})", j.verdict.label()),
+        None => j.verdict.label().to_string(),
+    }
 }
 
 /// Series positions as run numbers: "13–17", "12, 13 and 15–17".
@@ -204,5 +234,55 @@ mod tests {
         assert_eq!(moved_text(&some), "8K and 64K, at 2 and 4 requests");
         let every = shift(&[8192, 16_384, 32_768, 65_536, 131_072, 262_144], &[8]);
         assert_eq!(moved_text(&every), "all contexts, at 8 requests");
+    }
+
+    /// The sentence of the last of `totals` (one run each, its 8K × 1 and
+    /// 8K × 4 totals; NaN: Looped) judged against the runs before it.
+    fn sentence_of(totals: &[[f64; 2]]) -> String {
+        use crate::model::Status::{Looped, Valid};
+        let runs: Vec<crate::model::Run> = totals
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let cell = |n: u32, t: f64| (8192, n, if t.is_nan() { Looped } else { Valid }, t);
+                crate::compare::tests::with_cells(&format!("r{i}"), &[cell(1, t[0]), cell(4, t[1])])
+            })
+            .collect();
+        let refs: Vec<&crate::model::Run> = runs.iter().collect();
+        let at = refs.len() - 1;
+        let j =
+            crate::judge::change::judge(&refs, at, &(0..at).collect::<Vec<_>>(), &Rule::default());
+        judgement_line(&j)
+    }
+
+    #[test]
+    fn a_run_too_few_runs_precede_says_its_plain_ratio_first() {
+        assert_eq!(
+            sentence_of(&[[100.0, 300.0], [80.0, 240.0]]),
+            "Insufficient data: 0.80× the run before; not judged: 1 earlier run of this setup since the last noted change, 3 needed."
+        );
+        assert_eq!(
+            sentence_of(&[[100.0, 300.0], [100.0, 300.0], [80.0, 240.0]]),
+            "Insufficient data: 0.80× the median of the 2 runs before; not judged: 2 earlier runs of this setup since the last noted change, 3 needed."
+        );
+    }
+
+    #[test]
+    fn no_ratio_is_said_without_a_cell_both_sides_measured_validly() {
+        // The first run: nothing before it.
+        assert_eq!(
+            sentence_of(&[[80.0, 240.0]]),
+            "Insufficient data: not judged: 0 earlier runs of this setup since the last noted change, 3 needed."
+        );
+        // The run before measured validly only the cell this one did not.
+        assert_eq!(
+            sentence_of(&[[f64::NAN, 300.0], [80.0, f64::NAN]]),
+            "Insufficient data: not judged: 1 earlier run of this setup since the last noted change, 3 needed."
+        );
+        // Of the two before, one measured validly neither cell.
+        assert_eq!(
+            sentence_of(&[[100.0, 300.0], [f64::NAN, f64::NAN], [80.0, 240.0]]),
+            "Insufficient data: not judged: 2 earlier runs of this setup since the last noted change, 3 needed."
+        );
     }
 }

@@ -993,9 +993,7 @@ pub(super) fn decode_blocks(
     basis: Basis,
 ) -> Result<Vec<ChartBlock>, ChartError> {
     let id_suffix = basis_suffix(basis);
-    let x = Axis::new(compare_words::DECODE_X, Scale::Log2, |v| {
-        format!("{}", v.round())
-    });
+    let x = Axis::new(compare_words::DECODE_X, Scale::Log2, format::count_tick);
     let groups = compare::grid::shared_context_groups(runs);
     // Each run's Valid (concurrency, figure) in a group, at its own context.
     let points = |g: &compare::grid::ContextGroup| -> Vec<Vec<(f64, f64)>> {
@@ -1408,9 +1406,11 @@ fn capacity_block(runs: &[&Run]) -> Result<Option<ChartBlock>, ChartError> {
             row
         })
         .collect();
-    let y = Axis::new("most requests that ran valid", Scale::Log2, |v| {
-        format!("{}", v.round())
-    });
+    let y = Axis::new(
+        "most requests that ran valid",
+        Scale::Log2,
+        format::count_tick,
+    );
     Ok(Some(ChartBlock {
         key: chart_key(&names(runs)),
         id: "capacity".into(),

@@ -33,7 +33,7 @@ pub(crate) struct IndexPage {
     pub shape: Shape,
     pub comparisons: Vec<ComparisonSummary>,
     /// (link, title, runs, the newest run's verdict, whether a regression) of every series.
-    pub series: Vec<(String, String, usize, &'static str, bool)>,
+    pub series: Vec<(String, String, usize, String, bool)>,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
     /// Tok/s per GPU against per-request tok/s, a line per recent run.
@@ -394,7 +394,7 @@ impl IndexPages {
                         format!("{}index.html", super::series_page::series_path(s)),
                         s.title.clone(),
                         s.runs.len(),
-                        s.newest.verdict.label(),
+                        super::change_words::verdict_summary(&s.newest),
                         s.newest.verdict == crate::judge::change::Verdict::Regression,
                     )
                 })

@@ -99,6 +99,8 @@ pub(crate) fn history_path(s: &Series, page: usize) -> String {
 /// One run against its baseline window: the verdict line and the matrix.
 pub(crate) struct StepBlock {
     pub summary: String,
+    /// Whether the summary gives a plain ratio (too few runs to judge).
+    pub plain: bool,
     /// Whether the run is called a regression.
     pub regression: bool,
     pub matrix: RatioMatrix,
@@ -241,6 +243,7 @@ impl SeriesPage {
                 let j = verdict_of(at);
                 StepBlock {
                     summary: format!("{}: {}", s.labels[at], change_words::judgement_line(j)),
+                    plain: j.plain_ratio.is_some(),
                     regression: j.verdict == Verdict::Regression,
                     matrix: judgement_matrix(
                         j,
@@ -253,7 +256,8 @@ impl SeriesPage {
                     ),
                 }
             })
-            .filter(|b| !b.matrix.rows.is_empty())
+            // A run too few runs precede to judge says its plain ratio, without a matrix.
+            .filter(|b| b.plain || !b.matrix.rows.is_empty())
             .collect();
         // The answer: where the series shifted (or that it did not), then
         // the newest run's verdict.
@@ -437,9 +441,7 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
         },
         None => Axis {
             ticks: Some(format::whole_number_ticks),
-            ..Axis::new("Run (1 = oldest)", Scale::Linear, |v| {
-                format!("{}", v.round())
-            })
+            ..Axis::new("Run (1 = oldest)", Scale::Linear, format::count_tick)
         },
     };
     let y = Axis::new(
@@ -713,12 +715,19 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                         href: format!("../../../{}", super::run_href(r)),
                         measured: measured(r),
                         verdict: super::Figure::words(s.judgements[k].verdict.label()),
-                        median: j
-                            .and_then(|j| j.whole)
-                            .map_or_else(super::Figure::none, |e| super::Figure {
+                        median: match (j.and_then(|j| j.whole), s.judgements[k].plain_ratio) {
+                            (Some(e), _) => super::Figure {
                                 sort: e.ratio.to_string(),
                                 text: format::ratio(e.ratio),
-                            }),
+                            },
+                            // Not judged, but measured against a run or two before it.
+                            (None, Some(r)) => super::Figure {
+                                sort: r.to_string(),
+                                text: change_words::plain_ratio_text(&s.judgements[k])
+                                    .unwrap_or_default(),
+                            },
+                            (None, None) => super::Figure::none(),
+                        },
                         shared: count(|j| j.cells.len()),
                         slower: count(Judgement::slower),
                         faster: count(Judgement::faster),

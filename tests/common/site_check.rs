@@ -153,3 +153,48 @@ pub fn id_problems(site: &Path) -> Vec<String> {
     }
     problems
 }
+
+/// Tick labels a chart drawing writes twice on one axis, as "page: chart
+/// (drawing): axis: labels". plotters writes an x tick label centred and
+/// hung below its line (text-anchor middle, dy 0.76em), every one of an
+/// axis at one y; a y tick label right-aligned (text-anchor end), every one
+/// at one x. Axis titles are rotated or alone on their line.
+pub fn repeated_tick_labels(site: &Path) -> Vec<String> {
+    let svg = Selector::parse("svg").unwrap();
+    let text = Selector::parse("text").unwrap();
+    let mut pages: Vec<(String, Html)> = pages(site).into_iter().collect();
+    pages.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut problems = Vec::new();
+    for (rel, page) in &pages {
+        for drawing in page.select(&svg) {
+            let name = format!(
+                "{} ({})",
+                drawing.value().attr("aria-label").unwrap_or("a chart"),
+                drawing.value().attr("class").unwrap_or("")
+            );
+            let mut axes: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+            for t in drawing.select(&text) {
+                let e = t.value();
+                let label = t.text().collect::<String>().trim().to_string();
+                if label.is_empty() || e.attr("transform").is_some() {
+                    continue;
+                }
+                let axis = match (e.attr("text-anchor"), e.attr("dy")) {
+                    (Some("middle"), Some("0.76em")) => {
+                        format!("x axis at y={}", e.attr("y").unwrap_or("?"))
+                    }
+                    (Some("end"), _) => format!("y axis at x={}", e.attr("x").unwrap_or("?")),
+                    _ => continue,
+                };
+                axes.entry(axis).or_default().push(label);
+            }
+            for (axis, labels) in axes {
+                let repeated = (1..labels.len()).any(|i| labels[..i].contains(&labels[i]));
+                if repeated {
+                    problems.push(format!("{rel}: {name}: {axis}: {}", labels.join(" ")));
+                }
+            }
+        }
+    }
+    problems
+}

@@ -69,6 +69,27 @@ impl Axis {
         }
     }
 
+    /// The label of a tick at plotted value `v`.
+    pub(crate) fn tick_label(&self, v: f64) -> String {
+        match self.scale {
+            // Only whole powers of two are labelled on a log2 axis.
+            Scale::Log2 if (v - v.round()).abs() > 1e-6 => String::new(),
+            Scale::Log2 => (self.format)(from_plot(self.scale, v.round())),
+            Scale::Linear => (self.format)(v),
+        }
+    }
+
+    /// How many ticks plotters is asked for over `lo..hi` (plotted values):
+    /// a log2 axis one per power of two up to `log2_max`, a linear one
+    /// `linear`; fewer where those would repeat a label.
+    pub(crate) fn tick_count(&self, lo: f64, hi: f64, log2_max: usize, linear: usize) -> usize {
+        let max = match self.scale {
+            Scale::Log2 => ((hi - lo).ceil() as usize + 1).min(log2_max),
+            Scale::Linear => linear,
+        };
+        super::distinct_tick_count(lo, hi, max, |v| self.tick_label(v))
+    }
+
     /// This axis plotted over the range that fits every one of `values`.
     pub(crate) fn shared_over(mut self, values: impl Iterator<Item = f64>) -> Axis {
         self.fixed = Some(range(self.scale, values, self.from_zero));
@@ -202,24 +223,12 @@ fn draw_xy(
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(fail)?;
         let text = TextStyle::from((FONT, FONT_SIZE).into_font()).color(&BLACK);
-        let label = |scale: Scale, format: fn(f64) -> String, v: f64| match scale {
-            // Only whole powers of two are labelled on a log2 axis.
-            Scale::Log2 if (v - v.round()).abs() > 1e-6 => String::new(),
-            Scale::Log2 => format(from_plot(scale, v.round())),
-            Scale::Linear => format(v),
-        };
         let x_ticks = if x.ticks.is_some() {
             0 // drawn below, where the axis places them
-        } else if x.scale == Scale::Log2 {
-            ((x1 - x0).ceil() as usize + 1).min(frame.max_ticks())
         } else {
-            frame.max_ticks().min(7)
+            x.tick_count(x0, x1, frame.max_ticks(), frame.max_ticks().min(7))
         };
-        let y_ticks = if y.scale == Scale::Log2 {
-            ((y1 - y0).ceil() as usize + 1).min(10)
-        } else {
-            6
-        };
+        let y_ticks = y.tick_count(y0, y1, 10, 6);
         chart
             .configure_mesh()
             .light_line_style(TRANSPARENT)
@@ -230,8 +239,8 @@ fn draw_xy(
             .y_desc(y.label.as_str())
             .axis_desc_style(text.clone())
             .label_style(text.clone())
-            .x_label_formatter(&|v| label(x.scale, x.format, *v))
-            .y_label_formatter(&|v| label(y.scale, y.format, *v))
+            .x_label_formatter(&|v| x.tick_label(*v))
+            .y_label_formatter(&|v| y.tick_label(*v))
             .draw()
             .map_err(fail)?;
         if let Some(place) = x.ticks {
@@ -550,5 +559,85 @@ mod tests {
             svg.contains(">\n8K\n<") && svg.contains(">\n1024K\n<"),
             "{svg}"
         );
+    }
+
+    /// The labels written on `axis` over the range that fits `values`, in a
+    /// drawing that fits at most `max` ticks on a log2 axis.
+    fn written(axis: &Axis, values: &[f64], max: usize) -> Vec<String> {
+        let (lo, hi) = range(axis.scale, values.iter().copied(), axis.from_zero);
+        let n = axis.tick_count(lo, hi, max, max.min(7));
+        crate::render::charts::key_points(lo, hi, n)
+            .into_iter()
+            .map(|v| axis.tick_label(v))
+            .collect()
+    }
+
+    fn repeats(labels: &[String]) -> bool {
+        let shown: Vec<&String> = labels.iter().filter(|l| !l.is_empty()).collect();
+        (1..shown.len()).any(|i| shown[..i].contains(&shown[i]))
+    }
+
+    #[test]
+    fn a_lone_level_is_labelled_once() {
+        use crate::model::format;
+        // A series' 1019K chart, where only 1 request at once ran validly:
+        // one point, padded a power of two each way (-1.12 to 1.12), whose
+        // ticks at 2^-1, 2^0 and 2^1 the rounding format wrote "1 1 2".
+        let (lo, hi) = range(Scale::Log2, [1.0].into_iter(), false);
+        assert!((lo + 1.12).abs() < 1e-12 && (hi - 1.12).abs() < 1e-12);
+        let rounding = |v: f64| format!("{}", v.round());
+        let old = Axis::new("requests", Scale::Log2, rounding);
+        let asked = ((hi - lo).ceil() as usize + 1).min(12);
+        let before: Vec<String> = crate::render::charts::key_points(lo, hi, asked)
+            .into_iter()
+            .map(|v| old.tick_label(v))
+            .collect();
+        assert_eq!(before, ["1", "1", "2"]);
+        let x = Axis::new("requests", Scale::Log2, format::count_tick);
+        for max in [12, 6] {
+            assert_eq!(written(&x, &[1.0], max), ["", "1", "2"]);
+            // Any format: the ticks thin out rather than repeat a label.
+            assert_eq!(written(&old, &[1.0], max), ["1"]);
+        }
+        assert_eq!(format::count_tick(0.5), "");
+        assert_eq!(format::count_tick(4.0), "4");
+    }
+
+    #[test]
+    fn no_axis_repeats_a_label() {
+        use crate::model::format;
+        let tok = |scale| Axis::new("tok/s", scale, format::tok_per_s_short);
+        let count = |scale| Axis::new("n", scale, format::count_tick);
+        let mut ranges: Vec<Vec<f64>> = vec![vec![1.0], vec![3.0], vec![1.0, 2.0], vec![0.3]];
+        for lo in [0.4, 1.0, 45.2, 999.0, 9_990.0, 10_020.0, 123_456.0] {
+            for width in [0.01, 0.3, 0.9, 2.5, 7.0, 40.0, 600.0, 25_000.0] {
+                ranges.push(vec![lo, lo + width]);
+            }
+        }
+        for values in &ranges {
+            for axis in [
+                tok(Scale::Linear),
+                tok(Scale::Log2),
+                count(Scale::Linear),
+                count(Scale::Log2),
+                Axis {
+                    from_zero: false,
+                    ..tok(Scale::Linear)
+                },
+            ] {
+                for max in [12, 6] {
+                    let labels = written(&axis, values, max);
+                    assert!(!repeats(&labels), "{values:?} {:?}: {labels:?}", axis.scale);
+                }
+            }
+        }
+        // The check has teeth: the linear tok/s axis of 45.2 to 46.1
+        // (from_zero off, as an x axis) had "45 45 46 46 46".
+        let (lo, hi) = range(Scale::Linear, [45.2, 46.1].into_iter(), false);
+        let plain: Vec<String> = crate::render::charts::key_points(lo, hi, 7)
+            .into_iter()
+            .map(format::tok_per_s_short)
+            .collect();
+        assert!(repeats(&plain), "{plain:?}");
     }
 }

@@ -96,6 +96,38 @@ impl ChartError {
     }
 }
 
+/// The ticks plotters labels on a numeric axis from `lo` to `hi` asked for
+/// `n` (its mesh's bold key points).
+pub(crate) fn key_points(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    use plotters::coord::ranged1d::{BoldPoints, Ranged};
+    plotters::coord::types::RangedCoordf64::from(lo..hi).key_points(BoldPoints(n))
+}
+
+/// How many ticks to ask plotters for on `lo..hi`: at most `max`, fewer
+/// while its ticks would repeat a label (a format rounding 1.4 and 1.6
+/// both to "1"): one label twice on an axis names two places one value.
+pub(crate) fn distinct_tick_count(
+    lo: f64,
+    hi: f64,
+    max: usize,
+    label: impl Fn(f64) -> String,
+) -> usize {
+    (1..=max)
+        .rev()
+        .find(|&n| {
+            let mut labels: Vec<String> = key_points(lo, hi, n)
+                .into_iter()
+                .map(&label)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let all = labels.len();
+            labels.sort_unstable();
+            labels.dedup();
+            labels.len() == all
+        })
+        .unwrap_or(0)
+}
+
 /// Chart text size as plotters takes it (points; it writes 1/1.24 of it as
 /// the SVG's font-size, [`FONT_PX`]).
 pub(crate) const FONT_SIZE: f64 = 15.0;

@@ -66,7 +66,12 @@ fn draw_columns(svg: &mut String, frame: Frame, bars: &[PrefillBar]) -> Result<(
             .configure_mesh()
             .disable_x_mesh()
             .light_line_style(TRANSPARENT)
-            .y_labels(6)
+            .y_labels(super::distinct_tick_count(
+                0.0,
+                y_max,
+                6,
+                format::tok_per_s_short,
+            ))
             .y_desc("prompt tok/s")
             .x_desc("context length")
             .axis_desc_style(label_style.clone())
