@@ -406,6 +406,12 @@ function marker(style, x, y) {
   }
 }
 
+// Requests at once on an axis: whole numbers only, as src/model/format.rs
+// `count_tick` (a lone level's axis reaches 0.5 request, which is unlabelled).
+function countTick(v) {
+  return Number.isInteger(v) ? String(v) : "";
+}
+
 // A step of 1, 2 or 5 times a power of ten giving about `count` ticks to `max`.
 function niceStep(max, count) {
   const raw = max / count;
@@ -447,9 +453,14 @@ function drawLines(title, [width, height], cls, maxTicks, x, yLabel, series, yTo
     root.appendChild(grid({ x1: px, y1: box.bottom, x2: px, y2: box.top }));
     if ((k - first) % every === 0) root.appendChild(text({ x: px, y: box.bottom + 18, "text-anchor": "middle" }, x.tick(2 ** k)));
   }
+  // A label that rounds to the one below it is left out: no axis repeats
+  // a label (src/render/charts/mod.rs `distinct_tick_count`).
+  let below = null;
   for (let v = 0; v <= yMax; v += step) {
     root.appendChild(grid({ x1: box.left, y1: sy(v), x2: box.right, y2: sy(v) }));
-    root.appendChild(text({ x: box.left - 6, y: sy(v) + 5, "text-anchor": "end" }, tickLabel(v)));
+    const label = tickLabel(v);
+    if (label !== below) root.appendChild(text({ x: box.left - 6, y: sy(v) + 5, "text-anchor": "end" }, label));
+    below = label;
   }
   root.appendChild(text({ x: (box.left + box.right) / 2, y: height - 8, "text-anchor": "middle" }, x.label));
   root.appendChild(text({ x: 16, y: (box.top + box.bottom) / 2, "text-anchor": "middle", transform: `rotate(270, 16, ${(box.top + box.bottom) / 2})` }, yLabel));
@@ -513,7 +524,7 @@ function decodeView(runs, perGpu) {
     const id = `decode-${tokens}${perGpu ? "-per-gpu" : ""}`;
     const heading = fill(w.decode_heading, { context });
     const svg = lineChart(fill(w.decode_title, { context, figure }), defs.decode_size,
-      { label: w.decode_x, tick: String }, figure,
+      { label: w.decode_x, tick: countTick }, figure,
       runs.map((r, style) => ({ style, points: pointsAt(r, group[style]) })), yTop);
     const sub = el("section", { id, "aria-labelledby": `${id}-h`, class: "small-multiple" },
       el("h3", { id: `${id}-h`, text: heading }));
@@ -657,7 +668,7 @@ async function main() {
 }
 
 if (typeof module !== "undefined") {
-  module.exports = { distinctNames, energyNote, fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
+  module.exports = { countTick, distinctNames, energyNote, fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
 } else {
   main();
 }

@@ -235,6 +235,9 @@ fn cells_of_rows(table: ElementRef) -> Vec<Vec<String>> {
 
 /// Numbers to format both ways: ties, the edges of "K", a product that is
 /// just below a tie, values that are not ties.
+/// Requests-at-once ticks: a lone level's log2 axis reaches 0.5 request.
+const COUNTS: [f64; 6] = [0.25, 0.5, 1.0, 1.5, 2.0, 128.0];
+
 const TICKS: [f64; 14] = [
     0.0,
     0.5,
@@ -270,6 +273,7 @@ struct NodeOut {
 #[derive(serde::Deserialize)]
 struct Numbers {
     ticks: Vec<String>,
+    counts: Vec<String>,
     ratios: Vec<String>,
     steps: Vec<usize>,
     ids: Vec<bool>,
@@ -356,7 +360,7 @@ fn run_node(site: &Path, ids: &[&str]) -> NodeOut {
             "site": site,
             "compare_js": repo().join("static/compare.js"),
             "runs": ids,
-            "numbers": {"ticks": TICKS, "ratios": RATIOS, "steps": RATIOS, "ids": run_ids},
+            "numbers": {"ticks": TICKS, "counts": COUNTS, "ratios": RATIOS, "steps": RATIOS, "ids": run_ids},
         })
         .to_string(),
     )
@@ -458,6 +462,13 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         check(
             format!("tick label of {v}"),
             &sitegen::model::format::tok_per_s_short(*v),
+            shown,
+        );
+    }
+    for (v, shown) in COUNTS.iter().zip(&js.numbers.counts) {
+        check(
+            format!("requests tick of {v}"),
+            &sitegen::model::format::count_tick(*v),
             shown,
         );
     }

@@ -338,7 +338,7 @@ pub(crate) fn whole_number_ticks(lo: f64, hi: f64, room: usize) -> Vec<(f64, Str
 /// A count's tick label (requests at once, a run's number): the whole
 /// number, or nothing between whole numbers, where rounding would write a
 /// place that is no count as one (2^-1 requests as "1", beside 2^0's "1").
-pub(crate) fn count_tick(v: f64) -> String {
+pub fn count_tick(v: f64) -> String {
     if v >= 0.0 && (v - v.round()).abs() < 1e-6 {
         format!("{}", v.round())
     } else {

@@ -33,6 +33,7 @@ const runId = new RegExp(d.run_id_pattern);
 const out = {
   numbers: {
     ticks: input.numbers.ticks.map(c.tickLabel),
+    counts: input.numbers.counts.map(c.countTick),
     ratios: input.numbers.ratios.map(c.ratioText),
     steps: input.numbers.steps.map((r) => c.ratioStep(d, r)),
     ids: input.numbers.ids.map((id) => runId.test(id)),
