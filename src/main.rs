@@ -182,7 +182,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             eprintln!("{}", report.next);
         }
         Command::Schema(args) => {
-            for (name, text) in sitegen::model::schema::data_schemas() {
+            for (name, text) in sitegen::store::schema::data_schemas() {
                 let path = args.out.join(name);
                 sitegen::store::write_atomically(&path, text.as_bytes())?;
                 eprintln!("wrote {}", path.display());

@@ -414,7 +414,7 @@ fn help_names_every_format_and_every_schema_file() {
     }
     let out = sitegen(&["schema", "--help"], tmp.path());
     let help = String::from_utf8(out.stdout).unwrap();
-    for (file, _) in sitegen::model::schema::data_schemas() {
+    for (file, _) in sitegen::store::schema::data_schemas() {
         let stem = file.trim_end_matches(".schema.json");
         assert!(help.contains(stem), "{stem} in {help}");
     }

@@ -7,7 +7,7 @@ use common::{data_dir, repo};
 
 #[test]
 fn committed_schemas_are_the_generated_ones() {
-    for (name, generated) in sitegen::model::schema::data_schemas() {
+    for (name, generated) in sitegen::store::schema::data_schemas() {
         let path = repo().join("docs/schema").join(name);
         let committed = std::fs::read_to_string(&path).unwrap_or_default();
         assert!(

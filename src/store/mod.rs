@@ -6,6 +6,7 @@
 //! first and is renamed into place, so nothing already written is half-overwritten.
 
 pub mod atomic;
+pub mod schema;
 
 use std::collections::HashSet;
 use std::fs;
