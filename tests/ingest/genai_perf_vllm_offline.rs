@@ -7,7 +7,7 @@
 //! of it, naming it, writing nothing. Where a case needs a file no real one
 //! is, a real file is edited here, and the edit is said.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 //! file), or is refused with a reason true of it, writing nothing. Cases no
 //! real file shows are made here from a real file, edited, and say so.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! bears a figure is removed in turn; the import must then refuse naming
 //! the key, or import with a warning naming it. Never a silent default.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

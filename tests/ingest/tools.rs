@@ -5,7 +5,7 @@
 //! the file. Hand-written fixtures (tests/fixtures/hand-written/) cover the
 //! cases no real file shows.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! which GPUs were taken is said, and where the file cannot tell, the
 //! telemetry is left out with the flag that settles it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
