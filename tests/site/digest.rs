@@ -4,7 +4,7 @@
 //! `SITEGEN_UPDATE_DIGEST=1 cargo test --test site_digest`, and the diff of
 //! the list shows which files it touched.
 
-mod common;
+use crate::common;
 
 use sha2::{Digest, Sha256};
 
