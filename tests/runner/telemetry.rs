@@ -3,10 +3,7 @@
 //! are the truth each cell's figures are checked against. Every figure
 //! checked is printed.
 
-#[path = "support/emulator.rs"]
-mod emulator;
-#[path = "support/run_cli.rs"]
-mod run_cli;
+use crate::{SERIAL, emulator, run_cli};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,9 +11,6 @@ use std::time::{Duration, Instant};
 use emulator::{Emulator, EmulatorConfig, GpuConfig, MetricsRead};
 use run_cli::{Outcome, data_dir, decode, load};
 use sitegen::model::{DecodeCell, Status, Throttle};
-
-/// The tests measure timing on a 2-core machine: one at a time.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Runs the sitegen binary against `url`, with `path` as its PATH when given.
 async fn sitegen_run(url: &str, data: &Path, extra: &[&str], path: Option<String>) -> Outcome {
