@@ -1,6 +1,6 @@
 //! `sitegen serve`: rebuilds on edits under data/ and keeps the last good site.
 
-mod common;
+use crate::common;
 
 use common::{SitegenServe, wait_until};
 
