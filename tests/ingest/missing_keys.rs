@@ -3,6 +3,7 @@
 //! the key, or import with a warning naming it. Never a silent default.
 
 use crate::common;
+use common::real;
 
 use std::path::Path;
 
@@ -11,10 +12,6 @@ use sitegen::ingest::{Format, ImportOptions, Outcome, import};
 
 const META: &str =
     r#"{"model": "M", "hardware": {"gpu": "H100", "gpu_count": 1}, "engine": {"name": "vllm"}}"#;
-
-fn real(rel: &str) -> std::path::PathBuf {
-    common::repo().join("tests/fixtures/real").join(rel)
-}
 
 /// Removes the value at a dotted path ("results.0.aggregate_tps").
 fn remove(value: &mut Value, path: &str) -> bool {

@@ -2,6 +2,8 @@
 //! and statuses against what the engine logged (emulated), server counters
 //! and GPU telemetry against its exporters (telemetry).
 
+#[path = "../common/mod.rs"]
+mod common;
 #[path = "../support/emulator.rs"]
 mod emulator;
 #[path = "../support/run_cli.rs"]
