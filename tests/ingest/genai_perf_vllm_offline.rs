@@ -319,7 +319,7 @@ fn check_genai_perf(rel: &str, v: &Value, run: &Run, outcome: &Outcome) {
             .find(|w| w.contains("telemetry_stats"))
             .unwrap_or_else(|| panic!("{rel}: telemetry named: {:?}", outcome.warnings));
         // This corpus gives the run 3 GPUs, which the file's busy ones do
-        // not settle (tests/ingest_gpu_telemetry.rs imports it with 1).
+        // not settle (gpu_telemetry.rs beside this file imports it with 1).
         assert!(
             warning.contains(&format!(
                 "the GPU telemetry is not imported: it lists {gpus} GPUs"
