@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-// The tests' data sets, so the bench measures what tests/many_runs.rs checks.
+// The tests' data sets, so the bench measures what tests/site/many_runs.rs checks.
 #[path = "../tests/common/mod.rs"]
 mod common;
 

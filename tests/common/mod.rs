@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod figures;
 pub mod ingest;
 pub mod site_check;
 pub mod tier;
@@ -157,6 +158,12 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A real result file of another tool: `tests/fixtures/real/<rel>` (each
+/// listed with its provenance in its SOURCES.md).
+pub fn real(rel: &str) -> PathBuf {
+    repo().join("tests/fixtures/real").join(rel)
 }
 
 pub fn data_dir() -> PathBuf {

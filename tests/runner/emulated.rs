@@ -2,10 +2,7 @@
 //! the engine logged, and each status produced by the configuration that
 //! should produce it, and only by it.
 
-#[path = "support/emulator.rs"]
-mod emulator;
-#[path = "support/run_cli.rs"]
-mod run_cli;
+use crate::{SERIAL, emulator, run_cli};
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,10 +10,6 @@ use std::time::Duration;
 use emulator::{Emulator, EmulatorConfig};
 use run_cli::{data_dir, decode, load, sitegen_run};
 use sitegen::model::{DecodeCell, PrefillCell, Run, Status};
-
-/// The tests of this file measure timing on a 2-core machine: they run one
-/// at a time, so that one test's load does not show in another's figures.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// What a Looped cell kept of the repetition.
 fn loop_evidence(cell: &DecodeCell) -> &sitegen::model::LoopEvidence {

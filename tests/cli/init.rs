@@ -1,7 +1,7 @@
 //! `sitegen init`: a new results repository that builds at once, and a folder
 //! with files in it that init never changes behind the user's back.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! bounded so the suite stays fast; failures proptest finds are kept in
 //! proptest-regressions/ and replayed first on every run.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::mpsc;

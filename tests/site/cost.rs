@@ -3,7 +3,7 @@
 //! price the electricity of cells with their energy recorded; nothing about
 //! cost without the file, nothing about electricity without energy.
 
-mod common;
+use crate::common;
 
 use common::files_under;
 

@@ -1,7 +1,7 @@
 //! A series: three runs of one setup, the middle one slower in some cells.
 //! The series page and the run pages mark the regression, with the numbers.
 
-mod common;
+use crate::common;
 
 use sitegen::model::{Cell, Status};
 

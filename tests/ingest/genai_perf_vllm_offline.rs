@@ -7,30 +7,16 @@
 //! of it, naming it, writing nothing. Where a case needs a file no real one
 //! is, a real file is edited here, and the edit is said.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
+use common::figures::assert_figure;
+use common::ingest::{COUNT, ENGINE, Expect, GPU, META, MODEL, every_file_imports_or_is_refused};
+use common::real;
 use serde_json::Value;
 use sitegen::ingest::{Format, Outcome, import};
 use sitegen::model::{DecodeCell, DecodeTest, Run, Status};
-
-fn real(rel: &str) -> PathBuf {
-    common::repo().join("tests/fixtures/real").join(rel)
-}
-
-/// Cards a result file does not carry, as a user passes them with --meta.
-const META: &str =
-    r#"{"hardware": {"gpu": "H100 SXM", "gpu_count": 1}, "engine": {"name": "vllm"}}"#;
-
-/// What importing one real file gives.
-enum Expect {
-    /// It imports; these required cards are missing from it (given by --meta).
-    Imports(&'static [&'static str]),
-    /// It is refused with an error holding this text.
-    Refused(&'static str),
-}
 
 const FLAT: &str = "genai-perf/wellflat-gpt-oss-20b-c1-flat-config-profile_export_genai_perf.json";
 const TELEMETRY: &str =
@@ -96,18 +82,6 @@ fn num(v: &Value, path: &str) -> Option<f64> {
         .and_then(Value::as_f64)
 }
 
-fn close(a: Option<f64>, b: f64) -> bool {
-    a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-}
-
-#[track_caller]
-fn assert_figure(what: &str, got: Option<f64>, want: Option<f64>) {
-    match want {
-        Some(w) => assert!(close(got, w), "{what}: imported {got:?}, the file says {w}"),
-        None => assert_eq!(got, None, "{what}"),
-    }
-}
-
 fn only_cell(cells: &[sitegen::model::Cell]) -> &DecodeCell {
     assert_eq!(cells.len(), 1, "one file, one cell");
     match &cells[0] {
@@ -143,44 +117,14 @@ fn every_real_file_is_in_the_corpus() {
 
 #[test]
 fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
-    for (rel, format, expect) in CORPUS {
-        let file = real(rel);
-        let text = std::fs::read_to_string(&file).unwrap();
-        assert_eq!(
-            Format::detect(&text).map(Format::name),
-            Some(*format),
-            "{rel} is recognised"
-        );
-        match expect {
-            Expect::Refused(why) => {
-                let tmp = tempfile::tempdir().unwrap();
-                let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
-                let err = format!(
-                    "{:#}",
-                    import(None, std::slice::from_ref(&file), &opts).unwrap_err()
-                );
-                assert!(err.contains(why), "{rel}: {err}");
-                assert!(
-                    err.contains(&*file.display().to_string()),
-                    "{rel}: names the file: {err}"
-                );
-                assert_eq!(err.lines().count(), 1, "{rel}: one error: {err}");
-                assert!(!tmp.path().join("data").exists(), "{rel}: nothing written");
-                refusal_is_true(rel, &text, &err);
-            }
-            Expect::Imports(missing) => {
-                let dry = dry_run(&file, format, None).unwrap();
-                assert_eq!(
-                    dry.missing, *missing,
-                    "{rel}: cards the file does not state"
-                );
-                let meta = meta_for(missing);
-                let (run, outcome) = import_with(std::slice::from_ref(&file), meta.as_deref())
-                    .unwrap_or_else(|e| panic!("{rel}: {e:#}"));
-                check_genai_perf(rel, &read_json(&file), &run, &outcome);
-            }
-        }
-    }
+    every_file_imports_or_is_refused(
+        CORPUS,
+        |file, err| {
+            assert_eq!(err.lines().count(), 1, "{}: one error: {err}", file.rel);
+            refusal_is_true(file.rel, &file.text, err);
+        },
+        |file, run, outcome| check_genai_perf(file.rel, &read_json(&file.path), run, outcome),
+    );
 }
 
 /// The refusal's reason holds of the file: what it says the file lacks, the
@@ -375,7 +319,7 @@ fn check_genai_perf(rel: &str, v: &Value, run: &Run, outcome: &Outcome) {
             .find(|w| w.contains("telemetry_stats"))
             .unwrap_or_else(|| panic!("{rel}: telemetry named: {:?}", outcome.warnings));
         // This corpus gives the run 3 GPUs, which the file's busy ones do
-        // not settle (tests/ingest_gpu_telemetry.rs imports it with 1).
+        // not settle (gpu_telemetry.rs beside this file imports it with 1).
         assert!(
             warning.contains(&format!(
                 "the GPU telemetry is not imported: it lists {gpus} GPUs"

@@ -1,7 +1,7 @@
 //! A site of many runs: the index lists the newest and reaches every run
 //! page through plain links (no script), and the site's links all resolve.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::Path;

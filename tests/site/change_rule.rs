@@ -239,6 +239,104 @@ fn report(model: &str, noise: Noise, m: &Measured) {
     );
 }
 
+/// What one noise level must hold to, of `SERIES` series: each figure the
+/// report prints that counts a false alarm at most, each that counts a
+/// detection at least.
+struct Bounds {
+    /// Unchanged: the newest run called changed, as a whole or in a cell.
+    alarms: usize,
+    /// Unchanged: a cell of the newest run called changed.
+    cell_alarms: usize,
+    /// Unchanged: a change point found.
+    shifted: usize,
+    /// Unchanged: any of runs 4-30 called changed on its own page.
+    any_run: usize,
+    /// A step of 3 x the noise: called by the run after it.
+    found: usize,
+    /// The step: a change point found.
+    shifts_found: usize,
+    /// The step: every change point found within a run of it.
+    dated: usize,
+    /// A creep of 1% a run: called by its 8th run.
+    by_eighth: usize,
+    /// The creep: the median series calls it by this run of it (at most).
+    median_first: usize,
+    /// A normal night after one slow night called changed.
+    after_dip: usize,
+}
+
+/// Every figure of `m` that `report` prints as a count against `b` (the
+/// step's size is the case's, not a measurement).
+fn assert_within(noise: Noise, m: &Measured, b: &Bounds) {
+    let at_most = [
+        (
+            "unchanged, the newest run called changed",
+            m.alarms,
+            b.alarms,
+        ),
+        (
+            "unchanged, a cell called changed",
+            m.cell_alarms,
+            b.cell_alarms,
+        ),
+        ("unchanged, a change point", m.shifted, b.shifted),
+        (
+            "unchanged, any of runs 4-30 called changed",
+            m.any_run,
+            b.any_run,
+        ),
+        (
+            "the median series called the creep by its run",
+            m.median_first,
+            b.median_first,
+        ),
+        (
+            "a normal night after a slow one called changed",
+            m.after_dip,
+            b.after_dip,
+        ),
+    ];
+    for (what, got, bound) in at_most {
+        assert!(
+            got <= bound,
+            "noise {}%: {what}: {got}, above {bound}",
+            noise.sd * 100.0
+        );
+    }
+    let at_least = [
+        ("the step called by run 21", m.found, b.found),
+        ("the step's change point", m.shifts_found, b.shifts_found),
+        ("the step's change points within 1 run", m.dated, b.dated),
+        ("the creep called by its 8th run", m.by_eighth, b.by_eighth),
+    ];
+    for (what, got, bound) in at_least {
+        assert!(
+            got >= bound,
+            "noise {}%: {what}: {got}, below {bound}",
+            noise.sd * 100.0
+        );
+    }
+}
+
+/// With each cell's noise its own: false alarms of the newest run in at
+/// most 1% of series; a step and a creep found, and the step dated, in at
+/// least 95%. Measured at 1%, 2% and 5% noise: a cell called changed in 0,
+/// 0, 0; a change point in an unchanged series in 0, 1, 3; any run called
+/// changed in 1, 1, 29; the step's change point found in 200 each; the
+/// creep called by the median series at its run 3, 3 and 5.
+const OWN_NOISE: Bounds = Bounds {
+    alarms: SERIES / 100,
+    cell_alarms: SERIES / 100,
+    shifted: SERIES / 20,
+    any_run: SERIES / 5,
+    found: 95 * SERIES / 100,
+    shifts_found: 95 * SERIES / 100,
+    dated: 95 * SERIES / 100,
+    by_eighth: 95 * SERIES / 100,
+    median_first: 6,
+    after_dip: SERIES / 100,
+};
+
 /// Each cell's noise its own, as the simulation draws it.
 #[test]
 fn independent_cell_noise_false_alarms_and_detection() {
@@ -254,48 +352,40 @@ fn independent_cell_noise_false_alarms_and_detection() {
         let noise = Noise { sd, shared: 0.0 };
         let m = measure(case, noise);
         report("each cell's own noise", noise, &m);
-        assert!(
-            m.alarms * 100 <= SERIES,
-            "noise {sd}: {} false alarms",
-            m.alarms
-        );
-        assert!(
-            m.found * 100 >= 95 * SERIES,
-            "noise {sd}: the step was called in {}",
-            m.found
-        );
-        assert!(
-            m.by_eighth * 100 >= 95 * SERIES,
-            "noise {sd}: creep by its 8th run in {}",
-            m.by_eighth
-        );
-        assert!(
-            m.after_dip * 100 <= SERIES,
-            "noise {sd}: a normal night after a slow one called changed in {}",
-            m.after_dip
-        );
-        assert!(
-            m.dated * 100 >= 95 * SERIES,
-            "noise {sd}: change point dated in {}",
-            m.dated
-        );
+        assert_within(noise, &m, &OWN_NOISE);
     }
 }
 
 /// Half of the noise shared by the run's cells (a slower machine that
 /// night): harder to tell from a change, since it does not average out.
-/// False alarms must stay as rare; detection is measured and printed.
+/// False alarms must stay as rare; detection is weaker, and held to bounds
+/// with room under what the seeded series measure at each noise level.
 #[test]
 fn shared_night_noise_false_alarms_and_detection() {
+    // Measured at 1%, 2% and 5% noise, of 200 series: the newest run called
+    // changed in 0, 1, 2 (a cell in 0, 0, 1); a change point in an unchanged
+    // series in 3, 7, 4; any run called changed in 14, 20, 28; the step
+    // called by run 21 in 163, 161, 157, its change point found in 200 each
+    // and dated within a run in 198, 196, 193; the creep called by its 8th
+    // run in 200, 180, 23 (median: its run 3, 6, 13); the normal night
+    // after a slow one called changed in 1, 2, 0. False alarms are held as
+    // with each cell's own noise, but for that night (2%, 4 of 200); the
+    // step must be called by run 21 in 70% and dated in 90%, and the creep
+    // is held per noise level (called by its 8th run, the median's run).
+    let bounds = |by_eighth: usize, median_first: usize| Bounds {
+        found: 70 * SERIES / 100,
+        dated: 90 * SERIES / 100,
+        by_eighth,
+        median_first,
+        after_dip: SERIES / 50,
+        ..OWN_NOISE
+    };
+    let creep = [bounds(190, 4), bounds(160, 8), bounds(15, 16)];
     for (case, sd) in [0.01, 0.02, 0.05].into_iter().enumerate() {
         let noise = Noise { sd, shared: 0.5 };
         let m = measure(case + 10, noise);
         report("half the noise shared by the night", noise, &m);
-        assert!(
-            m.alarms * 100 <= SERIES,
-            "noise {sd}: {} false alarms",
-            m.alarms
-        );
+        assert_within(noise, &m, &creep[case]);
     }
 }
 

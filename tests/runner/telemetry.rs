@@ -3,10 +3,8 @@
 //! are the truth each cell's figures are checked against. Every figure
 //! checked is printed.
 
-#[path = "support/emulator.rs"]
-mod emulator;
-#[path = "support/run_cli.rs"]
-mod run_cli;
+use crate::common::figures::within;
+use crate::{SERIAL, emulator, run_cli};
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -14,9 +12,6 @@ use std::time::{Duration, Instant};
 use emulator::{Emulator, EmulatorConfig, GpuConfig, MetricsRead};
 use run_cli::{Outcome, data_dir, decode, load};
 use sitegen::model::{DecodeCell, Status, Throttle};
-
-/// The tests measure timing on a 2-core machine: one at a time.
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Runs the sitegen binary against `url`, with `path` as its PATH when given.
 async fn sitegen_run(url: &str, data: &Path, extra: &[&str], path: Option<String>) -> Outcome {
@@ -54,10 +49,6 @@ fn reads_of(emu: &Emulator, cell: &DecodeCell) -> (MetricsRead, Vec<MetricsRead>
         .copied()
         .collect();
     (before, inside, after)
-}
-
-fn close(a: f64, b: f64, tolerance: f64) -> bool {
-    (a - b).abs() <= tolerance * b.abs()
 }
 
 /// Waits until `file` exists, then throttles the engine's GPUs from
@@ -177,8 +168,8 @@ async fn gpu_energy_power_throttle_and_server_counters_match_the_engine() {
         );
         assert_eq!(g.gpus, 2);
         assert_eq!(g.energy_from, Some(sitegen::model::EnergySource::Counter));
-        assert!(close(jpt, truth_j / tokens, 0.02), "x{n}: J/token");
-        assert!(close(power, truth_w, 0.01), "x{n}: mean power");
+        assert!(within(jpt, truth_j / tokens, 0.02), "x{n}: J/token");
+        assert!(within(power, truth_w, 0.01), "x{n}: mean power");
         assert_eq!(g.power_limit_w, Some(1400.0));
         let expected = if n == 2 {
             Throttle::Thermal
@@ -219,7 +210,7 @@ async fn gpu_energy_power_throttle_and_server_counters_match_the_engine() {
             detail.gpu_power_w.len()
         );
         assert!(
-            close(series_peak, g.power_w_max.unwrap(), 1e-9),
+            within(series_peak, g.power_w_max.unwrap(), 1e-9),
             "x{n}: power series peak"
         );
         let kv_series_peak = detail
@@ -422,8 +413,8 @@ async fn a_local_server_s_gpus_are_read_with_nvidia_smi() {
             g.energy_from,
             Some(sitegen::model::EnergySource::PowerSamples)
         );
-        assert!(close(power, truth_w, 0.03), "x{n}: mean power");
-        assert!(close(
+        assert!(within(power, truth_w, 0.03), "x{n}: mean power");
+        assert!(within(
             g.joules_per_output_token.unwrap(),
             truth_j / tokens,
             0.03

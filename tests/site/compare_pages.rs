@@ -1,7 +1,7 @@
 //! Comparison pages: the GLM vs Step page read with an HTML parser against
 //! the data, downloads, bad comparison sets, and charts with 6 runs or one context.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

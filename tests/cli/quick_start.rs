@@ -6,7 +6,7 @@
 //! commands would (compiling them again would add minutes and test cargo,
 //! not the README).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! figure. The HTML is read with an HTML parser; the references are read
 //! naively from their text, independently of sitegen's page ingester.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

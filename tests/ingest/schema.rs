@@ -1,7 +1,7 @@
 //! docs/schema/*.json is generated from the Rust types, and every file in data/
 //! is valid against it, checked by a real JSON Schema validator.
 
-mod common;
+use crate::common;
 
 use common::{data_dir, repo};
 

@@ -2,7 +2,8 @@
 //! bears a figure is removed in turn; the import must then refuse naming
 //! the key, or import with a warning naming it. Never a silent default.
 
-mod common;
+use crate::common;
+use common::real;
 
 use std::path::Path;
 
@@ -11,10 +12,6 @@ use sitegen::ingest::{Format, ImportOptions, Outcome, import};
 
 const META: &str =
     r#"{"model": "M", "hardware": {"gpu": "H100", "gpu_count": 1}, "engine": {"name": "vllm"}}"#;
-
-fn real(rel: &str) -> std::path::PathBuf {
-    common::repo().join("tests/fixtures/real").join(rel)
-}
 
 /// Removes the value at a dotted path ("results.0.aggregate_tps").
 fn remove(value: &mut Value, path: &str) -> bool {

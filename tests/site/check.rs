@@ -3,7 +3,7 @@
 //! regression (or on any change, or never), 2 on data that cannot be read;
 //! a change noted in data/changes.json starts a new baseline.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

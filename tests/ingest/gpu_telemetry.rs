@@ -5,10 +5,11 @@
 //! which GPUs were taken is said, and where the file cannot tell, the
 //! telemetry is left out with the flag that settles it.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
+use common::figures::assert_close;
 use common::{repo, sitegen, stderr};
 use serde_json::Value;
 
@@ -77,13 +78,6 @@ fn aiperf_metric<'a>(v: &'a Value, endpoint: &str, gpu: &str, metric: &str) -> &
     &v["telemetry_data"]["endpoints"][endpoint]["gpus"][gpu]["metrics"][metric]
 }
 
-fn close(a: f64, b: f64, what: &str) {
-    assert!(
-        (a - b).abs() <= 1e-9 * b.abs().max(1.0),
-        "{what}: {a} against {b}"
-    );
-}
-
 #[test]
 fn aiperf_s_telemetry_of_the_busy_gpu_is_the_cell_s_power_and_energy() {
     let v = file(WELLFLAT_AIPERF);
@@ -95,18 +89,18 @@ fn aiperf_s_telemetry_of_the_busy_gpu_is_the_cell_s_power_and_energy() {
         .unwrap();
     let tok_per_s =
         v["total_osl"]["avg"].as_f64().unwrap() / v["benchmark_duration"]["avg"].as_f64().unwrap();
-    close(g["power_w_mean"].as_f64().unwrap(), power, "power");
-    close(
+    assert_close("power", g["power_w_mean"].as_f64().unwrap(), power);
+    assert_close(
+        "J per output token",
         g["joules_per_output_token"].as_f64().unwrap(),
         power / tok_per_s,
-        "J per output token",
     );
-    close(
+    assert_close(
+        "SM clock",
         g["sm_clock_mhz_mean"].as_f64().unwrap(),
         aiperf_metric(&v, ep, "gpu_0", "sm_clock_frequency")["avg"]
             .as_f64()
             .unwrap(),
-        "SM clock",
     );
     assert_eq!(g["gpus"], 1);
     assert_eq!(g["energy_from"], "mean_power");
@@ -128,12 +122,12 @@ fn aiperf_s_telemetry_of_the_busy_gpu_is_the_cell_s_power_and_energy() {
 
     // --gpu-index takes another GPU: an idle one's power, as the file has it.
     let (cell, _) = import(WELLFLAT_AIPERF, &["--gpu-count", "1", "--gpu-index", "3"]);
-    close(
+    assert_close(
+        "GPU 3's power",
         cell["telemetry"]["gpus"]["power_w_mean"].as_f64().unwrap(),
         aiperf_metric(&v, ep, "gpu_3", "gpu_power_usage")["avg"]
             .as_f64()
             .unwrap(),
-        "GPU 3's power",
     );
 
     // Two GPUs asked for, one busy: the file cannot say which; none is taken.
@@ -153,7 +147,7 @@ fn one_gpu_through_two_exporters_counts_once_and_its_power_cap_is_seen() {
     let power = aiperf_metric(&v, "localhost:9400", "gpu_0", "gpu_power_usage")["avg"]
         .as_f64()
         .unwrap();
-    close(g["power_w_mean"].as_f64().unwrap(), power, "power, once");
+    assert_close("power, once", g["power_w_mean"].as_f64().unwrap(), power);
     assert_eq!(g["power_limit_w"], 300.0);
     // DCGM's power-violation counter grew during the profile.
     let pv = aiperf_metric(&v, "localhost:9400", "gpu_0", "power_violation");
@@ -176,15 +170,15 @@ fn genai_perf_s_telemetry_stats_import_for_the_busy_gpu() {
     let (cell, said) = import(WELLFLAT_GENAI_PERF, &["--gpu-count", "1"]);
     let g = &cell["telemetry"]["gpus"];
     let stats = &v["telemetry_stats"];
-    close(
+    assert_close(
+        "GPU 3's power",
         g["power_w_mean"].as_f64().unwrap(),
         stats["gpu_power_usage"]["3"]["avg"].as_f64().unwrap(),
-        "GPU 3's power",
     );
-    close(
+    assert_close(
+        "temperature",
         g["temp_c_max"].as_f64().unwrap(),
         stats["gpu_temperature"]["3"]["max"].as_f64().unwrap(),
-        "temperature",
     );
     // The cell is Error (GenAI-Perf counted no text for most requests): no
     // throughput, so no energy per token, never a made-up one.

@@ -5,28 +5,24 @@
 //! the file. Hand-written fixtures (tests/fixtures/hand-written/) cover the
 //! cases no real file shows.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
+use common::figures::assert_figure;
+use common::ingest::{
+    COUNT, ENGINE, Expect, GPU, META, MODEL, RealFile, every_file_imports_or_is_refused, meta_for,
+};
+use common::real;
 use serde_json::Value;
 use sitegen::ingest::{Format, ImportOptions, Outcome, import};
 use sitegen::model::{DecodeCell, DecodeTest, PrefillMode, Run, Status};
-
-fn real(rel: &str) -> PathBuf {
-    common::repo().join("tests/fixtures/real").join(rel)
-}
 
 fn hand(name: &str) -> PathBuf {
     common::repo()
         .join("tests/fixtures/hand-written")
         .join(name)
 }
-
-/// Cards a result file does not carry, as a user passes them with --meta.
-const META: &str =
-    r#"{"hardware": {"gpu": "H100 SXM", "gpu_count": 1}, "engine": {"name": "vllm"}}"#;
 
 struct Imported {
     _tmp: tempfile::TempDir,
@@ -58,18 +54,6 @@ fn decode(run: &Run, ctx: u64, n: u32) -> &DecodeCell {
         .unwrap_or_else(|| panic!("{}: no decode cell {ctx} x{n}", run.id))
 }
 
-fn close(a: Option<f64>, b: f64) -> bool {
-    a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-}
-
-#[track_caller]
-fn assert_figure(what: &str, got: Option<f64>, want: Option<f64>) {
-    match want {
-        Some(w) => assert!(close(got, w), "{what}: imported {got:?}, the file says {w}"),
-        None => assert_eq!(got, None, "{what}"),
-    }
-}
-
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap();
     if path.extension().is_some_and(|e| e == "yaml") {
@@ -77,14 +61,6 @@ fn read_json(path: &Path) -> Value {
     } else {
         sitegen::ingest::json::parse_python_json(path, &text).unwrap()
     }
-}
-
-/// What importing one real file gives.
-enum Expect {
-    /// It imports; these required cards are missing from it (given by --meta).
-    Imports(&'static [&'static str]),
-    /// It is refused with an error holding this text.
-    Refused(&'static str),
 }
 
 /// Every file of tests/fixtures/real/, its format and what it gives.
@@ -215,79 +191,40 @@ fn every_real_file_is_in_the_corpus_and_in_sources() {
 
 #[test]
 fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
-    for (rel, format, expect) in CORPUS {
-        let file = real(rel);
-        let text = std::fs::read_to_string(&file).unwrap();
-        assert_eq!(
-            Format::detect(&text).map(Format::name),
-            Some(*format),
-            "{rel} is recognised"
-        );
-        match expect {
-            Expect::Refused(why) => {
-                let tmp = tempfile::tempdir().unwrap();
-                let opts = common::ingest::options(tmp.path(), Some("x"), Some(META), None, false);
-                let err = format!(
-                    "{:#}",
-                    import(None, std::slice::from_ref(&file), &opts).unwrap_err()
-                );
-                assert!(err.contains(why), "{rel}: {err}");
-                assert!(
-                    err.contains(&*file.display().to_string()),
-                    "{rel}: names the file: {err}"
-                );
-                assert!(!tmp.path().join("data").exists(), "{rel}: nothing written");
+    let imported = |file: &RealFile, run: &Run, _: &Outcome| {
+        let (rel, text) = (file.rel, &file.text);
+        let value = || read_json(&file.path);
+        match file.format {
+            "llm-decode-bench" => check_llm_decode_bench(rel, &value(), run),
+            "guidellm" => check_guidellm(rel, &value(), run),
+            "vllm-bench" => {
+                // One JSON value, or JSON lines (`--append-result`).
+                let records = match serde_json::from_str::<Value>(text) {
+                    Ok(v) => bursts_of(&v),
+                    Err(_) => text
+                        .lines()
+                        .filter(|l| !l.trim().is_empty())
+                        .map(|l| serde_json::from_str(l).unwrap())
+                        .collect(),
+                };
+                check_bursts(rel, &records, run)
             }
-            Expect::Imports(missing) => {
-                // A dry run says what is missing and writes nothing.
-                let tmp = tempfile::tempdir().unwrap();
-                let opts = common::ingest::options(tmp.path(), Some("x"), None, None, true);
-                let dry = import(None, std::slice::from_ref(&file), &opts).unwrap();
-                assert!(
-                    !tmp.path().join("data").exists(),
-                    "{rel}: a dry run writes nothing"
-                );
-                assert_eq!(
-                    dry[0].missing, *missing,
-                    "{rel}: cards the file does not state"
-                );
-                // With exactly those given, it imports.
-                let meta = meta_for(missing);
-                let r = import_with(std::slice::from_ref(&file), "x", meta.as_deref())
-                    .unwrap_or_else(|e| panic!("{rel}: {e:#}"));
-                let value = || read_json(&file);
-                match *format {
-                    "llm-decode-bench" => check_llm_decode_bench(rel, &value(), &r.run),
-                    "guidellm" => check_guidellm(rel, &value(), &r.run),
-                    "vllm-bench" => {
-                        // One JSON value, or JSON lines (`--append-result`).
-                        let records = match serde_json::from_str::<Value>(&text) {
-                            Ok(v) => bursts_of(&v),
-                            Err(_) => text
-                                .lines()
-                                .filter(|l| !l.trim().is_empty())
-                                .map(|l| serde_json::from_str(l).unwrap())
-                                .collect(),
-                        };
-                        check_bursts(rel, &records, &r.run)
-                    }
-                    "sglang-bench" => {
-                        let lines: Vec<Value> = text
-                            .lines()
-                            .filter(|l| !l.trim().is_empty())
-                            .map(|l| sitegen::ingest::json::parse_python_json(&file, l).unwrap())
-                            .collect();
-                        check_bursts(rel, &lines, &r.run)
-                    }
-                    "aiperf" => check_aiperf(rel, &value(), &r.run),
-                    // Figure by figure in tests/ingest_genai_perf_vllm_offline.rs
-                    // and tests/ingest_llama_bench_llmperf.rs.
-                    "genai-perf" | "llama-bench" | "llmperf" => {}
-                    other => panic!("{rel}: no figure check for {other}"),
-                }
+            "sglang-bench" => {
+                let lines: Vec<Value> = text
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(|l| sitegen::ingest::json::parse_python_json(&file.path, l).unwrap())
+                    .collect();
+                check_bursts(rel, &lines, run)
             }
+            "aiperf" => check_aiperf(rel, &value(), run),
+            // Figure by figure in genai_perf_vllm_offline.rs and
+            // llama_bench_llmperf.rs beside this file.
+            "genai-perf" | "llama-bench" | "llmperf" => {}
+            other => panic!("{rel}: no figure check for {other}"),
         }
-    }
+    };
+    every_file_imports_or_is_refused(CORPUS, |_, _| {}, imported);
 }
 
 fn num(v: &Value, path: &str) -> Option<f64> {
@@ -862,9 +799,10 @@ fn llm_decode_bench_statuses_map_as_the_tool_writes_them() {
     assert_eq!(c.total_tok_per_s, None);
     let c = decode(run, 8192, 16);
     assert_eq!(c.status, Status::RequestsQueued);
-    assert!(
-        close(c.per_request_tok_per_s, 125.0),
-        "divided by the 12 that ran"
+    assert_figure(
+        "per-request tok/s, divided by the 12 that ran",
+        c.per_request_tok_per_s,
+        Some(125.0),
     );
     let c = decode(run, 32768, 1);
     assert_eq!(
@@ -872,7 +810,11 @@ fn llm_decode_bench_statuses_map_as_the_tool_writes_them() {
         (Status::Error, Some("HTTP 500: engine core died"))
     );
     let c = decode(run, 32768, 4);
-    assert!(close(c.total_tok_per_s, 480.0), "skipped, then measured");
+    assert_figure(
+        "total tok/s, skipped, then measured",
+        c.total_tok_per_s,
+        Some(480.0),
+    );
     assert_eq!(decode(run, 32768, 16).status, Status::OverCapacity);
     assert_eq!(run.decode_cells().count(), 9);
 }
@@ -1052,11 +994,11 @@ fn figures_in_seconds_are_read_and_unreadable_ones_are_named() {
         &[GPU, COUNT, ENGINE],
     );
     let c = run_cell_at(&r.run, 8);
-    assert!(close(c.ttft_median_ms, 184.0), "{:?}", c.ttft_median_ms);
-    assert!(
-        close(c.per_request_tok_per_s, 1000.0 / 15.1),
-        "{:?}",
-        c.per_request_tok_per_s
+    assert_figure("median TTFT", c.ttft_median_ms, Some(184.0));
+    assert_figure(
+        "per-request tok/s",
+        c.per_request_tok_per_s,
+        Some(1000.0 / 15.1),
     );
     assert_eq!(c.tbt_median_ms, None);
     let d = &c.measured_by.as_ref().unwrap().definitions;

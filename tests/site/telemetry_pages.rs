@@ -3,7 +3,7 @@
 //! output token per cell, and the run page and CSV show them; a run
 //! without telemetry shows none of it.
 
-mod common;
+use crate::common;
 
 use common::{repo, sitegen, stderr};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Checks over the built files that need no browser: links, anchors, page weight.
 
-mod common;
+use crate::common;
 
 use common::build_bundled_site;
 use common::site_check::{heavy_pages, id_problems, link_problems, repeated_tick_labels};

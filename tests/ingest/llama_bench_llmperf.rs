@@ -6,26 +6,16 @@
 //! file), or is refused with a reason true of it, writing nothing. Cases no
 //! real file shows are made here from a real file, edited, and say so.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for};
+use common::figures::assert_figure;
+use common::ingest::{COUNT, ENGINE, Expect, GPU, MODEL, meta_for};
+use common::real;
 use serde_json::Value;
 use sitegen::ingest::{Format, Outcome, import};
 use sitegen::model::{Cell, DecodeTest, PrefillMode, Run, Status};
-
-fn real(rel: &str) -> PathBuf {
-    common::repo().join("tests/fixtures/real").join(rel)
-}
-
-/// What importing one real file gives.
-enum Expect {
-    /// It imports; these required cards are missing from it.
-    Imports(&'static [&'static str]),
-    /// It is refused with an error holding this text.
-    Refused(&'static str),
-}
 
 #[rustfmt::skip]
 const LLAMA_BENCH: &[(&str, Expect)] = {
@@ -112,18 +102,6 @@ fn refusal(file: &Path, context: Option<u64>) -> String {
     );
     assert!(!tmp.path().join("data").exists(), "nothing written: {err}");
     err
-}
-
-fn close(a: Option<f64>, b: f64) -> bool {
-    a.is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
-}
-
-#[track_caller]
-fn assert_figure(what: &str, got: Option<f64>, want: Option<f64>) {
-    match want {
-        Some(w) => assert!(close(got, w), "{what}: imported {got:?}, the file says {w}"),
-        None => assert_eq!(got, None, "{what}"),
-    }
 }
 
 fn num(v: &Value, key: &str) -> Option<f64> {

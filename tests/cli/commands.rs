@@ -1,6 +1,6 @@
 //! The `sitegen` binary as a user runs it.
 
-mod common;
+use crate::common;
 
 use common::{data_dir, files_under, fixture_pages, repo, sitegen, stderr};
 
