@@ -1367,7 +1367,7 @@ fn interactivity_block(runs: &[&Run], basis: Basis) -> Result<Option<ChartBlock>
         columns: [
             "Run",
             "Context",
-            "Requests at once",
+            compare_words::REQUESTS_AT_ONCE,
             "Per request tok/s",
             figure.as_str(),
             "On the frontier",
