@@ -1,10 +1,11 @@
 //! The commands over the data: `sitegen build` ([`pipeline`]), a local
 //! preview that rebuilds on change ([`serve`]), the CI gate ([`check`]) and
-//! a new results repository ([`init`]); [`output`] is the one writer into
-//! `site/`.
+//! a new results repository ([`init`]); [`site`] puts the pages and
+//! downloads together and [`output`] is the one writer into `site/`.
 
 pub mod check;
 pub mod init;
 pub mod output;
 pub mod pipeline;
 pub mod serve;
+pub mod site;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
-use crate::render::SiteSink;
+use crate::app::site::SiteSink;
 
 /// Marks a folder as sitegen output; only such a folder is ever replaced.
 pub(crate) const MARKER: &str = ".sitegen";

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use crate::render::{Site, SiteSink};
+use crate::app::site::{Site, SiteSink};
 use crate::store::StoreError;
-use crate::{app::output, compare, render, store};
+use crate::{app::output, compare, store};
 
 /// What a build produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +107,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
 
 /// Renders loaded data into `sink`.
 fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSummary> {
-    let files = render::render_site(
+    let files = crate::app::site::render_site(
         &data.runs,
         &data.series,
         &data.comparisons,

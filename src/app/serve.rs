@@ -14,7 +14,7 @@ use anyhow::{Context, bail};
 use notify::Watcher;
 
 use crate::app::pipeline;
-use crate::render::Site;
+use crate::app::site::Site;
 
 pub struct ServeOptions {
     pub data: PathBuf,
