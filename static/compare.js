@@ -86,7 +86,7 @@ function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
   if (x === null && y === null) {
     if (energy) {
       const r = cb.energy / ca.energy;
-      // Less energy takes the colour of faster (src/render/compare_page.rs).
+      // Less energy takes the colour of faster (src/render/compare_page/ratios.rs).
       return { text: ratioText(r), ...ratioShade(d, 1 / r) };
     }
     if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }), zeroBase: true };
@@ -132,7 +132,7 @@ function sorted(values) {
 }
 
 // Every (card, field) any run has, card by card in order of appearance, with
-// each run's value and whether they differ (src/render/compare_page.rs).
+// each run's value and whether they differ (src/render/compare_page/setup.rs).
 function setupRows(d, runs) {
   const cards = [];
   runs.forEach((r) => r.setup.forEach((v) => { if (!cards.includes(v.card)) cards.push(v.card); }));
@@ -142,7 +142,7 @@ function setupRows(d, runs) {
   })));
   return keys.map(([card, field]) => {
     const values = runs.map((r) => (r.setup.find((v) => v.card === card && v.field === field) || { value: d.dash }).value);
-    // Three states (src/render/compare_page.rs `SetupState`): a run that does
+    // Three states (src/render/compare_page/setup.rs `SetupState`): a run that does
     // not state a value is no difference.
     const stated = values.filter((v) => v !== d.dash);
     const state = stated.some((v) => v !== stated[0]) ? "differs" : stated.length < values.length ? "not_stated" : "same";
@@ -238,7 +238,7 @@ function pairLabel(runs, p) {
 }
 
 // Why a row or column of a matrix has no ratio, per run and cell by cell
-// where that differs (src/compare/grid.rs `side_states`, src/render/compare_page.rs
+// where that differs (src/compare/grid.rs `side_states`, src/render/compare_page/ratios.rs
 // `side_notes`): "GLM valid at 1–4 requests, over capacity at 8–128
 // requests; Step not measured". `cells` are [grid position, cell], `labels`
 // name the positions for each run (its own contexts), `at` is the template
@@ -276,7 +276,7 @@ function sideReasons(d, a, b, cells, labels, at) {
   }).filter((x) => x !== null).join("; ");
 }
 
-// A ratio matrix of b against a (src/render/compare_page.rs
+// A ratio matrix of b against a (src/render/compare_page/ratios.rs
 // `ratio_matrix_between`) of `figure` ("total", "per_gpu" or "energy"):
 // contexts paired within 2%, every level either measured; rows and columns
 // without a ratio left out and said in a line.
@@ -602,7 +602,7 @@ function energyNote(d, r) {
 }
 
 // Energy per output token, each run against the first, when any run
-// recorded it (src/render/compare_page.rs `energy_section`).
+// recorded it (src/render/compare_page/ratios.rs `energy_section`).
 function energySection(runs) {
   const w = defs.words;
   if (!runs.some((r) => r.energy_sources !== undefined)) return null;

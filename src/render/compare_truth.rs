@@ -3,7 +3,8 @@
 //! a ratio are read back from their words and checked against the cells, on
 //! pairs built so that a summary would mislead, and on many random pairs.
 
-use super::compare_page::{answer, findings, ratio_matrix_between};
+use super::compare_page::findings::{answer, findings};
+use super::compare_page::ratios::ratio_matrix_between;
 use crate::compare::ratio::Basis;
 use crate::compare::{self, tests::with_cells};
 use crate::model::format;

@@ -1,5 +1,5 @@
 //! Every word of a comparison, once: the pre-rendered comparison pages
-//! (templates/compare.html, src/render/compare_page.rs) and the comparison
+//! (templates/compare.html, src/render/compare_page/) and the comparison
 //! built in the browser (static/compare.js, handed these by
 //! `compare/definitions.js`) take them from here. Slots are written `{name}`
 //! and filled by `fill`, in Rust and in the browser alike. The numbers they
