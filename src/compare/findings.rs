@@ -4,7 +4,7 @@
 
 use super::frontier::largest_valid_context;
 use super::grid::{ContextPair, RatioGrid, pair_contexts};
-use super::ratio::{Basis, Figure, NoRatio, Unusable, Verdict, has_energy, valid_energy};
+use super::ratio::{Basis, Figure, NoRatio, NoiseVerdict, Unusable, has_energy, valid_energy};
 use crate::model::{Run, Status};
 
 /// The middle of some ratios, with their range and count.
@@ -132,16 +132,16 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
     }
     let prefill_ratios = prefill_ratios(a, b);
     let parity = crate::model::format::ratio(1.0);
-    let judged = |v: Verdict| {
+    let judged = |v: NoiseVerdict| {
         grid.cells
             .iter()
             .flatten()
             .filter(|c| c.as_ref().is_ok_and(|j| j.verdict == v))
             .count()
     };
-    let within_noise = judged(Verdict::WithinNoise);
-    let noise_unknown = judged(Verdict::Unknown);
-    let beyond_noise = judged(Verdict::Faster) + judged(Verdict::Slower);
+    let within_noise = judged(NoiseVerdict::WithinNoise);
+    let noise_unknown = judged(NoiseVerdict::Unknown);
+    let beyond_noise = judged(NoiseVerdict::Faster) + judged(NoiseVerdict::Slower);
     PairFindings {
         peak: BestPair::of(a, b, 0.0, basis),
         at_speed: PER_REQUEST_SPEEDS

@@ -4,7 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use super::ratio::{Basis, Figure, NoRatio, Unusable, Verdict, cell_verdict, energy_ratio, ratio};
+use super::ratio::{
+    Basis, Figure, NoRatio, NoiseVerdict, Unusable, cell_verdict, energy_ratio, ratio,
+};
 use crate::model::{Run, Status};
 
 /// A decode context the runs share: each run's context there, equal or
@@ -216,7 +218,7 @@ pub(crate) struct RatioGrid {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Judged {
     pub value: f64,
-    pub verdict: Verdict,
+    pub verdict: NoiseVerdict,
 }
 
 impl RatioGrid {
@@ -248,12 +250,12 @@ impl RatioGrid {
                                 // constants: the verdict on the totals holds.
                                 verdict: ca
                                     .zip(cb)
-                                    .map_or(Verdict::Unknown, |(x, y)| cell_verdict(x, y)),
+                                    .map_or(NoiseVerdict::Unknown, |(x, y)| cell_verdict(x, y)),
                             }),
                             // No source states an interval of its energy.
                             Figure::Energy => energy_ratio(ca, cb).map(|value| Judged {
                                 value,
-                                verdict: Verdict::Unknown,
+                                verdict: NoiseVerdict::Unknown,
                             }),
                         }
                     })

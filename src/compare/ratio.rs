@@ -77,7 +77,7 @@ pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRa
 
 /// Whether a ratio is beyond the noise of the two figures it divides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum NoiseVerdict {
     /// Its 95% interval lies above 1.
     Faster,
     /// Its 95% interval lies below 1.
@@ -108,23 +108,23 @@ pub fn ratio_interval(
 }
 
 /// The verdict on `b / a` from the two cells' intervals.
-pub fn verdict(a: (f64, Option<&Interval>), b: (f64, Option<&Interval>)) -> Verdict {
+pub fn verdict(a: (f64, Option<&Interval>), b: (f64, Option<&Interval>)) -> NoiseVerdict {
     match ratio_interval(a, b) {
-        None => Verdict::Unknown,
-        Some((low, _)) if low > 1.0 => Verdict::Faster,
-        Some((_, high)) if high < 1.0 => Verdict::Slower,
-        Some(_) => Verdict::WithinNoise,
+        None => NoiseVerdict::Unknown,
+        Some((low, _)) if low > 1.0 => NoiseVerdict::Faster,
+        Some((_, high)) if high < 1.0 => NoiseVerdict::Slower,
+        Some(_) => NoiseVerdict::WithinNoise,
     }
 }
 
 /// The verdict on the ratio of two cells, both Valid with figures.
-pub(crate) fn cell_verdict(a: &DecodeCell, b: &DecodeCell) -> Verdict {
+pub(crate) fn cell_verdict(a: &DecodeCell, b: &DecodeCell) -> NoiseVerdict {
     match (a.total_tok_per_s, b.total_tok_per_s) {
         (Some(x), Some(y)) => verdict(
             (x, a.total_tok_per_s_ci95.as_ref()),
             (y, b.total_tok_per_s_ci95.as_ref()),
         ),
-        _ => Verdict::Unknown,
+        _ => NoiseVerdict::Unknown,
     }
 }
 

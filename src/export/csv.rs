@@ -138,10 +138,10 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                     row.push(num(interval.map(|i| i.1)));
                     row.push(
                         match compare::ratio::cell_verdict(a, b) {
-                            compare::ratio::Verdict::Faster => "faster",
-                            compare::ratio::Verdict::Slower => "slower",
-                            compare::ratio::Verdict::WithinNoise => "within_noise",
-                            compare::ratio::Verdict::Unknown => "unknown",
+                            compare::ratio::NoiseVerdict::Faster => "faster",
+                            compare::ratio::NoiseVerdict::Slower => "slower",
+                            compare::ratio::NoiseVerdict::WithinNoise => "within_noise",
+                            compare::ratio::NoiseVerdict::Unknown => "unknown",
                         }
                         .into(),
                     );

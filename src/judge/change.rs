@@ -111,7 +111,7 @@ pub struct CellJudgement {
 /// What a judgement set the run against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Basis {
+pub enum BaselineKind {
     /// The runs right before it.
     Window,
     /// The runs before the series' last shift, at this position.
@@ -121,7 +121,7 @@ pub enum Basis {
 /// A run against its baseline window.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Judgement {
-    pub basis: Basis,
+    pub basis: BaselineKind,
     /// Positions in the series of the runs it was judged against.
     pub baseline: Vec<usize>,
     /// Runs within the window's span left out, having been called changed.
@@ -311,7 +311,7 @@ type CellFigures = ((u64, u32), f64, Vec<f64>, Vec<f64>);
 
 /// The judged runs of `a` against its baseline and history.
 pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
-    let basis = Basis::Window;
+    let basis = BaselineKind::Window;
     let insufficient = || Judgement {
         basis,
         baseline: a.baseline.clone(),
@@ -675,7 +675,7 @@ pub fn newest(
                 },
                 rule,
             );
-            j.basis = Basis::BeforeShift { at: shift.at };
+            j.basis = BaselineKind::BeforeShift { at: shift.at };
             j
         });
     let best = match before_shift {

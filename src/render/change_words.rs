@@ -57,13 +57,13 @@ pub fn judgement_sentence(j: &Judgement) -> String {
     let k = j.baseline.len();
     let runs = run_numbers(&j.baseline);
     let against = match j.basis {
-        crate::judge::change::Basis::Window if j.left_out == 0 => {
+        crate::judge::change::BaselineKind::Window if j.left_out == 0 => {
             format!("against the median of the {k} runs before it")
         }
-        crate::judge::change::Basis::Window => {
+        crate::judge::change::BaselineKind::Window => {
             format!("against the median of runs {runs}, the {k} before it not called changed")
         }
-        crate::judge::change::Basis::BeforeShift { at } => format!(
+        crate::judge::change::BaselineKind::BeforeShift { at } => format!(
             "against the median of runs {runs}, before the series shifted at run {}",
             at + 1
         ),

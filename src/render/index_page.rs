@@ -2,7 +2,7 @@
 
 use askama::Template;
 
-use super::Figure;
+use super::SortedText;
 use crate::compare::plan::Comparison;
 use crate::model::format;
 use crate::model::labels;
@@ -203,18 +203,18 @@ pub(crate) struct RunSummary {
     pub hardware: String,
     pub engine: String,
     /// When the run was measured, sortable by its RFC 3339 text.
-    pub measured: Figure,
+    pub measured: SortedText,
     /// Decode tok/s of one request at the smallest context, "175.8 (8K)".
-    pub single_stream: Figure,
+    pub single_stream: SortedText,
     /// Highest total tok/s of a Valid cell, "2,270.4 (8K × 32)".
-    pub peak_total: Figure,
+    pub peak_total: SortedText,
     /// Longest context with a Valid measurement.
-    pub peak_per_gpu: Figure,
-    pub largest_context: Figure,
+    pub peak_per_gpu: SortedText,
+    pub largest_context: SortedText,
     /// Prompt tok/s at 8K.
-    pub prefill_8k: Figure,
+    pub prefill_8k: SortedText,
     /// Most output tokens per joule of a Valid cell, "0.54 (32K × 4)".
-    pub best_tok_per_joule: Figure,
+    pub best_tok_per_joule: SortedText,
 }
 
 /// The runs table's optional columns: Measured when any run has a date,
@@ -239,7 +239,7 @@ impl Shape {
 pub(crate) struct RunColumn {
     pub heading: &'static str,
     pub words: bool,
-    cell: fn(&RunSummary) -> Figure,
+    cell: fn(&RunSummary) -> SortedText,
 }
 
 /// The runs table's columns after the model's, in order, once for the
@@ -284,12 +284,12 @@ pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
         RunColumn {
             heading: "Hardware",
             words: true,
-            cell: |r| Figure::words(&r.hardware),
+            cell: |r| SortedText::words(&r.hardware),
         },
         RunColumn {
             heading: "Engine",
             words: true,
-            cell: |r| Figure::words(&r.engine),
+            cell: |r| SortedText::words(&r.engine),
         },
     ]);
     if shape.dated {
@@ -304,7 +304,7 @@ pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
 
 impl RunSummary {
     /// The run's cells after the model's, in [`run_columns`] order.
-    pub fn cells(&self, shape: Shape) -> Vec<(Figure, bool)> {
+    pub fn cells(&self, shape: Shape) -> Vec<(SortedText, bool)> {
         run_columns(shape)
             .into_iter()
             .map(|c| ((c.cell)(self), c.words))
@@ -520,18 +520,20 @@ fn overview(
 fn summary(run: &Run, name: String) -> RunSummary {
     let valid = |s: Status| s == Status::Valid;
     let single_stream =
-        crate::compare::findings::single_stream(run).map_or_else(Figure::none, |(ctx, v)| Figure {
-            sort: v.to_string(),
-            text: format!("{} ({})", format::tok_per_s(v), format::context_label(ctx)),
+        crate::compare::findings::single_stream(run).map_or_else(SortedText::none, |(ctx, v)| {
+            SortedText {
+                sort: v.to_string(),
+                text: format!("{} ({})", format::tok_per_s(v), format::context_label(ctx)),
+            }
         });
     let peak = crate::compare::findings::best_valid(run, 0.0);
-    let peak_total = peak.map_or_else(Figure::none, |c| Figure {
+    let peak_total = peak.map_or_else(SortedText::none, |c| SortedText {
         sort: c.total_tok_per_s.to_string(),
         text: format!("{} ({})", format::tok_per_s(c.total_tok_per_s), c.at()),
     });
-    let peak_per_gpu = peak.map_or_else(Figure::none, |c| {
+    let peak_per_gpu = peak.map_or_else(SortedText::none, |c| {
         let v = crate::compare::ratio::Basis::PerGpu.of(run, c.total_tok_per_s);
-        Figure {
+        SortedText {
             sort: v.to_string(),
             text: format::tok_per_s(v),
         }
@@ -542,7 +544,7 @@ fn summary(run: &Run, name: String) -> RunSummary {
         .filter(|c| valid(c.status()))
         .map(|c| c.context_tokens())
         .max()
-        .map_or_else(Figure::none, |t| Figure {
+        .map_or_else(SortedText::none, |t| SortedText {
             sort: t.to_string(),
             text: format::context_label(t),
         });
@@ -550,13 +552,13 @@ fn summary(run: &Run, name: String) -> RunSummary {
         .prefill_cells()
         .find(|c| c.context_tokens == 8 * format::TOKENS_PER_K)
         .and_then(|c| c.prompt_tok_per_s)
-        .map_or_else(Figure::none, |v| Figure {
+        .map_or_else(SortedText::none, |v| SortedText {
             sort: v.to_string(),
             text: format::tok_per_s(v),
         });
     let best_tok_per_joule =
-        crate::compare::findings::best_energy(run).map_or_else(Figure::none, |(v, ctx, n)| {
-            Figure {
+        crate::compare::findings::best_energy(run).map_or_else(SortedText::none, |(v, ctx, n)| {
+            SortedText {
                 sort: v.to_string(),
                 text: format!(
                     "{} ({})",
@@ -585,7 +587,7 @@ fn summary(run: &Run, name: String) -> RunSummary {
             .meta
             .measured_at
             .as_deref()
-            .map_or_else(Figure::none, |at| Figure {
+            .map_or_else(SortedText::none, |at| SortedText {
                 sort: at.to_string(),
                 text: format::measured_at(at),
             }),

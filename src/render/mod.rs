@@ -52,17 +52,17 @@ pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
 }
 
-/// A figure of a table cell with the value it sorts by (empty when absent).
+/// A table cell's text with the value it sorts by (empty when absent).
 #[derive(Clone)]
-pub(crate) struct Figure {
+pub(crate) struct SortedText {
     pub sort: String,
     pub text: String,
 }
 
-impl Figure {
+impl SortedText {
     /// Words, sorted by themselves.
     pub(crate) fn words(text: &str) -> Self {
-        Figure {
+        SortedText {
             sort: String::new(),
             text: text.to_string(),
         }
@@ -70,7 +70,7 @@ impl Figure {
 
     /// No figure: a dash, sorted last.
     pub(crate) fn none() -> Self {
-        Figure {
+        SortedText {
             sort: String::new(),
             text: crate::model::format::DASH.to_string(),
         }

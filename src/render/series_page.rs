@@ -663,17 +663,17 @@ pub(crate) struct HistoryRow {
     /// Against its baseline window: the verdict, the whole run's ratio, the
     /// cells judged, and how many of those are slower and faster (dashes
     /// where the run was not judged).
-    pub verdict: super::Figure,
-    pub median: super::Figure,
-    pub shared: super::Figure,
-    pub slower: super::Figure,
-    pub faster: super::Figure,
+    pub verdict: super::SortedText,
+    pub median: super::SortedText,
+    pub shared: super::SortedText,
+    pub slower: super::SortedText,
+    pub faster: super::SortedText,
     pub regression: bool,
 }
 
 impl HistoryRow {
     /// The figure columns, in table order.
-    pub fn figures(&self) -> [&super::Figure; 5] {
+    pub fn figures(&self) -> [&super::SortedText; 5] {
         [
             &self.verdict,
             &self.median,
@@ -704,7 +704,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     let j =
                         Some(&s.judgements[k]).filter(|j| j.verdict != Verdict::InsufficientData);
                     let count = |n: fn(&Judgement) -> usize| {
-                        j.map_or_else(super::Figure::none, |j| super::Figure {
+                        j.map_or_else(super::SortedText::none, |j| super::SortedText {
                             sort: n(j).to_string(),
                             text: format::count(n(j) as u64),
                         })
@@ -714,19 +714,19 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                         label: s.labels[k].clone(),
                         href: format!("../../../{}", super::run_href(r)),
                         measured: measured(r),
-                        verdict: super::Figure::words(s.judgements[k].verdict.label()),
+                        verdict: super::SortedText::words(s.judgements[k].verdict.label()),
                         median: match (j.and_then(|j| j.whole), s.judgements[k].plain_ratio) {
-                            (Some(e), _) => super::Figure {
+                            (Some(e), _) => super::SortedText {
                                 sort: e.ratio.to_string(),
                                 text: format::ratio(e.ratio),
                             },
                             // Not judged, but measured against a run or two before it.
-                            (None, Some(r)) => super::Figure {
+                            (None, Some(r)) => super::SortedText {
                                 sort: r.to_string(),
                                 text: change_words::plain_ratio_text(&s.judgements[k])
                                     .unwrap_or_default(),
                             },
-                            (None, None) => super::Figure::none(),
+                            (None, None) => super::SortedText::none(),
                         },
                         shared: count(|j| j.cells.len()),
                         slower: count(Judgement::slower),

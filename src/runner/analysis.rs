@@ -882,7 +882,7 @@ mod tests {
     /// slower is called slower in at least 90%, at 1, 4 and 16 streams.
     #[test]
     fn the_interval_covers_the_true_rate_and_tells_noise_from_a_real_difference() {
-        use crate::compare::ratio::{Verdict, verdict};
+        use crate::compare::ratio::{NoiseVerdict, verdict};
         const WINDOWS: usize = 200;
         let window = 30.0;
         let mut rng = Rng(20_261_201);
@@ -907,13 +907,15 @@ mod tests {
                 .chunks(2)
                 .filter(|p| {
                     verdict((p[0].0, Some(&p[0].1)), (p[1].0, Some(&p[1].1)))
-                        == Verdict::WithinNoise
+                        == NoiseVerdict::WithinNoise
                 })
                 .count();
             let called_slower = base
                 .iter()
                 .zip(&slower)
-                .filter(|(a, b)| verdict((a.0, Some(&a.1)), (b.0, Some(&b.1))) == Verdict::Slower)
+                .filter(|(a, b)| {
+                    verdict((a.0, Some(&a.1)), (b.0, Some(&b.1))) == NoiseVerdict::Slower
+                })
                 .count();
             let mean_half = base
                 .iter()

@@ -1015,7 +1015,7 @@ async fn a_stall_still_running_when_the_window_closes_is_its_pause() {
 /// over hundreds of simulated windows.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_jitter_the_same_engine_is_within_noise_and_a_slower_one_is_called_slower() {
-    use sitegen::compare::ratio::{Verdict, verdict};
+    use sitegen::compare::ratio::{NoiseVerdict, verdict};
     let _serial = SERIAL.lock().await;
     let plan = [
         "--contexts",
@@ -1057,8 +1057,8 @@ async fn with_jitter_the_same_engine_is_within_noise_and_a_slower_one_is_called_
             "x{n}: {:.1} vs {:.1}: {v_same:?}; vs the slower engine {:.1}: {v_slower:?}",
             a.0, b.0, s.0
         );
-        same += usize::from(v_same == Verdict::WithinNoise);
-        called_slower += usize::from(v_slower == Verdict::Slower);
+        same += usize::from(v_same == NoiseVerdict::WithinNoise);
+        called_slower += usize::from(v_slower == NoiseVerdict::Slower);
     }
     assert!(same >= 2, "same engine within noise in {same} of 3 cells");
     assert_eq!(

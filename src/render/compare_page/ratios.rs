@@ -161,7 +161,7 @@ pub(crate) fn ratio_matrix_between(
                 .filter(|(_, keep)| **keep)
                 .map(|(c, _)| match c {
                     // Within the noise of both cells: no colour, and said.
-                    Ok(j) if j.verdict == compare::ratio::Verdict::WithinNoise => RatioCell {
+                    Ok(j) if j.verdict == compare::ratio::NoiseVerdict::WithinNoise => RatioCell {
                         text: format::ratio(j.value),
                         reason: None,
                         class: "even",
