@@ -203,8 +203,10 @@ fn call(e: &Estimate, p: f64, rule: &Rule) -> Call {
     }
 }
 
-/// The decode cells `run` ran validly, in order.
-fn valid_cells(run: &Run) -> Vec<(u64, u32)> {
+/// The decode cells of `run` a judgement can weigh, in order: Valid with a
+/// positive total, whose logarithm the rule takes (compare::grid's
+/// `valid_cells` lists the Valid cells of several runs, for a table).
+fn judgeable_cells(run: &Run) -> Vec<(u64, u32)> {
     run.decode_cells()
         .filter(|c| c.status == Status::Valid && c.total_tok_per_s.is_some_and(|t| t > 0.0))
         .map(|c| (c.context_tokens, c.concurrency))
@@ -335,7 +337,7 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
             .collect()
     };
     // The cells the judged runs and enough of the baseline ran validly.
-    let cells: Vec<CellFigures> = valid_cells(judged)
+    let cells: Vec<CellFigures> = judgeable_cells(judged)
         .into_iter()
         .filter_map(|(ctx, n)| {
             let base = values(&a.baseline, ctx, n);
@@ -467,7 +469,7 @@ fn plain_ratio(series: &[&Run], at: usize, baseline: &[usize]) -> Option<f64> {
         return None;
     }
     let judged = series[at];
-    let v: Vec<f64> = valid_cells(judged)
+    let v: Vec<f64> = judgeable_cells(judged)
         .into_iter()
         .filter_map(|(ctx, n)| {
             let base: Vec<f64> = baseline
@@ -515,7 +517,10 @@ pub struct Shift {
 /// Each run's figure against the series: the median over its Valid cells
 /// of its total over the cell's median in `runs` (1.0: as usual).
 fn run_scores(series: &[&Run], runs: &[usize]) -> Vec<Option<f64>> {
-    let mut cells: Vec<(u64, u32)> = runs.iter().flat_map(|&j| valid_cells(series[j])).collect();
+    let mut cells: Vec<(u64, u32)> = runs
+        .iter()
+        .flat_map(|&j| judgeable_cells(series[j]))
+        .collect();
     cells.sort_unstable();
     cells.dedup();
     let centers: Vec<f64> = cells
@@ -593,7 +598,10 @@ fn what_moved(
     change: f64,
     rule: &Rule,
 ) -> (Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>) {
-    let mut cells: Vec<(u64, u32)> = after.iter().flat_map(|&j| valid_cells(series[j])).collect();
+    let mut cells: Vec<(u64, u32)> = after
+        .iter()
+        .flat_map(|&j| judgeable_cells(series[j]))
+        .collect();
     cells.sort_unstable();
     cells.dedup();
     let ratio = |ctx: u64, n: u32| {
