@@ -69,7 +69,11 @@ pub(crate) fn render_site(
                 &s.judgements[at]
             };
             render::run_page::SeriesLine {
-                href: format!("../../{}index.html", render::series_page::series_path(s)),
+                href: format!(
+                    "{}{}index.html",
+                    render::to_root(&render::run_path(run)),
+                    render::series_page::series_path(s)
+                ),
                 title: s.title.clone(),
                 runs: s.runs.len(),
                 against_previous: Some(render::change_words::judgement_line(j)),

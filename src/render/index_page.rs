@@ -354,15 +354,17 @@ impl IndexPages {
                     break;
                 }
                 let range = super::page_range(page, RUNS_PER_LIST_PAGE, runs.len());
+                let dir = format!("all-runs/{}/", page + 1);
+                let root = super::to_root(&dir);
                 let view = AllRunsPage {
-                    root: "../../",
+                    root,
                     page_title: format!("{range} · Speed test matrices"),
                     generator: super::GENERATOR,
-                    link_prefix: "../../",
+                    link_prefix: root,
                     range,
                     total_runs: format::count(runs.len() as u64),
                     per_page: RUNS_PER_LIST_PAGE,
-                    run_pages: list_links(runs.len(), "../../", Some(page)),
+                    run_pages: list_links(runs.len(), root, Some(page)),
                     filters: filters_of(&rows),
                     runs: rows,
                     shape,
@@ -370,7 +372,7 @@ impl IndexPages {
                     all_runs_src: "",
                     all_runs_count: 0,
                 };
-                lists.push((format!("all-runs/{}/index.html", page + 1), view));
+                lists.push((format!("{dir}index.html"), view));
             }
         }
         let index = IndexPage {

@@ -47,6 +47,14 @@ pub(crate) fn run_href(run: &Run) -> String {
     format!("{}index.html", run_path(run))
 }
 
+/// The way back to the site root from a page in the site folder `dir`
+/// ('/'-separated, as [`run_path`] gives it): "runs/glm/" gives "../../".
+pub(crate) fn to_root(dir: &str) -> &'static str {
+    const UP: &str = "../../../../../../";
+    let depth = dir.split('/').filter(|s| !s.is_empty()).count();
+    &UP[..3 * depth.min(UP.len() / 3)]
+}
+
 /// The stable URL of a comparison page, relative to the site root.
 pub(crate) fn compare_path(c: &Comparison) -> String {
     format!("compare/{}/", c.id)
@@ -150,4 +158,14 @@ struct PickPage {
     page_title: String,
     generator: &'static str,
     choose: String,
+}
+
+#[cfg(test)]
+mod root_tests {
+    #[test]
+    fn a_page_finds_the_root_one_step_per_folder() {
+        assert_eq!(super::to_root(""), "");
+        assert_eq!(super::to_root("runs/glm/"), "../../");
+        assert_eq!(super::to_root("series/glm-h200/runs-2/"), "../../../");
+    }
 }

@@ -386,8 +386,9 @@ impl RunPage {
             .map(|bars| prefill_chart(&bars, &format!("Prefill: {}", labels::PREFILL_CAPTION)))
             .transpose()?;
         let columns = table::run_page_columns(&run.cells);
+        let root = super::to_root(&super::run_path(run));
         Ok(RunPage {
-            root: "../../",
+            root,
             page_title: format!("{title} · Speed test matrix"),
             generator: super::GENERATOR,
             badges: labels::engine_badges(&run.meta.engine),
@@ -481,7 +482,7 @@ impl RunPage {
                 .iter()
                 .map(|c| {
                     (
-                        format!("../../{}index.html", super::compare_path(c)),
+                        format!("{}{}index.html", super::to_root(&super::run_path(run)), super::compare_path(c)),
                         c.title.clone(),
                     )
                 })

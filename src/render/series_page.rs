@@ -295,8 +295,9 @@ impl SeriesPage {
                 )
             })
             .collect();
+        let root = super::to_root(&series_path(s));
         Ok(SeriesPage {
-            root: "../../",
+            root,
             page_title: format!("{} · Series", s.title),
             generator: super::GENERATOR,
             title: s.title.clone(),
@@ -324,7 +325,7 @@ impl SeriesPage {
                         .checked_sub(uncharted)
                         .map(|style| (palette(style), MARKERS[style % MARKERS.len()])),
                     label: label.clone(),
-                    href: format!("../../{}", super::run_href(r)),
+                    href: format!("{root}{}", super::run_href(r)),
                     measured: measured(r),
                 })
                 .collect(),
@@ -697,6 +698,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
         .map(|page| {
             let start = page * RUNS_PER_HISTORY_PAGE;
             let end = (start + RUNS_PER_HISTORY_PAGE).min(runs.len());
+            let root = super::to_root(&history_path(s, page));
             let rows = (start..end)
                 .map(|k| {
                     let r = runs[k];
@@ -712,7 +714,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                     HistoryRow {
                         number: k + 1,
                         label: s.labels[k].clone(),
-                        href: format!("../../../{}", super::run_href(r)),
+                        href: format!("{root}{}", super::run_href(r)),
                         measured: measured(r),
                         verdict: super::SortedText::words(s.judgements[k].verdict.label()),
                         median: match (j.and_then(|j| j.whole), s.judgements[k].plain_ratio) {
@@ -737,7 +739,7 @@ pub(crate) fn history_pages(all: &[Run], s: &Series) -> Vec<(String, SeriesRunsP
                 .collect();
             let range = super::page_range(page, RUNS_PER_HISTORY_PAGE, runs.len());
             let page_view = SeriesRunsPage {
-                root: "../../../",
+                root,
                 page_title: format!("{} · {range}", s.title),
                 generator: super::GENERATOR,
                 title: s.title.clone(),

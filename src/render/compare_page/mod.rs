@@ -230,8 +230,9 @@ impl ComparePage {
         // Named apart everywhere but the setup, which shows each model as stated.
         let named = compare_words::named_runs(&members);
         let runs: Vec<&Run> = named.iter().collect();
+        let root = super::to_root(&super::compare_path(c));
         Ok(ComparePage {
-            root: "../../",
+            root,
             page_title: format!("{} · Comparison", c.title),
             generator: super::GENERATOR,
             title: c.title.clone(),
@@ -245,7 +246,7 @@ impl ComparePage {
                         labels::hardware_label(&r.meta.hardware),
                         labels::engine_badges(&r.meta.engine).join(" · ")
                     ),
-                    href: format!("../../{}", super::run_href(r)),
+                    href: format!("{root}{}", super::run_href(r)),
                     colour: palette(i),
                     marker: MARKERS[i % MARKERS.len()],
                 })
