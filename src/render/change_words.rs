@@ -236,9 +236,9 @@ mod tests {
         assert_eq!(moved_text(&every), "all contexts, at 8 requests");
     }
 
-    /// The sentence of the last of `totals` (one run each, its 8K × 1 and
-    /// 8K × 4 totals; NaN: Looped) judged against the runs before it.
-    fn sentence_of(totals: &[[f64; 2]]) -> String {
+    /// The judgement of the last of `totals` (one run each, its 8K × 1 and
+    /// 8K × 4 totals; NaN: Looped) against the runs before it.
+    fn judgement_of(totals: &[[f64; 2]]) -> Judgement {
         use crate::model::Status::{Looped, Valid};
         let runs: Vec<crate::model::Run> = totals
             .iter()
@@ -250,9 +250,29 @@ mod tests {
             .collect();
         let refs: Vec<&crate::model::Run> = runs.iter().collect();
         let at = refs.len() - 1;
-        let j =
-            crate::judge::change::judge(&refs, at, &(0..at).collect::<Vec<_>>(), &Rule::default());
-        judgement_line(&j)
+        crate::judge::change::judge(&refs, at, &(0..at).collect::<Vec<_>>(), &Rule::default())
+    }
+
+    /// The sentence of that judgement.
+    fn sentence_of(totals: &[[f64; 2]]) -> String {
+        judgement_line(&judgement_of(totals))
+    }
+
+    #[test]
+    fn the_index_summary_says_the_plain_ratio_only_where_there_is_one() {
+        assert_eq!(
+            verdict_summary(&judgement_of(&[[100.0, 300.0], [80.0, 240.0]])),
+            "insufficient data (0.80× the run before)"
+        );
+        assert_eq!(
+            verdict_summary(&judgement_of(&[[80.0, 240.0]])),
+            "insufficient data"
+        );
+        // The run before measured validly only the cell this one did not.
+        assert_eq!(
+            verdict_summary(&judgement_of(&[[f64::NAN, 300.0], [80.0, f64::NAN]])),
+            "insufficient data"
+        );
     }
 
     #[test]
