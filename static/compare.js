@@ -68,26 +68,27 @@ function basisOf(perGpu) {
 }
 
 // b's figure over a's at one cell, or why there is none, worded as
-// src/render/compare_words.rs `no_ratio` words it. `figure` is "total", "per_gpu"
-// or "energy" (J per output token, src/compare/ratio.rs `energy_ratio`).
+// src/render/compare_words.rs `no_ratio` words it. `figure` is "total" or
+// "per_gpu" (the headline throughput) or the key of another figure in
+// `d.figures` (src/model/figure.rs: "energy").
 function ratioCell(d, a, b, tokensA, tokensB, n, figure) {
   const w = d.words;
-  const energy = figure === "energy";
+  const other = d.figures.find((f) => f.key === figure);
   const ca = tokensA === null ? undefined : cellOf(a, tokensA, n);
   const cb = tokensB === null ? undefined : cellOf(b, tokensB, n);
-  // As src/compare/ratio.rs `valid_total` and `valid_energy`: a Valid cell always
-  // has its total; of energy it also needs its window's energy.
+  // As src/compare/ratio.rs `valid`: a cell that is not Valid says why; a
+  // Valid one without another figure lacks it as the figure's definition says.
   const why = (c) => {
     if (!c) return w.not_measured;
-    if (!energy || c.why_not !== null) return c.why_not;
-    return c.energy !== undefined ? null : w.energy_not_recorded;
+    if (!other || c.why_not !== null) return c.why_not;
+    return (c.values || {})[figure] !== undefined ? null : other.not_recorded;
   };
   const [x, y] = [why(ca), why(cb)];
   if (x === null && y === null) {
-    if (energy) {
-      const r = cb.energy / ca.energy;
-      // Less energy takes the colour of faster (src/render/compare_page/ratios.rs).
-      return { text: ratioText(r), ...ratioShade(d, 1 / r) };
+    if (other) {
+      const r = cb.values[figure] / ca.values[figure];
+      // Better takes the colour of faster (src/render/compare_page/ratios.rs).
+      return { text: ratioText(r), ...ratioShade(d, other.lower_is_better ? 1 / r : r) };
     }
     if (!(ca.comparable.total > 0)) return { why: fill(w.no_ratio_zero_base, { a: a.model }), zeroBase: true };
     const total = cb.comparable.total / ca.comparable.total;
@@ -277,7 +278,7 @@ function sideReasons(d, a, b, cells, labels, at) {
 }
 
 // A ratio matrix of b against a (src/render/compare_page/ratios.rs
-// `ratio_matrix_between`) of `figure` ("total", "per_gpu" or "energy"):
+// `ratio_matrix_between`) of `figure` ("total", "per_gpu" or another's key):
 // contexts paired within 2%, every level either measured; rows and columns
 // without a ratio left out and said in a line.
 function ratioMatrix(d, a, b, figure) {
@@ -315,7 +316,7 @@ function ratioMatrix(d, a, b, figure) {
   return {
     levels: allLevels.filter((_, l) => keep[l]),
     rows,
-    left_out: none ? [fill(figure === "energy" ? d.words.energy_no_ratio_anywhere : d.words.no_ratio_anywhere, { a: a.model, b: b.model })] : leftOut,
+    left_out: none ? [fill((d.figures.find((f) => f.key === figure) || d.words).no_ratio_anywhere, { a: a.model, b: b.model })] : leftOut,
     near_note: near.length && !none ? fill(d.words.near_contexts, { rows: near.join(", "), a: a.model, b: b.model }) : null,
   };
 }
@@ -593,26 +594,26 @@ function ratioSection(runs, perGpuView) {
   return s;
 }
 
-// Where a run's energy came from, or that it recorded none
-// (src/render/compare_words.rs `energy_note`).
-function energyNote(d, r) {
-  return r.energy_sources !== undefined
-    ? fill(d.words.energy_sources, { name: r.model, sources: r.energy_sources })
-    : fill(d.words.energy_none, { name: r.model });
+// Where a run's readings of `figure` came from, or that it has none
+// (src/render/compare_words.rs `sources_note`).
+function sourcesNote(figure, r) {
+  const source = (r.sources || {})[figure.key];
+  return source !== undefined
+    ? fill(figure.sources_line, { name: r.model, sources: source })
+    : fill(figure.no_sources_line, { name: r.model });
 }
 
-// Energy per output token, each run against the first, when any run
-// recorded it (src/render/compare_page/ratios.rs `energy_section`).
-function energySection(runs) {
-  const w = defs.words;
-  if (!runs.some((r) => r.energy_sources !== undefined)) return null;
-  const s = section("energy", w.energy, w.energy_caption);
+// A figure beyond the headline, each run against the first, when any run
+// has it (src/render/compare_page/ratios.rs `figure_section`).
+function figureSection(runs, figure) {
+  if (!runs.some((r) => (r.has || []).includes(figure.key))) return null;
+  const s = section(figure.key, figure.heading, figure.caption);
   const a = runs[0];
   runs.slice(1).forEach((b) => {
-    s.appendChild(matrixSection(`energy-${b.id}`, fill(w.energy_heading, { a: a.model, b: b.model }),
-      ratioMatrix(defs, a, b, "energy"), defs.energy_key));
+    s.appendChild(matrixSection(`${figure.key}-${b.id}`, fill(figure.ratio_heading, { a: a.model, b: b.model }),
+      ratioMatrix(defs, a, b, figure.key), figure.key_words));
   });
-  runs.forEach((r) => s.appendChild(el("p", { class: "note", text: energyNote(defs, r) })));
+  runs.forEach((r) => s.appendChild(el("p", { class: "note", text: sourcesNote(figure, r) })));
   return s;
 }
 
@@ -658,7 +659,7 @@ async function main() {
   const toggle = el("button", { type: "button", class: "per-gpu", "data-per-gpu-toggle": "", "data-showing": w.per_gpu_showing_each, "aria-pressed": "false", hidden: "" }, w.per_gpu_button);
   if (perGpuView) result.appendChild(el("p", {}, toggle));
   // The answer first: the ratios, then the setup and the charts.
-  [ratioSection(runs, perGpuView), energySection(runs), setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView)]
+  [ratioSection(runs, perGpuView), ...defs.figures.map((f) => figureSection(runs, f)), setupSection(runs), prefillSection(runs), decodeSection(runs, perGpuView)]
     .filter((s) => s !== null)
     .forEach((s) => result.appendChild(s));
   result.querySelectorAll("[data-gpu-view=per-gpu]").forEach((v) => { v.hidden = true; });
@@ -668,7 +669,7 @@ async function main() {
 }
 
 if (typeof module !== "undefined") {
-  module.exports = { countTick, distinctNames, energyNote, fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
+  module.exports = { countTick, distinctNames, sourcesNote, fill, grouped, ratioText, ratioStep, tickLabel, ratioCell, ratioMatrix, setupRows, decodeRows, prefillRows, sharedContextGroups, groupTokens };
 } else {
   main();
 }

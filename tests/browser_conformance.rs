@@ -265,9 +265,15 @@ struct NodeOut {
     prefill: Vec<Vec<String>>,
     total: View,
     per_gpu: View,
-    energy: Vec<Matrix>,
-    energy_notes: Vec<String>,
+    /// Every figure beyond the headline, by key.
+    figures: std::collections::BTreeMap<String, FigureSection>,
     names: Vec<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct FigureSection {
+    matrices: Vec<Matrix>,
+    notes: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -572,24 +578,39 @@ fn the_browser_comparison_shows_what_the_prerendered_page_shows(_: &Node) {
         );
     }
 
-    // Energy: the same matrices of J per output token, and each run's source.
-    let matrices: Vec<String> = page
-        .select(&sel("#energy section"))
-        .map(|s| s.value().id().unwrap().to_string())
-        .collect();
-    let expected: Vec<String> = js
-        .energy
-        .iter()
-        .map(|m| format!("energy-{}", m.b))
-        .collect();
-    check("energy matrices".into(), &matrices, &expected);
-    check_matrices(&page, &js.energy, |b| format!("energy-{b}"), &mut check);
-    let notes: Vec<String> = page.select(&sel("#energy > p.note")).map(text).collect();
-    let js_notes = &js.energy_notes;
+    // Every other figure (energy per output token): the same matrices, and
+    // each run's source.
+    assert!(
+        js.figures.contains_key("energy"),
+        "the script drew no energy section: {:?}",
+        js.figures.keys()
+    );
+    for (key, figure) in &js.figures {
+        let matrices: Vec<String> = page
+            .select(&sel(&format!("#{key} section")))
+            .map(|s| s.value().id().unwrap().to_string())
+            .collect();
+        let expected: Vec<String> = figure
+            .matrices
+            .iter()
+            .map(|m| format!("{key}-{}", m.b))
+            .collect();
+        check(format!("{key} matrices"), &matrices, &expected);
+        check_matrices(
+            &page,
+            &figure.matrices,
+            |b| format!("{key}-{b}"),
+            &mut check,
+        );
+        let notes: Vec<String> = page
+            .select(&sel(&format!("#{key} > p.note")))
+            .map(text)
+            .collect();
+        check(format!("{key} sources"), &notes, &figure.notes);
+    }
     // Every run named as the page names it, two runs of one model apart.
     let legend: Vec<String> = page.select(&sel("ul.legend-list li a")).map(text).collect();
     check("run names".into(), &legend, &js.names);
-    check("energy sources".into(), &notes, &js_notes);
     assert!(
         failures.is_empty(),
         "the browser comparison differs from the pre-rendered page in {} place(s):\n{}",

@@ -88,7 +88,7 @@ pub(crate) fn render_site(
         let electricity = prices
             .electricity
             .as_ref()
-            .filter(|_| crate::compare::ratio::has_energy(run));
+            .filter(|_| crate::compare::ratio::has(crate::model::figure::Figure::Energy, run));
         if let Some(e) = electricity {
             page = page.with_electricity(run, e);
         }

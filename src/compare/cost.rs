@@ -37,7 +37,8 @@ pub fn electricity_usd_per_million_output_tokens(
     cell: &DecodeCell,
     price: &ElectricityPrice,
 ) -> Option<f64> {
-    let joules = crate::compare::ratio::valid_energy(Some(cell)).ok()?;
+    let joules =
+        crate::compare::ratio::valid(crate::model::figure::Figure::Energy, Some(cell)).ok()?;
     Some(joules * 1e6 / JOULES_PER_KWH * price.usd_per_kwh)
 }
 

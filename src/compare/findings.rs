@@ -4,7 +4,8 @@
 
 use super::frontier::largest_valid_context;
 use super::grid::{ContextPair, RatioGrid, pair_contexts};
-use super::ratio::{Basis, Figure, NoRatio, NoiseVerdict, Unusable, has_energy, valid_energy};
+use super::ratio::{Basis, NoRatio, NoiseVerdict, Unusable, has, valid};
+use crate::model::figure::Figure;
 use crate::model::{Run, Status};
 
 /// The middle of some ratios, with their range and count.
@@ -78,15 +79,22 @@ pub(crate) struct PairFindings {
     /// Grid cells without a ratio: one run only measured them / a side is not Valid.
     pub one_side_only: usize,
     pub not_valid: usize,
-    /// b's energy per output token over a's at cells both ran validly with
-    /// their energy recorded.
-    pub energy: Option<RatioSummary>,
-    /// Whether each run recorded the energy of any decode window.
-    pub energy_recorded: [bool; 2],
+    /// Every figure beyond the headline throughput (energy per output
+    /// token ...), where either run has it.
+    pub other_figures: Vec<FigureFindings>,
     /// Ratios within the two cells' noise, beyond it, and of unknown noise.
     pub within_noise: usize,
     pub beyond_noise: usize,
     pub noise_unknown: usize,
+}
+
+/// b's `figure` over a's at cells both ran validly with the figure.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FigureFindings {
+    pub figure: Figure,
+    pub summary: Option<RatioSummary>,
+    /// Whether each run has the figure in any decode cell.
+    pub recorded: [bool; 2],
 }
 
 /// The basis a comparison's findings use: total, unless the runs have
@@ -152,8 +160,15 @@ pub(crate) fn pair_findings(a: &Run, b: &Run, basis: Basis) -> PairFindings {
         beyond_noise,
         noise_unknown,
         decode: RatioSummary::of(grid.ratios()),
-        energy: RatioSummary::of(RatioGrid::of(a, b, Figure::Energy).ratios()),
-        energy_recorded: [has_energy(a), has_energy(b)],
+        other_figures: Figure::ALL[1..]
+            .iter()
+            .filter(|&&f| has(f, a) || has(f, b))
+            .map(|&figure| FigureFindings {
+                figure,
+                summary: RatioSummary::of(RatioGrid::of(a, b, figure, basis).ratios()),
+                recorded: [has(figure, a), has(figure, b)],
+            })
+            .collect(),
         decode_by_context,
         prefill: RatioSummary::of(prefill_ratios.iter().map(|(_, r)| *r)),
         prefill_faster_at: prefill_ratios
@@ -218,7 +233,7 @@ pub(crate) fn best_valid(run: &Run, min_per_request: f64) -> Option<BestCell> {
 pub(crate) fn best_energy(run: &Run) -> Option<(f64, u64, u32)> {
     run.decode_cells()
         .filter_map(|c| {
-            let j = valid_energy(Some(c)).ok()?;
+            let j = valid(Figure::Energy, Some(c)).ok()?;
             Some((1.0 / j, c.context_tokens, c.concurrency))
         })
         .max_by(|x, y| x.0.total_cmp(&y.0).then(y.2.cmp(&x.2)).then(y.1.cmp(&x.1)))

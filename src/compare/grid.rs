@@ -4,9 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use super::ratio::{
-    Basis, Figure, NoRatio, NoiseVerdict, Unusable, cell_verdict, energy_ratio, ratio,
-};
+use super::ratio::{Basis, NoRatio, NoiseVerdict, Unusable, cell_verdict, ratio};
+use crate::model::figure::Figure;
 use crate::model::{Run, Status};
 
 /// A decode context the runs share: each run's context there, equal or
@@ -223,11 +222,12 @@ pub(crate) struct Judged {
 
 impl RatioGrid {
     pub(crate) fn between(a: &Run, b: &Run, basis: Basis) -> RatioGrid {
-        RatioGrid::of(a, b, Figure::Throughput(basis))
+        RatioGrid::of(a, b, Figure::Throughput, basis)
     }
 
-    /// `b`'s `figure` over `a`'s, cell by cell.
-    pub(crate) fn of(a: &Run, b: &Run, figure: Figure) -> RatioGrid {
+    /// `b`'s `figure` over `a`'s, cell by cell, on `basis` where the figure
+    /// can be shared over GPUs.
+    pub(crate) fn of(a: &Run, b: &Run, figure: Figure, basis: Basis) -> RatioGrid {
         let rows = pair_contexts(&a.decode_contexts(), &b.decode_contexts());
         let levels: BTreeSet<u32> = a
             .concurrency_levels()
@@ -235,6 +235,11 @@ impl RatioGrid {
             .chain(b.concurrency_levels())
             .collect();
         let levels: Vec<u32> = levels.into_iter().collect();
+        let basis = if figure.definition().per_gpu {
+            basis
+        } else {
+            Basis::Total
+        };
         let cells = rows
             .iter()
             .map(|p| {
@@ -243,21 +248,14 @@ impl RatioGrid {
                     .map(|&n| {
                         let ca = p.a.and_then(|ctx| a.decode_cell(ctx, n));
                         let cb = p.b.and_then(|ctx| b.decode_cell(ctx, n));
-                        match figure {
-                            Figure::Throughput(basis) => ratio(ca, cb).map(|r| Judged {
-                                value: basis.ratio(a, b, r),
-                                // The per-GPU basis scales both figures by
-                                // constants: the verdict on the totals holds.
-                                verdict: ca
-                                    .zip(cb)
-                                    .map_or(NoiseVerdict::Unknown, |(x, y)| cell_verdict(x, y)),
-                            }),
-                            // No source states an interval of its energy.
-                            Figure::Energy => energy_ratio(ca, cb).map(|value| Judged {
-                                value,
-                                verdict: NoiseVerdict::Unknown,
-                            }),
-                        }
+                        ratio(figure, ca, cb).map(|r| Judged {
+                            value: basis.ratio(a, b, r),
+                            // The per-GPU basis scales both figures by
+                            // constants: the verdict on the totals holds.
+                            verdict: ca
+                                .zip(cb)
+                                .map_or(NoiseVerdict::Unknown, |(x, y)| cell_verdict(figure, x, y)),
+                        })
                     })
                     .collect()
             })

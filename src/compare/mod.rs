@@ -15,6 +15,7 @@ pub mod setup;
 #[cfg(test)]
 pub(crate) mod tests {
     use super::{findings::*, frontier::*, grid::*, plan::*, ratio::*};
+    use crate::model::figure::Figure;
     use crate::model::{ComparisonsFile, DecodeCell, Run, Status};
 
     fn cell(status: Status, total: Option<f64>) -> DecodeCell {
@@ -28,11 +29,14 @@ pub(crate) mod tests {
     fn ratios_and_the_reasons_when_there_is_none() {
         let names = ("GLM", "Step");
         let why = |a: Option<&DecodeCell>, b: Option<&DecodeCell>| {
-            crate::render::compare_words::no_ratio(ratio(a, b).unwrap_err(), names)
+            crate::render::compare_words::no_ratio(
+                ratio(Figure::Throughput, a, b).unwrap_err(),
+                names,
+            )
         };
         let a = cell(Status::Valid, Some(200.0));
         let b = cell(Status::Valid, Some(150.0));
-        assert_eq!(ratio(Some(&a), Some(&b)), Ok(0.75));
+        assert_eq!(ratio(Figure::Throughput, Some(&a), Some(&b)), Ok(0.75));
         let over = cell(Status::OverCapacity, None);
         let queued = cell(Status::RequestsQueued, Some(99.0));
         assert_eq!(why(Some(&over), Some(&b)), "GLM over capacity");
@@ -44,7 +48,11 @@ pub(crate) mod tests {
             "GLM queued, Step looped"
         );
         assert_eq!(
-            ratio(Some(&cell(Status::Valid, Some(0.0))), Some(&b)),
+            ratio(
+                Figure::Throughput,
+                Some(&cell(Status::Valid, Some(0.0))),
+                Some(&b)
+            ),
             Err(NoRatio::ZeroBase)
         );
         assert_eq!(

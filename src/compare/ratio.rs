@@ -1,6 +1,7 @@
 //! One cell of one run against the same cell of another: the ratio of a
 //! figure, whether it is beyond the two cells' noise, or why there is none.
 
+use crate::model::figure::Figure;
 use crate::model::{DecodeCell, Interval, Run, Status};
 
 /// Why one run's cell cannot be compared: not measured, or its status.
@@ -8,14 +9,15 @@ use crate::model::{DecodeCell, Interval, Run, Status};
 pub enum Unusable {
     NotMeasured,
     Status(Status),
-    /// Valid, but its window's energy was not recorded (an energy ratio).
-    EnergyNotRecorded,
+    /// Valid, but without the figure, which a Valid cell may lack
+    /// (`Definition::not_recorded`: its window's energy).
+    NotRecorded(Figure),
 }
 
 /// Why a cell of a comparison has no ratio.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoRatio {
-    /// The first run measured 0 tok/s.
+    /// The first run measured 0.
     ZeroBase,
     /// One run's cell, or both, cannot be compared.
     Unusable {
@@ -24,48 +26,30 @@ pub enum NoRatio {
     },
 }
 
-/// A cell's throughput if it can be compared: measured and Valid.
-pub(crate) fn valid_total(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
+/// A cell's `figure` if it can be compared: measured, Valid and holding it.
+pub(crate) fn valid(figure: Figure, cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
     let c = cell.ok_or(Unusable::NotMeasured)?;
     match c.status {
-        Status::Valid => c.total_tok_per_s.ok_or(Unusable::NotMeasured),
-        other => Err(Unusable::Status(other)),
-    }
-}
-
-/// A cell's energy per output token if it can be compared: measured,
-/// Valid and with its window's energy recorded.
-pub(crate) fn valid_energy(cell: Option<&DecodeCell>) -> Result<f64, Unusable> {
-    let c = cell.ok_or(Unusable::NotMeasured)?;
-    match c.status {
-        Status::Valid => c
-            .joules_per_output_token()
-            .filter(|j| *j > 0.0)
-            .ok_or(Unusable::EnergyNotRecorded),
-        other => Err(Unusable::Status(other)),
-    }
-}
-
-/// `b`'s energy per output token over `a`'s at one cell, or why there is none.
-pub(crate) fn energy_ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
-    match (valid_energy(a), valid_energy(b)) {
-        (Ok(x), Ok(y)) => Ok(y / x),
-        (a, b) => Err(NoRatio::Unusable {
-            a: a.err(),
-            b: b.err(),
+        Status::Valid => figure.of(c).ok_or(match figure.definition().not_recorded {
+            Some(_) => Unusable::NotRecorded(figure),
+            None => Unusable::NotMeasured,
         }),
+        other => Err(Unusable::Status(other)),
     }
 }
 
-/// Whether a run recorded the energy of any decode window.
-pub(crate) fn has_energy(run: &Run) -> bool {
-    run.decode_cells()
-        .any(|c| c.joules_per_output_token().is_some())
+/// Whether a run has `figure` in any decode cell.
+pub(crate) fn has(figure: Figure, run: &Run) -> bool {
+    run.decode_cells().any(|c| figure.of(c).is_some())
 }
 
-/// The ratio of `b` to `a` at one cell, or why there is none.
-pub fn ratio(a: Option<&DecodeCell>, b: Option<&DecodeCell>) -> Result<f64, NoRatio> {
-    match (valid_total(a), valid_total(b)) {
+/// `b`'s `figure` over `a`'s at one cell, or why there is none.
+pub fn ratio(
+    figure: Figure,
+    a: Option<&DecodeCell>,
+    b: Option<&DecodeCell>,
+) -> Result<f64, NoRatio> {
+    match (valid(figure, a), valid(figure, b)) {
         (Ok(x), Ok(y)) if x > 0.0 => Ok(y / x),
         (Ok(_), Ok(_)) => Err(NoRatio::ZeroBase),
         (a, b) => Err(NoRatio::Unusable {
@@ -117,13 +101,12 @@ pub fn verdict(a: (f64, Option<&Interval>), b: (f64, Option<&Interval>)) -> Nois
     }
 }
 
-/// The verdict on the ratio of two cells, both Valid with figures.
-pub(crate) fn cell_verdict(a: &DecodeCell, b: &DecodeCell) -> NoiseVerdict {
-    match (a.total_tok_per_s, b.total_tok_per_s) {
-        (Some(x), Some(y)) => verdict(
-            (x, a.total_tok_per_s_ci95.as_ref()),
-            (y, b.total_tok_per_s_ci95.as_ref()),
-        ),
+/// The verdict on the ratio of two cells' `figure`, from the intervals its
+/// sources state (none: `Unknown`).
+pub(crate) fn cell_verdict(figure: Figure, a: &DecodeCell, b: &DecodeCell) -> NoiseVerdict {
+    let d = figure.definition();
+    match ((d.value)(a), (d.value)(b), d.interval) {
+        (Some(x), Some(y), Some(interval)) => verdict((x, interval(a)), (y, interval(b))),
         _ => NoiseVerdict::Unknown,
     }
 }
@@ -149,12 +132,4 @@ impl Basis {
     pub fn ratio(self, a: &Run, b: &Run, total_ratio: f64) -> f64 {
         self.of(b, total_ratio) / self.of(a, 1.0)
     }
-}
-
-/// What a ratio grid divides: throughput on a basis, or energy per output
-/// token (the same on any basis: all the GPUs' energy over all the tokens).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Figure {
-    Throughput(Basis),
-    Energy,
 }

@@ -4,6 +4,7 @@
 use crate::compare;
 use crate::compare::plan::Comparison;
 use crate::model::Run;
+use crate::model::figure::Figure;
 use crate::model::table;
 
 fn num(v: Option<f64>) -> String {
@@ -69,28 +70,43 @@ pub(crate) fn measurements_csv(
 pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     let members: Vec<&Run> = comparison.runs.iter().map(|&i| &runs[i]).collect();
     let base = members[0];
-    // Energy columns only where a run recorded energy: the file of runs
-    // without telemetry stays as it was.
-    let energy = members.iter().any(|r| compare::ratio::has_energy(r));
+    // The headline figure always; another figure only where a run has it:
+    // the file of runs without telemetry stays as it was.
+    let figures: Vec<Figure> = Figure::ALL
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, f)| i == 0 || members.iter().any(|r| compare::ratio::has(f, r)))
+        .map(|(_, f)| f)
+        .collect();
+    // "b / a" for the headline, "b / a energy" for another figure.
+    let ratio_name = |f: Figure, b: &Run| match f {
+        Figure::Throughput => format!("{} / {}", b.id, base.id),
+        other => format!("{} / {} {}", b.id, base.id, other.definition().key),
+    };
     let mut header = vec!["context_tokens".to_string(), "concurrency".to_string()];
     for r in &members {
         header.push(format!("{} status", r.id));
-        header.push(format!("{} total_tok_per_s", r.id));
-        header.push(format!("{} total_tok_per_s ci95_low", r.id));
-        header.push(format!("{} total_tok_per_s ci95_high", r.id));
-        if energy {
-            header.push(format!("{} joules_per_output_token", r.id));
+        for f in &figures {
+            let column = f.definition().column;
+            header.push(format!("{} {column}", r.id));
+            if f.definition().interval.is_some() {
+                header.push(format!("{} {column} ci95_low", r.id));
+                header.push(format!("{} {column} ci95_high", r.id));
+            }
         }
     }
     for r in &members[1..] {
-        header.push(format!("{} / {}", r.id, base.id));
-        header.push(format!("{} / {} ci95_low", r.id, base.id));
-        header.push(format!("{} / {} ci95_high", r.id, base.id));
-        header.push(format!("{} / {} noise", r.id, base.id));
-        header.push(format!("{} / {} reason", r.id, base.id));
-        if energy {
-            header.push(format!("{} / {} energy", r.id, base.id));
-            header.push(format!("{} / {} energy reason", r.id, base.id));
+        for &f in &figures {
+            let name = ratio_name(f, r);
+            if f.definition().interval.is_some() {
+                header.push(name.clone());
+                header.push(format!("{name} ci95_low"));
+                header.push(format!("{name} ci95_high"));
+                header.push(format!("{name} noise"));
+            } else {
+                header.push(name.clone());
+            }
+            header.push(format!("{name} reason"));
         }
     }
     let mut keys: Vec<(u64, u32)> = members
@@ -110,61 +126,52 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
                 c.map(|c| c.status.code().to_string())
                     .unwrap_or_else(|| "not_measured".into()),
             );
-            row.push(num(c.and_then(|c| c.total_tok_per_s)));
-            let ci = c.and_then(|c| c.total_tok_per_s_ci95.as_ref());
-            row.push(num(ci.map(|i| i.low)));
-            row.push(num(ci.map(|i| i.high)));
-            if energy {
-                row.push(num(c.and_then(|c| c.joules_per_output_token())));
+            for f in &figures {
+                let d = f.definition();
+                // The cell's own figure, whatever its status (the status
+                // column says whether it counts).
+                let raw = c.and_then(|c| table::decode_value(d.column, c));
+                row.push(num(raw));
+                if let Some(interval) = d.interval {
+                    let ci = c.and_then(interval);
+                    row.push(num(ci.map(|i| i.low)));
+                    row.push(num(ci.map(|i| i.high)));
+                }
             }
         }
         for r in &members[1..] {
             let (a, b) = (base.decode_cell(ctx, n), r.decode_cell(ctx, n));
-            match compare::ratio::ratio(a, b) {
-                Ok(x) => {
-                    let (a, b) = (a.expect("a ratio has both cells"), b.expect("both"));
-                    let interval = compare::ratio::ratio_interval(
-                        (
-                            a.total_tok_per_s.unwrap_or(0.0),
-                            a.total_tok_per_s_ci95.as_ref(),
-                        ),
-                        (
-                            b.total_tok_per_s.unwrap_or(0.0),
-                            b.total_tok_per_s_ci95.as_ref(),
-                        ),
-                    );
-                    row.push(x.to_string());
-                    row.push(num(interval.map(|i| i.0)));
-                    row.push(num(interval.map(|i| i.1)));
-                    row.push(
-                        match compare::ratio::cell_verdict(a, b) {
-                            compare::ratio::NoiseVerdict::Faster => "faster",
-                            compare::ratio::NoiseVerdict::Slower => "slower",
-                            compare::ratio::NoiseVerdict::WithinNoise => "within_noise",
-                            compare::ratio::NoiseVerdict::Unknown => "unknown",
+            for &f in &figures {
+                let d = f.definition();
+                match compare::ratio::ratio(f, a, b) {
+                    Ok(x) => {
+                        row.push(x.to_string());
+                        if let Some(interval) = d.interval {
+                            let (a, b) = (a.expect("a ratio has both cells"), b.expect("both"));
+                            let of = |c| ((d.value)(c).unwrap_or(0.0), interval(c));
+                            let range = compare::ratio::ratio_interval(of(a), of(b));
+                            row.push(num(range.map(|i| i.0)));
+                            row.push(num(range.map(|i| i.1)));
+                            row.push(
+                                match compare::ratio::cell_verdict(f, a, b) {
+                                    compare::ratio::NoiseVerdict::Faster => "faster",
+                                    compare::ratio::NoiseVerdict::Slower => "slower",
+                                    compare::ratio::NoiseVerdict::WithinNoise => "within_noise",
+                                    compare::ratio::NoiseVerdict::Unknown => "unknown",
+                                }
+                                .into(),
+                            );
                         }
-                        .into(),
-                    );
-                    row.push(String::new());
-                }
-                Err(none) => {
-                    row.extend([String::new(), String::new(), String::new(), String::new()]);
-                    row.push(crate::render::compare_words::no_ratio(
-                        none,
-                        (&base.meta.model, &r.meta.model),
-                    ));
-                }
-            }
-            if energy {
-                match compare::ratio::energy_ratio(a, b) {
-                    Ok(x) => row.extend([x.to_string(), String::new()]),
-                    Err(none) => row.extend([
-                        String::new(),
-                        crate::render::compare_words::no_ratio(
+                        row.push(String::new());
+                    }
+                    Err(none) => {
+                        let blanks = if d.interval.is_some() { 4 } else { 1 };
+                        row.extend(std::iter::repeat_n(String::new(), blanks));
+                        row.push(crate::render::compare_words::no_ratio(
                             none,
                             (&base.meta.model, &r.meta.model),
-                        ),
-                    ]),
+                        ));
+                    }
                 }
             }
         }

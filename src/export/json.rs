@@ -1,6 +1,10 @@
 //! `runs/<id>/data.json`: a run with all its cells, as one document.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+
+use crate::model::figure::Figure;
 
 use crate::model::{Cell, Run, RunMeta};
 
@@ -51,10 +55,12 @@ struct BrowserDecode {
     noise: Option<f64>,
     /// Its table text in total and per GPU ("1,234.5 (Requests queued)").
     shown: Basis2<String>,
-    /// Its energy per output token when that can be compared (Valid, with
-    /// its window's energy recorded): the figure energy ratios divide.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    energy: Option<f64>,
+    /// Each figure beyond the headline (by its key: "energy") the cell has
+    /// in a form that can be compared (`compare::ratio::valid`): the figures
+    /// their ratios divide. A figure it lacks is absent: the definitions say
+    /// why (`not_recorded`) when the cell is otherwise comparable.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    values: BTreeMap<&'static str, f64>,
 }
 
 /// A figure in total and per GPU of the run.
@@ -79,14 +85,19 @@ struct BrowserRun<'a> {
     /// What tells it apart from a run of the same model, in order
     /// (`labels::name_traits`): engine, quantization, hardware, date, id.
     traits: [String; 5],
-    /// Where its energy came from, when it recorded any
-    /// (`render::compare_words::energy_sources`): the page names the run before it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    energy_sources: Option<String>,
+    /// Where its readings of each figure read from the hardware came from,
+    /// by the figure's key (`render::compare_words::sources`): the page
+    /// names the run before it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    sources: BTreeMap<&'static str, String>,
+    /// The figures beyond the headline it has in any decode cell, by key:
+    /// a comparison draws a figure's section when any run has it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    has: Vec<&'static str>,
 }
 
 pub(crate) fn run_js(run: &Run) -> String {
-    use crate::compare::ratio::{Basis, valid_total};
+    use crate::compare::ratio::{Basis, valid};
     use crate::model::format::context_label;
     use crate::render::compare_words::{decode_figure, prefill_figures};
     let doc = BrowserRun {
@@ -110,7 +121,7 @@ pub(crate) fn run_js(run: &Run) -> String {
         decode: run
             .decode_cells()
             .map(|c| {
-                let total = valid_total(Some(c));
+                let total = valid(Figure::Throughput, Some(c));
                 BrowserDecode {
                     tokens: c.context_tokens,
                     context: context_label(c.context_tokens),
@@ -125,11 +136,27 @@ pub(crate) fn run_js(run: &Run) -> String {
                         total: decode_figure(run, Some(c), Basis::Total),
                         per_gpu: decode_figure(run, Some(c), Basis::PerGpu),
                     },
-                    energy: crate::compare::ratio::valid_energy(Some(c)).ok(),
+                    values: Figure::ALL[1..]
+                        .iter()
+                        .filter_map(|&f| Some((f.definition().key, valid(f, Some(c)).ok()?)))
+                        .collect(),
                 }
             })
             .collect(),
-        energy_sources: crate::render::compare_words::energy_sources(run),
+        sources: Figure::ALL
+            .iter()
+            .filter_map(|&f| {
+                Some((
+                    f.definition().key,
+                    crate::render::compare_words::sources(f, run)?,
+                ))
+            })
+            .collect(),
+        has: Figure::ALL[1..]
+            .iter()
+            .filter(|&&f| crate::compare::ratio::has(f, run))
+            .map(|f| f.definition().key)
+            .collect(),
         traits: crate::model::labels::name_traits(run),
     };
     format!(

@@ -9,6 +9,7 @@
 //! strings are made by `format` at render time only.
 
 pub mod cards;
+pub mod figure;
 pub mod format;
 pub mod labels;
 pub mod launch;

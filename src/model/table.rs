@@ -747,6 +747,21 @@ impl Column {
 }
 
 /// The columns of the published pages' table, in order.
+/// A decode cell's number in the column `csv_name`, as the table holds it;
+/// `None` for a column that is not a decode cell's number.
+pub(crate) fn decode_value(csv_name: &str, cell: &DecodeCell) -> Option<f64> {
+    COLUMNS
+        .iter()
+        .find(|c| c.csv_name == csv_name)
+        .and_then(|c| match &c.kind {
+            Kind::Number {
+                decode: Some(field),
+                ..
+            } => (field.get)(cell),
+            _ => None,
+        })
+}
+
 pub(crate) fn page_columns() -> impl Iterator<Item = &'static Column> {
     COLUMNS.iter().filter(|c| c.header.is_some() && c.published)
 }

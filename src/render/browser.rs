@@ -7,6 +7,8 @@
 
 use serde::Serialize;
 
+use crate::model::figure::Figure;
+
 use super::charts::lines::{MARKERS, PALETTE, palette};
 use super::charts::{ChartSize, DECODE_SIZE, FONT_PX, PREFILL_SIZE};
 use super::colour::RATIO_STEPS;
@@ -23,8 +25,9 @@ struct Definitions {
     ratio_steps: usize,
     /// The key under a ratio matrix: its ends and its middle.
     ratio_key: [String; 3],
-    /// The key under an energy ratio matrix.
-    energy_key: [String; 3],
+    /// Every figure beyond the headline, as compare.js divides, colours and
+    /// words its ratios (`model::figure`).
+    figures: Vec<BrowserFigure>,
     /// Contexts this close are one row of a ratio matrix (`compare::grid::NEAR_CONTEXT`).
     near_context: f64,
     /// Each chart is drawn wide and narrow, as the pre-rendered pages draw it.
@@ -40,6 +43,44 @@ struct Definitions {
     built: Vec<(Vec<String>, String)>,
 }
 
+/// A figure's definition as the browser reads it: everything compare.js
+/// needs to draw its ratio section, so no rule of it is written twice.
+#[derive(Serialize)]
+struct BrowserFigure {
+    key: &'static str,
+    heading: &'static str,
+    caption: &'static str,
+    /// Its ratios take the colour of faster when they are below 1.
+    lower_is_better: bool,
+    /// Why a Valid cell has no ratio when it lacks the figure.
+    not_recorded: &'static str,
+    ratio_heading: &'static str,
+    no_ratio_anywhere: &'static str,
+    key_words: [String; 3],
+    sources_line: &'static str,
+    no_sources_line: &'static str,
+}
+
+impl BrowserFigure {
+    fn of(figure: Figure) -> Self {
+        let d = figure.definition();
+        BrowserFigure {
+            key: d.key,
+            heading: d.name,
+            caption: d.words.ratio_caption,
+            lower_is_better: d.better == crate::model::figure::Better::Lower,
+            not_recorded: d
+                .not_recorded
+                .unwrap_or(crate::render::compare_words::NOT_MEASURED),
+            ratio_heading: d.words.ratio_heading,
+            no_ratio_anywhere: d.words.no_ratio_anywhere,
+            key_words: crate::render::compare_words::ratio_key(figure),
+            sources_line: d.words.sources_line,
+            no_sources_line: d.words.no_sources_line,
+        }
+    }
+}
+
 pub(crate) fn definitions_js(
     runs: &[crate::model::Run],
     comparisons: &[crate::compare::plan::Comparison],
@@ -52,8 +93,11 @@ pub(crate) fn definitions_js(
         palette: (0..PALETTE.len()).map(palette).collect(),
         markers: MARKERS,
         ratio_steps: RATIO_STEPS,
-        ratio_key: crate::render::compare_words::ratio_key(),
-        energy_key: crate::render::compare_words::energy_key(),
+        ratio_key: crate::render::compare_words::ratio_key(Figure::Throughput),
+        figures: Figure::ALL[1..]
+            .iter()
+            .map(|&f| BrowserFigure::of(f))
+            .collect(),
         near_context: crate::compare::grid::NEAR_CONTEXT,
         prefill_size: PREFILL_SIZE,
         decode_size: DECODE_SIZE,

@@ -7,6 +7,7 @@ use super::compare_page::findings::{answer, findings};
 use super::compare_page::ratios::ratio_matrix_between;
 use crate::compare::ratio::Basis;
 use crate::compare::{self, tests::with_cells};
+use crate::model::figure::Figure;
 use crate::model::format;
 use crate::model::{Run, Status};
 
@@ -160,9 +161,9 @@ fn state_of(
     side: usize,
     a: Option<&crate::model::DecodeCell>,
     b: Option<&crate::model::DecodeCell>,
-    figure: compare::ratio::Figure,
+    figure: Figure,
 ) -> &'static str {
-    let energy = figure == compare::ratio::Figure::Energy;
+    let energy = figure == Figure::Energy;
     let base = |c: Option<&crate::model::DecodeCell>| match c {
         None => "not measured",
         Some(c) if c.status == Valid && energy && c.joules_per_output_token().is_none() => {
@@ -285,14 +286,14 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
     let mut rng = Rng(27);
     let mut notes = 0;
     let figures = [
-        compare::ratio::Figure::Throughput(Basis::Total),
-        compare::ratio::Figure::Energy,
+        (Figure::Throughput, Basis::Total),
+        (Figure::Energy, Basis::Total),
     ];
     for case in 0..1200 {
         let figure = figures[case % 2];
         let (a, b) = (random_run(&mut rng, "a"), random_run(&mut rng, "b"));
         let m = ratio_matrix_between(&a, &b, "r".into(), "h".into(), ("A", "B"), figure);
-        let grid = compare::grid::RatioGrid::of(&a, &b, figure);
+        let grid = compare::grid::RatioGrid::of(&a, &b, figure.0, figure.1);
         if m.rows.is_empty() {
             continue; // one line: no ratio anywhere
         }
@@ -366,7 +367,7 @@ fn every_note_of_a_row_or_column_without_a_ratio_is_true_of_each_cell_it_names()
                     for label in expand(stretch, &labels) {
                         let at = spoken[labels.iter().position(|l| *l == label).unwrap()];
                         let (ca, cb) = cells_at(at.0, at.1);
-                        let truth = state_of(side, ca, cb, figure);
+                        let truth = state_of(side, ca, cb, figure.0);
                         assert_eq!(truth, state, "case {case}: {note:?}: {label}");
                         named.push(label);
                     }
@@ -553,7 +554,7 @@ fn the_energy_line_counts_only_cells_both_ran_validly_with_energy_recorded() {
         "e".into(),
         "h".into(),
         ("A", "B"),
-        compare::ratio::Figure::Energy,
+        (Figure::Energy, Basis::Total),
     );
     assert_eq!(m.levels, [1, 2]);
     assert_eq!(
@@ -610,9 +611,11 @@ fn every_energy_line_is_true_of_the_cells_of_random_pairs() {
                 without += 1;
                 let text = line.unwrap().1;
                 let want = match (ra, rb) {
-                    (true, true) => {
-                        crate::render::compare_words::FINDING_ENERGY_NONE_SHARED.to_string()
-                    }
+                    (true, true) => Figure::Energy
+                        .definition()
+                        .words
+                        .finding_none_shared
+                        .to_string(),
                     (true, false) => {
                         "Only A recorded its GPUs' energy: no energy ratio to give.".into()
                     }

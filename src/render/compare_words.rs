@@ -7,6 +7,7 @@
 
 use crate::compare::grid::SideState;
 use crate::compare::ratio::{Basis, NoRatio, Unusable};
+use crate::model::figure::Figure;
 use crate::model::{DecodeCell, Run, Status};
 
 pub(crate) const SETUP: &str = "Setup";
@@ -52,12 +53,6 @@ pub(crate) const RATIOS_CAPTION_TOTAL: &str = "Total tok/s of a run divided by t
 pub(crate) const RATIOS_CAPTION_PER_GPU: &str = "Tok/s per GPU of a run divided by the first run's, cell by cell: the total ratio times the first run's GPU count over the run's. Above 1 (blue) the run makes more per GPU, below 1 (orange) less. A dash means at least one side has no valid figure, and the cell says why.";
 pub(crate) const SHARED_GPUS: &str = "Every run here uses {n} GPUs, so per GPU each figure is its total ÷ {n} and every ratio stays as it is.";
 pub(crate) const RATIO_HEADING: &str = "{b} / {a}";
-pub(crate) const ENERGY: &str = "Energy per output token";
-pub(crate) const ENERGY_CAPTION: &str = "Joules per output token of a run divided by the first run's, cell by cell, each from its own window's GPU telemetry. Below 1 (blue) the run uses less energy per token, above 1 (orange) more. No source states an interval of its energy, so a difference of a few percent may be noise. A dash means at least one side has no valid cell with its energy recorded, and the cell says why.";
-pub(crate) const ENERGY_HEADING: &str = "{b} / {a}, J per output token";
-/// How each run's energy was found, under the energy matrices.
-pub(crate) const ENERGY_SOURCES: &str = "{name}: energy from {sources}.";
-pub(crate) const ENERGY_NONE: &str = "{name}: no energy recorded.";
 pub(crate) const RATIO_HEADING_PER_GPU: &str = "{b} / {a}, per GPU";
 
 /// Why a ratio has no value, with the runs' names and their cells' words.
@@ -66,8 +61,6 @@ pub(crate) const NO_RATIO_BOTH: &str = "both {x}";
 pub(crate) const NO_RATIO_EACH: &str = "{a} {x}, {b} {y}";
 pub(crate) const NO_RATIO_ONE: &str = "{name} {x}";
 pub(crate) const NOT_MEASURED: &str = "not measured";
-/// A valid cell of an energy ratio whose window's energy was not recorded.
-pub(crate) const ENERGY_NOT_RECORDED: &str = "energy not recorded";
 /// A run's side of a cell without a ratio when it is the other run's that fails.
 pub(crate) const VALID: &str = "valid";
 /// One state of a run over part of a row or column: "over capacity at 8–128".
@@ -83,8 +76,6 @@ pub(crate) const ZERO_TOK_PER_S: &str = "measured 0 tok/s";
 pub(crate) const NO_RATIO_AT_ROW: &str = "No ratio at {context}: {reasons}.";
 pub(crate) const NO_RATIO_ANYWHERE: &str =
     "No cell ran validly in both {a} and {b}: no ratio anywhere.";
-pub(crate) const ENERGY_NO_RATIO_ANYWHERE: &str =
-    "No cell ran validly with its energy recorded in both {a} and {b}: no energy ratio anywhere.";
 pub(crate) const NO_RATIO_AT_LEVEL: &str = "No ratio at {n} requests at once: {reasons}.";
 /// A level measured only at contexts whose rows are left out (their notes say more).
 pub(crate) const NEITHER_AT_ROWS_SHOWN: &str = "neither run measured it at the contexts shown";
@@ -94,11 +85,6 @@ pub(crate) const FINDINGS: &str = "Key findings";
 pub(crate) const FINDINGS_PAIR: &str = "{b} against {a}";
 pub(crate) const FINDING_DECODE: &str = "Decode";
 pub(crate) const FINDING_DECODE_TEXT: &str = "{b}'s {figure} over {a}'s, median of {count} cells both ran validly ({min} to {max}); {b} is faster in {above}, {a} in {below}.";
-pub(crate) const FINDING_ENERGY: &str = "Energy";
-pub(crate) const FINDING_ENERGY_TEXT: &str = "{b}'s energy per output token over {a}'s, median of {count} cells both ran validly with their GPUs' energy recorded ({min} to {max}); {b} uses less in {below}, {a} in {above}.";
-pub(crate) const FINDING_ENERGY_ONE: &str =
-    "Only {name} recorded its GPUs' energy: no energy ratio to give.";
-pub(crate) const FINDING_ENERGY_NONE_SHARED: &str = "Both recorded their GPUs' energy, but no cell ran validly with its energy recorded in both: no energy ratio to give.";
 pub(crate) const FINDING_NO_DECODE: &str =
     "No decode cell ran validly in both {a} and {b}: no ratio to give.";
 /// The answer first: the two sentences that open a pair's findings.
@@ -138,22 +124,19 @@ pub(crate) const SETUP_SAME: &str = "Rows alike, or not stated by every run ({n}
 pub(crate) const NOT_STATED: &str = "not stated by all";
 pub(crate) const CHART_KEY: &str = "Key to the chart";
 
-/// The key of the ratio scale: its two ends and its middle.
-pub(crate) fn ratio_key() -> [String; 3] {
+/// The key under a figure's ratio matrix: its worse end, its better end
+/// and its middle.
+pub(crate) fn ratio_key(figure: Figure) -> [String; 3] {
+    use crate::model::figure::Better;
     use crate::model::format::ratio;
+    let d = figure.definition();
+    let (worse, better) = match d.better {
+        Better::Higher => (0.5, 2.0),
+        Better::Lower => (2.0, 0.5),
+    };
     [
-        format!("{} slower", ratio(0.5)),
-        format!("{} faster", ratio(2.0)),
-        format!("({} in the middle: the page's own background)", ratio(1.0)),
-    ]
-}
-
-/// The key of the energy ratio scale: more energy is the orange end.
-pub(crate) fn energy_key() -> [String; 3] {
-    use crate::model::format::ratio;
-    [
-        format!("{} the energy", ratio(2.0)),
-        format!("{} the energy", ratio(0.5)),
+        fill(d.words.ratio_key[0], &[("ratio", &ratio(worse))]),
+        fill(d.words.ratio_key[1], &[("ratio", &ratio(better))]),
         format!("({} in the middle: the page's own background)", ratio(1.0)),
     ]
 }
@@ -248,13 +231,6 @@ pub fn all() -> Vec<(&'static str, &'static str)> {
         ("no_ratio_each", NO_RATIO_EACH),
         ("no_ratio_one", NO_RATIO_ONE),
         ("not_measured", NOT_MEASURED),
-        ("energy_not_recorded", ENERGY_NOT_RECORDED),
-        ("energy", ENERGY),
-        ("energy_caption", ENERGY_CAPTION),
-        ("energy_heading", ENERGY_HEADING),
-        ("energy_none", ENERGY_NONE),
-        ("energy_sources", ENERGY_SOURCES),
-        ("energy_no_ratio_anywhere", ENERGY_NO_RATIO_ANYWHERE),
         ("valid", VALID),
         ("state_at_levels", STATE_AT_LEVELS),
         ("request", REQUEST),
@@ -280,7 +256,7 @@ pub(crate) fn unusable(u: Unusable) -> &'static str {
     match u {
         Unusable::NotMeasured => NOT_MEASURED,
         Unusable::Status(s) => s.not_compared_because().unwrap_or(NOT_MEASURED),
-        Unusable::EnergyNotRecorded => ENERGY_NOT_RECORDED,
+        Unusable::NotRecorded(f) => f.definition().not_recorded.unwrap_or(NOT_MEASURED),
     }
 }
 
@@ -343,33 +319,26 @@ pub(crate) fn named_runs(runs: &[&Run]) -> Vec<Run> {
         .collect()
 }
 
-/// Where a run's energy came from and how it was found, for the line
-/// under the energy matrices: "DCGM exporter http://…, as the growth of the
-/// GPUs' energy counter over the window". `None` when it recorded none.
-pub(crate) fn energy_sources(run: &Run) -> Option<String> {
-    let mut sources: Vec<String> = run
-        .decode_cells()
-        .filter(|c| c.joules_per_output_token().is_some())
-        .filter_map(|c| c.gpu_telemetry())
-        .map(|g| match g.energy_from {
-            Some(how) => format!("{}, as {}", g.source, how.label()),
-            None => g.source.clone(),
-        })
-        .collect();
+/// Where a run's readings of `figure` came from, for a figure read from the
+/// hardware: "nvidia-smi, as the counter's growth".
+pub(crate) fn sources(figure: Figure, run: &Run) -> Option<String> {
+    let source = figure.definition().source?;
+    let mut sources: Vec<String> = run.decode_cells().filter_map(source).collect();
     sources.sort_unstable();
     sources.dedup();
     (!sources.is_empty()).then(|| crate::model::format::and_list(&sources))
 }
 
-/// The line under the energy matrices of one run: "GLM: energy from …", or
-/// that it recorded none.
-pub(crate) fn energy_note(run: &Run) -> String {
-    match energy_sources(run) {
+/// The line under a figure's ratio matrices of one run: "GLM: energy from
+/// …", or that it has none.
+pub(crate) fn sources_note(figure: Figure, run: &Run) -> String {
+    let w = &figure.definition().words;
+    match sources(figure, run) {
         Some(sources) => fill(
-            ENERGY_SOURCES,
+            w.sources_line,
             &[("name", &run.meta.model), ("sources", &sources)],
         ),
-        None => fill(ENERGY_NONE, &[("name", &run.meta.model)]),
+        None => fill(w.no_sources_line, &[("name", &run.meta.model)]),
     }
 }
 

@@ -229,7 +229,9 @@ impl Shape {
     fn of(runs: &[Run]) -> Shape {
         Shape {
             dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
-            energy: runs.iter().any(crate::compare::ratio::has_energy),
+            energy: runs
+                .iter()
+                .any(|r| crate::compare::ratio::has(crate::model::figure::Figure::Energy, r)),
         }
     }
 }

@@ -8,11 +8,12 @@ use super::charts::prefill::{PrefillBar, prefill_chart};
 use super::colour::{LogScale, fill_style, viridis};
 use super::markdown::render_markdown;
 use crate::compare::plan::Comparison;
+use crate::model::figure::{Beside, Better, Figure};
 use crate::model::format;
 use crate::model::labels;
 use crate::model::labels::Card;
 use crate::model::table;
-use crate::model::{Cell, Run, Status, Throttle};
+use crate::model::{Cell, DecodeCell, Run, Status, Throttle};
 
 #[derive(Template)]
 #[template(path = "run.html")]
@@ -36,10 +37,11 @@ pub struct RunPage {
     pub definitions: Vec<ToolDefinitions>,
     pub prefill_svg: Option<String>,
     pub prefill_caption: &'static str,
+    /// The headline figure's matrix, under "Sustained decode".
     pub matrix: Option<Matrix>,
-    /// Energy per output token by context × concurrency, where the run has
-    /// GPU telemetry.
-    pub energy: Option<EnergyMatrix>,
+    /// Every other figure's matrix (energy per output token ...), where a
+    /// cell of the run has it.
+    pub other_matrices: Vec<Matrix>,
     pub decode_caption: &'static str,
     /// (CSS class of its swatch, sentence): one per status present.
     pub legend: Vec<(&'static str, &'static str)>,
@@ -127,13 +129,23 @@ pub(crate) fn tool_definitions(run: &Run) -> Vec<ToolDefinitions> {
     out
 }
 
-/// The sustained-decode matrix: rows are contexts, columns concurrency levels.
+/// One figure's matrix (throughput, energy per output token ...): rows
+/// are contexts, columns concurrency levels. Built by `matrix` from the
+/// figure's definition, the same for every figure.
 pub struct Matrix {
+    /// The figure's key: "total", "energy".
+    pub key: &'static str,
+    pub heading: &'static str,
+    /// Its caption, for a figure beyond the headline (the headline's
+    /// section has its own).
+    pub caption: String,
     pub levels: Vec<u32>,
     pub rows: Vec<MatrixRow>,
-    /// Throughput at the two ends of the colour scale, for its legend.
+    /// The figure at the two ends of the colour scale (worse, better), for
+    /// its legend, and the unit after them.
     pub scale_low: String,
     pub scale_high: String,
+    pub scale_unit: &'static str,
     /// CSS gradient of the scale, for its legend.
     pub scale_gradient: String,
 }
@@ -146,51 +158,23 @@ pub struct MatrixRow {
 pub struct MatrixCell {
     /// CSS class of the status ("valid", "requests-queued", ...), or "missing".
     pub class: &'static str,
-    /// Inline colours for cells with a throughput.
+    /// Inline colours for cells with the figure.
     pub style: Option<String>,
-    pub tok_per_s: Option<String>,
-    /// `tok_per_s` shared out over the run's GPUs, for the per-GPU toggle
-    /// (only on runs of more than one GPU).
+    /// The figure, or "not recorded" for a cell with figures but not this one.
+    pub value: Option<String>,
+    /// `value` shared out over the run's GPUs, for the per-GPU toggle
+    /// (a figure that can be, on runs of more than one GPU).
     pub per_gpu: Option<String>,
     /// Status words for cells that are not Valid.
     pub flag: Option<&'static str>,
-    pub ttft: Option<String>,
-    /// "paused 3,012 ms" when a request of the cell stalled that long.
-    pub pause: Option<String>,
-    /// "throttled: thermal" when the GPUs slowed during the window.
-    pub throttle: Option<String>,
+    /// What the figure's definition shows beside it, each with its CSS
+    /// class: ("ttft", "512 ms TTFT"), ("flag", "throttled: thermal").
+    pub beside: Vec<(&'static str, String)>,
     /// Full description for assistive technology and tooltips.
     pub describe: String,
     /// Why the cell has its status, when the data says: the page also lists
     /// it under the matrix, never only in the tooltip.
     pub reason: Option<String>,
-}
-
-/// Energy per output token, laid out as the decode matrix.
-pub struct EnergyMatrix {
-    pub levels: Vec<u32>,
-    pub rows: Vec<EnergyRow>,
-    pub scale_low: String,
-    pub scale_high: String,
-    pub scale_gradient: String,
-    /// Where the figures come from: "llm_decode_bench's hardware monitor (nvidia-smi)".
-    pub sources: String,
-}
-
-pub struct EnergyRow {
-    pub context: String,
-    pub cells: Vec<EnergyCell>,
-}
-
-pub struct EnergyCell {
-    pub class: &'static str,
-    pub style: Option<String>,
-    /// "0.354 J", or "not recorded" for a measured cell without the figure.
-    pub text: Option<String>,
-    pub power: Option<String>,
-    /// "thermal", "power capped" ... when the GPUs slowed during the window.
-    pub throttle: Option<&'static str>,
-    pub describe: String,
 }
 
 /// One decode window's tokens per second, drawn small.
@@ -404,8 +388,12 @@ impl RunPage {
             definitions: tool_definitions(run),
             prefill_svg,
             prefill_caption: labels::PREFILL_CAPTION,
-            matrix: matrix(run),
-            energy: energy_matrix(run),
+            matrix: matrix(run, Figure::Throughput),
+            other_matrices: Figure::ALL[1..]
+                .iter()
+                .filter(|&&f| crate::compare::ratio::has(f, run))
+                .filter_map(|&f| matrix(run, f))
+                .collect(),
             decode_caption: labels::DECODE_CAPTION,
             legend: labels::legend_entries(run.decode_cells().map(|c| c.status))
                 .into_iter()
@@ -529,7 +517,7 @@ impl RunPage {
         run: &Run,
         price: &crate::model::ElectricityPrice,
     ) -> Self {
-        if !crate::compare::ratio::has_energy(run) {
+        if !crate::compare::ratio::has(crate::model::figure::Figure::Energy, run) {
             return self;
         }
         self.columns.push(crate::compare::cost::ELECTRICITY_HEADER);
@@ -564,18 +552,21 @@ fn prefill_bars(run: &Run) -> Option<Vec<PrefillBar>> {
     (!bars.is_empty()).then_some(bars)
 }
 
-fn matrix(run: &Run) -> Option<Matrix> {
+/// `figure`'s matrix of the run. The colour scale spans Valid cells only:
+/// a queued cell's figure is not a clean measurement, so it is clamped into
+/// the scale, never its end. Better is brighter, whichever way the figure
+/// is better.
+fn matrix(run: &Run, figure: Figure) -> Option<Matrix> {
+    let d = figure.definition();
     let levels = run.concurrency_levels();
     let contexts = run.decode_contexts();
     if contexts.is_empty() {
         return None;
     }
-    // The scale spans Valid cells only: a queued cell's figure is not a
-    // clean measurement, so it is clamped into the scale, never its top.
     let scale = LogScale::over(
         run.decode_cells()
             .filter(|c| c.status == Status::Valid)
-            .filter_map(|c| c.total_tok_per_s),
+            .filter_map(|c| figure.of(c)),
     );
     let rows = contexts
         .iter()
@@ -583,21 +574,31 @@ fn matrix(run: &Run) -> Option<Matrix> {
             context: format::context_label(ctx),
             cells: levels
                 .iter()
-                .map(|&n| matrix_cell(run, ctx, n, scale.as_ref()))
+                .map(|&n| matrix_cell(run, figure, ctx, n, scale.as_ref()))
                 .collect(),
         })
         .collect();
-    let (scale_low, scale_high) = scale.map_or((String::new(), String::new()), |s| {
-        (format::tok_per_s(s.min), format::tok_per_s(s.max))
-    });
+    let (scale_low, scale_high) =
+        scale.map_or((String::new(), String::new()), |s| match d.better {
+            Better::Higher => ((d.show)(s.min), (d.show)(s.max)),
+            Better::Lower => ((d.show)(s.max), (d.show)(s.min)),
+        });
     let stops: Vec<String> = (0..=10)
         .map(|i| viridis(f64::from(i) / 10.0).hex())
         .collect();
+    let sources = crate::render::compare_words::sources(figure, run).unwrap_or_default();
     Some(Matrix {
+        key: d.key,
+        heading: d.name,
+        caption: crate::render::compare_words::fill(
+            d.words.matrix_caption,
+            &[("sources", &sources)],
+        ),
         levels,
         rows,
         scale_low,
         scale_high,
+        scale_unit: d.unit_scale,
         scale_gradient: format!("linear-gradient(to right, {})", stops.join(", ")),
     })
 }
@@ -634,172 +635,118 @@ pub(crate) fn telemetry_facts(c: &crate::model::DecodeCell) -> Option<String> {
     (!facts.is_empty()).then(|| facts.join(", "))
 }
 
-/// The energy matrix, where any decode cell has energy per output token.
-/// Its colour runs the other way from the decode matrix's: less energy per
-/// token is better, so it is brighter.
-fn energy_matrix(run: &Run) -> Option<EnergyMatrix> {
-    let figures: Vec<f64> = run
-        .decode_cells()
-        .filter(|c| c.status == Status::Valid)
-        .filter_map(|c| c.joules_per_output_token())
-        .collect();
-    if !run
-        .decode_cells()
-        .any(|c| c.joules_per_output_token().is_some())
-    {
-        return None;
-    }
-    let scale = LogScale::over(figures);
-    let levels = run.concurrency_levels();
-    let rows = run
-        .decode_contexts()
-        .iter()
-        .map(|&ctx| EnergyRow {
-            context: format::context_label(ctx),
-            cells: levels
-                .iter()
-                .map(|&n| energy_cell(run, ctx, n, scale.as_ref()))
-                .collect(),
-        })
-        .collect();
-    let (scale_low, scale_high) = scale.as_ref().map_or((String::new(), String::new()), |s| {
-        (format::joules(s.max), format::joules(s.min))
-    });
-    let stops: Vec<String> = (0..=10)
-        .map(|i| viridis(f64::from(i) / 10.0).hex())
-        .collect();
-    let mut sources: Vec<&str> = run
-        .decode_cells()
-        .filter_map(|c| c.gpu_telemetry().map(|g| g.source.as_str()))
-        .collect();
-    sources.sort_unstable();
-    sources.dedup();
-    Some(EnergyMatrix {
-        levels,
-        rows,
-        scale_low,
-        scale_high,
-        scale_gradient: format!("linear-gradient(to right, {})", stops.join(", ")),
-        sources: format::and_list(&sources),
-    })
-}
-
-fn energy_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> EnergyCell {
-    let where_ = format!("{} context, {} at once", format::context_label(ctx), n);
-    let Some(cell) = run.decode_cell(ctx, n) else {
-        return EnergyCell {
-            class: "missing",
-            style: None,
-            text: None,
-            power: None,
-            throttle: None,
-            describe: format!("{where_}: not measured"),
-        };
-    };
-    let gpus = cell.gpu_telemetry();
-    let joules = cell
-        .joules_per_output_token()
-        .filter(|_| cell.status.has_figures());
-    let power = gpus.and_then(|g| g.power_w_mean);
-    let throttle = gpus
-        .and_then(|g| g.throttle)
-        .filter(|t| *t != crate::model::Throttle::Ok)
-        .map(crate::model::Throttle::label);
-    let text = match (joules, cell.status.has_figures()) {
-        (Some(j), _) => Some(format::joules(j)),
-        (None, true) => Some("not recorded".to_string()),
-        (None, false) => None,
-    };
-    let mut describe = format!("{where_}: {}", cell.status.label());
-    if let Some(j) = joules {
-        describe.push_str(&format!(", {} per output token", format::joules(j)));
-    } else if cell.status.has_figures() {
-        describe.push_str(", energy not recorded");
-    }
-    if let Some(w) = power {
-        describe.push_str(&format!(", GPUs drew {}", format::watts(w)));
-    }
-    if let Some(t) = throttle {
-        describe.push_str(&format!(", throttled ({t})"));
-    }
-    EnergyCell {
-        class: cell.status.css_class(),
-        style: match (joules, scale) {
-            (Some(j), Some(s)) => Some(fill_style(viridis(1.0 - s.position(j)))),
-            _ => None,
-        },
-        text,
-        power: power.map(format::watts),
-        throttle,
-        describe,
-    }
-}
-
-fn matrix_cell(run: &Run, ctx: u64, n: u32, scale: Option<&LogScale>) -> MatrixCell {
+/// One cell of `figure`'s matrix: the figure, what its definition shows
+/// beside it, and all of it in words for the tooltip.
+fn matrix_cell(
+    run: &Run,
+    figure: Figure,
+    ctx: u64,
+    n: u32,
+    scale: Option<&LogScale>,
+) -> MatrixCell {
+    let d = figure.definition();
     let where_ = format!("{} context, {} at once", format::context_label(ctx), n);
     let Some(cell) = run.decode_cell(ctx, n) else {
         return MatrixCell {
             class: "missing",
             style: None,
-            tok_per_s: None,
+            value: None,
             per_gpu: None,
             flag: None,
-            ttft: None,
-            pause: None,
-            throttle: None,
+            beside: Vec::new(),
             describe: format!("{where_}: not measured"),
             reason: None,
         };
     };
-    let tok = cell.total_tok_per_s.filter(|_| cell.status.has_figures());
-    let style = match (tok, scale) {
-        (Some(v), Some(s)) => Some(fill_style(viridis(s.position(v)))),
+    let figures = cell.status.has_figures();
+    let v = figure.of(cell).filter(|_| figures);
+    let style = match (v, scale) {
+        (Some(v), Some(s)) => Some(fill_style(viridis(match d.better {
+            Better::Higher => s.position(v),
+            Better::Lower => 1.0 - s.position(v),
+        }))),
         _ => None,
     };
-    let flag = (cell.status != Status::Valid).then(|| cell.status.label());
-    let ttft = cell
-        .ttft_median_ms
-        .filter(|_| cell.status.has_figures())
-        .map(|t| format!("{} TTFT", format::millis(t)));
     let mut describe = format!("{where_}: {}", cell.status.label());
-    if let Some(v) = tok {
-        describe.push_str(&format!(", {} tok/s total", format::tok_per_s(v)));
-        if let Some(h) = cell.total_noise() {
-            describe.push_str(&format!(" {}", format::plus_minus(h)));
+    match (v, d.not_recorded) {
+        (Some(v), _) => {
+            describe.push_str(&format!(", {} {}", (d.show)(v), d.unit_described));
+            let noise = d
+                .interval
+                .and_then(|interval| interval(cell)?.relative_half_width(v));
+            if let Some(h) = noise {
+                describe.push_str(&format!(" {}", format::plus_minus(h)));
+            }
         }
+        (None, Some(missing)) if figures => describe.push_str(&format!(", {missing}")),
+        (None, _) => {}
     }
-    if let Some(t) = &ttft {
-        describe.push_str(&format!(", {t}"));
-    }
-    let pause = cell.long_pause_ms();
-    if let Some(p) = pause {
-        describe.push_str(&format!(
-            ", a request paused {} ({}× the median time between tokens)",
-            format::millis(p),
-            format::grouped(p / cell.tbt_median_ms.unwrap_or(p), 0)
-        ));
+    let mut beside = Vec::new();
+    for b in d.beside {
+        if let Some((class, shown, said)) = beside_cell(*b, cell) {
+            beside.push((class, shown));
+            describe.push_str(&said);
+        }
     }
     if let Some(reason) = &cell.reason {
         describe.push_str(&format!(" ({reason})"));
     }
-    let throttle = cell
-        .gpu_telemetry()
-        .and_then(|g| g.throttle)
-        .filter(|t| *t != crate::model::Throttle::Ok);
-    if let Some(t) = throttle {
-        describe.push_str(&format!(", the GPUs throttled ({})", t.label()));
-    }
     MatrixCell {
-        throttle: throttle.map(|t| format!("throttled: {}", t.label())),
-        pause: pause.map(|p| format!("paused {}", format::millis(p))),
         class: cell.status.css_class(),
         style,
-        tok_per_s: tok.map(format::tok_per_s),
-        per_gpu: tok.and_then(|v| per_gpu_text(run, v)),
-        flag,
-        ttft,
+        value: match (v, d.not_recorded) {
+            (Some(v), _) => Some((d.show)(v)),
+            (None, Some(_)) if figures => Some("not recorded".into()),
+            (None, _) => None,
+        },
+        per_gpu: v.filter(|_| d.per_gpu).and_then(|v| per_gpu_text(run, v)),
+        flag: (cell.status != Status::Valid).then(|| cell.status.label()),
+        beside,
         describe,
         reason: cell.reason.clone(),
+    }
+}
+
+/// What a matrix cell shows beside its figure: (CSS class, text in the
+/// cell, words the tooltip adds), when the cell has it.
+fn beside_cell(b: Beside, cell: &DecodeCell) -> Option<(&'static str, String, String)> {
+    match b {
+        Beside::Ttft => {
+            let t = cell.ttft_median_ms.filter(|_| cell.status.has_figures())?;
+            let text = format!("{} TTFT", format::millis(t));
+            Some(("ttft", text.clone(), format!(", {text}")))
+        }
+        Beside::Pause => {
+            let p = cell.long_pause_ms()?;
+            Some((
+                "pause",
+                format!("paused {}", format::millis(p)),
+                format!(
+                    ", a request paused {} ({}× the median time between tokens)",
+                    format::millis(p),
+                    format::grouped(p / cell.tbt_median_ms.unwrap_or(p), 0)
+                ),
+            ))
+        }
+        Beside::Power => {
+            let w = cell.gpu_telemetry()?.power_w_mean?;
+            Some((
+                "ttft",
+                format::watts(w),
+                format!(", the GPUs drew {}", format::watts(w)),
+            ))
+        }
+        Beside::Throttle => {
+            let t = cell
+                .gpu_telemetry()?
+                .throttle
+                .filter(|t| *t != Throttle::Ok)?;
+            Some((
+                "flag",
+                format!("throttled: {}", t.label()),
+                format!(", the GPUs throttled ({})", t.label()),
+            ))
+        }
     }
 }
 
@@ -1037,9 +984,11 @@ mod tests {
             crate::model::Cell::Decode(without),
             crate::model::Cell::Decode(over),
         ];
-        let e = energy_matrix(&run).expect("a cell has energy");
-        let texts: Vec<Option<&str>> = e.rows[0].cells.iter().map(|c| c.text.as_deref()).collect();
+        let e = matrix(&run, Figure::Energy).expect("a cell has energy");
+        let texts: Vec<Option<&str>> = e.rows[0].cells.iter().map(|c| c.value.as_deref()).collect();
         assert_eq!(texts, [Some("2.50 J"), Some("not recorded"), None]);
-        assert_eq!(e.rows[0].cells[0].power.as_deref(), Some("250.0 W"));
+        assert_eq!(e.rows[0].cells[0].beside, [("ttft", "250.0 W".to_string())]);
+        // Less is better: the cell of the least energy is the bright end.
+        assert_eq!(e.scale_high, "2.50 J");
     }
 }

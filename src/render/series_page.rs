@@ -164,7 +164,7 @@ pub(crate) fn judgement_matrix(j: &Judgement, id: String, heading: String) -> Ra
         rows,
         left_out: Vec::new(),
         near_note: None,
-        key: crate::render::compare_words::ratio_key(),
+        key: crate::render::compare_words::ratio_key(crate::model::figure::Figure::Throughput),
     }
 }
 

@@ -42,8 +42,11 @@ const out = {
   prefill: c.prefillRows(d, set),
   total: views(false),
   per_gpu: views(true),
-  energy: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, "energy") })),
-  energy_notes: set.map((r) => c.energyNote(d, r)),
+  // Every figure beyond the headline: its matrices and each run's source.
+  figures: Object.fromEntries(d.figures.map((f) => [f.key, {
+    matrices: set.slice(1).map((b) => ({ b: b.id, ...c.ratioMatrix(d, set[0], b, f.key) })),
+    notes: set.map((r) => c.sourcesNote(f, r)),
+  }])),
   names: set.map((r) => r.model),
 };
 process.stdout.write(JSON.stringify(out));

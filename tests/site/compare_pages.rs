@@ -300,6 +300,7 @@ fn runs_on_different_gpu_counts_get_a_per_gpu_view_with_the_ratios_rescaled() {
         for (td, &n) in tr.select(&sel("td")).zip(&levels) {
             let shown = text(td.select(&sel(".ratio-value")).next().unwrap());
             match sitegen::compare::ratio::ratio(
+                sitegen::model::figure::Figure::Throughput,
                 glm.decode_cell(ctx_a, n),
                 step.decode_cell(ctx_b, n),
             ) {

@@ -102,7 +102,11 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
                     text: w::fill(w::FINDING_NO_DECODE, &names),
                 }),
             }
-            items.extend(energy_finding(a, b, &f));
+            items.extend(
+                f.other_figures
+                    .iter()
+                    .filter_map(|o| figure_finding(a, b, o)),
+            );
             if let Some(p) = f.prefill {
                 let faster = if f.prefill_faster_at.is_empty() {
                     String::new()
@@ -172,43 +176,49 @@ pub(crate) fn findings(runs: &[&Run]) -> Findings {
     Findings { pairs, reach }
 }
 
-/// The energy line of a pair's findings, when either run recorded energy:
-/// b's J per output token over a's where both have it, or who lacks it.
-pub(super) fn energy_finding(
+/// The line of a pair's findings for a figure beyond the headline, when
+/// either run has it: b's figure over a's where both have it, or who lacks it.
+pub(super) fn figure_finding(
     a: &Run,
     b: &Run,
-    f: &compare::findings::PairFindings,
+    f: &compare::findings::FigureFindings,
 ) -> Option<Finding> {
+    use crate::model::figure::Better;
     use crate::render::compare_words as w;
+    let words = &f.figure.definition().words;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
-    let text = match (f.energy, f.energy_recorded) {
+    let text = match (f.summary, f.recorded) {
         (_, [false, false]) => return None,
         (Some(e), _) => {
+            let (b_better, a_better) = match f.figure.definition().better {
+                Better::Higher => (e.above, e.below),
+                Better::Lower => (e.below, e.above),
+            };
             return Some(Finding {
-                label: w::FINDING_ENERGY.into(),
+                label: words.finding_label.into(),
                 figure: Some(format::ratio(e.median)),
                 text: w::fill(
-                    w::FINDING_ENERGY_TEXT,
+                    words.finding_text,
                     &[
                         ("a", an),
                         ("b", bn),
                         ("count", &e.count.to_string()),
                         ("min", &format::ratio(e.min)),
                         ("max", &format::ratio(e.max)),
-                        ("below", &e.below.to_string()),
-                        ("above", &e.above.to_string()),
+                        ("b_better", &b_better.to_string()),
+                        ("a_better", &a_better.to_string()),
                     ],
                 ),
             });
         }
-        (None, [true, true]) => w::FINDING_ENERGY_NONE_SHARED.to_string(),
+        (None, [true, true]) => words.finding_none_shared.to_string(),
         (None, [recorded_a, _]) => w::fill(
-            w::FINDING_ENERGY_ONE,
+            words.finding_one,
             &[("name", if recorded_a { an } else { bn })],
         ),
     };
     Some(Finding {
-        label: w::FINDING_ENERGY.into(),
+        label: words.finding_label.into(),
         figure: None,
         text,
     })

@@ -22,7 +22,7 @@ pub(crate) use charts::{ChartBlock, ChartKind, decode_blocks};
 use charts::{capacity_block, interactivity_block, names, prefill_block};
 use findings::Findings;
 pub(crate) use findings::findings;
-use ratios::{EnergySection, energy_section, ratio_matrices};
+use ratios::{FigureSection, figure_sections, ratio_matrices};
 pub(crate) use ratios::{RatioCell, RatioMatrix, RatioRow};
 use setup::{SetupRow, SetupState, setup_rows, tools_differ};
 
@@ -43,7 +43,8 @@ pub(crate) struct ComparePage {
     pub prefill: Option<ChartBlock>,
     pub decode: Vec<ChartBlock>,
     pub ratios: Vec<RatioMatrix>,
-    pub energy: Option<EnergySection>,
+    /// One section per figure beyond the headline that a run has.
+    pub figures: Vec<FigureSection>,
     pub interactivity: Option<ChartBlock>,
     /// The decode charts, ratios and interactivity again in tok/s per GPU,
     /// shown by the page's toggle, when the runs have different GPU counts.
@@ -143,7 +144,7 @@ impl ComparePage {
             Some(_) => runs
                 .iter()
                 .copied()
-                .filter(|r| compare::ratio::has_energy(r))
+                .filter(|r| compare::ratio::has(crate::model::figure::Figure::Energy, r))
                 .collect(),
             None => Vec::new(),
         };
@@ -258,7 +259,7 @@ impl ComparePage {
             prefill: prefill_block(&runs)?,
             decode: decode_blocks(&runs, &names(&runs), Basis::Total)?,
             ratios: ratio_matrices(&runs, Basis::Total),
-            energy: energy_section(&runs),
+            figures: figure_sections(&runs),
             interactivity: interactivity_block(&runs, Basis::Total)?,
             per_gpu: PerGpuView::new(&runs)?,
             shared_gpu_count: shared_gpu_count(&runs).filter(|&n| n > 1),
@@ -305,7 +306,7 @@ mod tests {
             "r".into(),
             "h".into(),
             ("A", "B"),
-            compare::ratio::Figure::Throughput(Basis::Total),
+            (crate::model::figure::Figure::Throughput, Basis::Total),
         );
         assert_eq!(m.levels, [1, 4]);
         let cells = &m.rows[0].cells;

@@ -1,8 +1,9 @@
-//! The ratio matrices of a comparison (throughput and energy), and the notes on rows and columns without a ratio.
+//! The ratio matrices of a comparison (throughput and every other figure), and the notes on rows and columns without a ratio.
 
 use crate::compare;
 use crate::compare::ratio::Basis;
 use crate::model::Run;
+use crate::model::figure::{Better, Figure};
 use crate::model::format;
 use crate::render::colour::ratio_shade;
 use crate::render::compare_words;
@@ -23,10 +24,17 @@ pub(crate) struct RatioMatrix {
     pub key: [String; 3],
 }
 
-/// Energy per output token, run against run, when any run recorded it.
-pub(crate) struct EnergySection {
+/// A figure beyond the headline (energy per output token ...), run against
+/// run, when any run has it.
+pub(crate) struct FigureSection {
+    /// Its key: the section's id.
+    pub id: &'static str,
+    /// The table of contents' word for it.
+    pub nav: &'static str,
+    pub heading: &'static str,
+    pub caption: &'static str,
     pub matrices: Vec<RatioMatrix>,
-    /// How each run's energy was found, one line per run.
+    /// Where each run's readings came from, one line per run.
     pub sources: Vec<String>,
 }
 
@@ -48,13 +56,18 @@ pub(crate) struct RatioCell {
     pub noise: Option<&'static str>,
 }
 
-/// The energy ratio matrices of a comparison, each run against the first,
-/// and how each run's energy was found; none when no run recorded any.
-pub(super) fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
-    use crate::render::compare_words as w;
-    if !runs.iter().any(|r| compare::ratio::has_energy(r)) {
-        return None;
-    }
+/// The ratio matrices of each figure beyond the headline that any run has,
+/// each run against the first, and where each run's readings came from.
+pub(super) fn figure_sections(runs: &[&Run]) -> Vec<FigureSection> {
+    Figure::ALL[1..]
+        .iter()
+        .filter(|&&f| runs.iter().any(|r| compare::ratio::has(f, r)))
+        .map(|&figure| figure_section(runs, figure))
+        .collect()
+}
+
+fn figure_section(runs: &[&Run], figure: Figure) -> FigureSection {
+    let d = figure.definition();
     let a = runs[0];
     let matrices = runs[1..]
         .iter()
@@ -62,18 +75,27 @@ pub(super) fn energy_section(runs: &[&Run]) -> Option<EnergySection> {
             ratio_matrix_between(
                 a,
                 b,
-                format!("energy-{}", b.id),
-                w::fill(
-                    w::ENERGY_HEADING,
+                format!("{}-{}", d.key, b.id),
+                compare_words::fill(
+                    d.words.ratio_heading,
                     &[("b", &b.meta.model), ("a", &a.meta.model)],
                 ),
                 (&a.meta.model, &b.meta.model),
-                compare::ratio::Figure::Energy,
+                (figure, Basis::Total),
             )
         })
         .collect();
-    let sources = runs.iter().map(|r| compare_words::energy_note(r)).collect();
-    Some(EnergySection { matrices, sources })
+    FigureSection {
+        id: d.key,
+        nav: d.words.finding_label,
+        heading: d.name,
+        caption: d.words.ratio_caption,
+        matrices,
+        sources: runs
+            .iter()
+            .map(|r| compare_words::sources_note(figure, r))
+            .collect(),
+    }
 }
 
 /// Each later run against the first.
@@ -93,7 +115,7 @@ pub(super) fn ratio_matrices(runs: &[&Run], basis: Basis) -> Vec<RatioMatrix> {
                 format!("ratio-{}{id_suffix}", b.id),
                 compare_words::fill(heading, &[("b", &b.meta.model), ("a", &a.meta.model)]),
                 (&a.meta.model, &b.meta.model),
-                compare::ratio::Figure::Throughput(basis),
+                (Figure::Throughput, basis),
             )
         })
         .collect()
@@ -109,15 +131,19 @@ pub(crate) fn ratio_matrix_between(
     id: String,
     heading: String,
     names: (&str, &str),
-    figure: compare::ratio::Figure,
+    (figure, basis): (Figure, Basis),
 ) -> RatioMatrix {
     use crate::render::compare_words::{
         NEAR_CONTEXTS, NO_RATIO_AT_LEVEL, NO_RATIO_AT_ROW, STATE_AT_CONTEXTS, STATE_AT_LEVELS, fill,
     };
-    let grid = compare::grid::RatioGrid::of(a, b, figure);
-    let energy = figure == compare::ratio::Figure::Energy;
-    // Less energy is better: it takes the colour of faster.
-    let shade = |r: f64| ratio_shade(if energy { 1.0 / r } else { r });
+    let grid = compare::grid::RatioGrid::of(a, b, figure, basis);
+    // Better takes the colour of faster, whichever way the figure is better.
+    let shade = |r: f64| {
+        ratio_shade(match figure.definition().better {
+            Better::Higher => r,
+            Better::Lower => 1.0 / r,
+        })
+    };
     let keep_level: Vec<bool> = (0..grid.levels.len())
         .map(|l| grid.level_has_ratio(l))
         .collect();
@@ -214,10 +240,9 @@ pub(crate) fn ratio_matrix_between(
     if left_alone {
         // Nothing to compare anywhere: one line, not one per row and level.
         left_out = vec![fill(
-            if energy {
-                compare_words::ENERGY_NO_RATIO_ANYWHERE
-            } else {
-                compare_words::NO_RATIO_ANYWHERE
+            match figure {
+                Figure::Throughput => compare_words::NO_RATIO_ANYWHERE,
+                other => other.definition().words.no_ratio_anywhere,
             },
             &[("a", names.0), ("b", names.1)],
         )];
@@ -246,11 +271,7 @@ pub(crate) fn ratio_matrix_between(
                 &[("rows", &near.join(", ")), ("a", names.0), ("b", names.1)],
             )
         }),
-        key: if energy {
-            compare_words::energy_key()
-        } else {
-            compare_words::ratio_key()
-        },
+        key: compare_words::ratio_key(figure),
     }
 }
 
