@@ -42,7 +42,7 @@ pub enum Command {
     /// Set up a results repository: data/ with an example run, a GitHub Pages
     /// workflow that builds with a released sitegen, .gitignore and README.
     Init(InitArgs),
-    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, changes.json, prices.json).
+    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, changes.json, prices.json, slo.json) and of the capacity download.
     Schema(SchemaArgs),
     /// Judge the newest run of every series against the runs before it:
     /// Markdown for people, JSON for machines, and an exit code for CI

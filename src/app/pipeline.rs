@@ -34,6 +34,8 @@ pub struct Loaded {
     pub series: Vec<crate::judge::series::Series>,
     pub comparisons: Vec<compare::plan::Comparison>,
     pub(crate) prices: crate::model::PricesFile,
+    /// The latency budgets capacity is judged at (`data/slo.json`, or the defaults).
+    pub(crate) slo: crate::model::slo::SloFile,
     /// Runs left out of the site, each with why.
     pub left_out: Vec<String>,
 }
@@ -44,10 +46,11 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let runs = store::load_runs(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
-    let (mut runs, file, prices) = match (runs, file, prices) {
-        (Ok(runs), Ok(file), Ok(prices)) => (runs, file, prices),
-        (runs, file, prices) => {
-            let errors = [runs.err(), file.err(), prices.err()]
+    let slo = store::load_slo(data_dir);
+    let (mut runs, file, prices, slo) = match (runs, file, prices, slo) {
+        (Ok(runs), Ok(file), Ok(prices), Ok(slo)) => (runs, file, prices, slo),
+        (runs, file, prices, slo) => {
+            let errors = [runs.err(), file.err(), prices.err(), slo.err()]
                 .into_iter()
                 .flatten()
                 .collect();
@@ -101,6 +104,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
         series,
         comparisons,
         prices,
+        slo,
         left_out,
     })
 }
@@ -112,6 +116,7 @@ fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSu
         &data.series,
         &data.comparisons,
         &data.prices,
+        &data.slo,
         sink,
     )?;
     Ok(BuildSummary {

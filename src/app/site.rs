@@ -32,6 +32,9 @@ impl SiteSink for Site {
     }
 }
 
+/// The schema of every run's `capacity.json`, published at `runs/`.
+pub(crate) const CAPACITY_SCHEMA: &str = "capacity.schema.json";
+
 /// Renders every page of the site and the downloads beside them into `sink`,
 /// each file as soon as it is made; returns how many files it made.
 pub(crate) fn render_site(
@@ -39,6 +42,7 @@ pub(crate) fn render_site(
     all_series: &[crate::judge::series::Series],
     comparisons: &[Comparison],
     prices: &crate::model::PricesFile,
+    slo: &crate::model::slo::SloFile,
     sink: &mut dyn SiteSink,
 ) -> anyhow::Result<usize> {
     let mut files = 0;
@@ -49,6 +53,15 @@ pub(crate) fn render_site(
     for (path, text) in render::STATIC_FILES {
         add(path.to_string(), text.as_bytes().to_vec())?;
     }
+    // The capacity download's schema, beside the runs that offer it.
+    let capacity_schema = crate::store::schema::data_schemas()
+        .into_iter()
+        .find(|(name, _)| *name == CAPACITY_SCHEMA)
+        .expect("the capacity schema is listed");
+    add(
+        format!("runs/{CAPACITY_SCHEMA}"),
+        capacity_schema.1.into_bytes(),
+    )?;
     // Each run's series and its place there, found once: (series, position).
     let mut place: Vec<Option<(&crate::judge::series::Series, usize)>> = vec![None; runs.len()];
     for s in all_series {
@@ -80,6 +93,7 @@ pub(crate) fn render_site(
                 regression: j.verdict == crate::judge::change::Verdict::Regression,
             }
         });
+        page = page.with_capacity(run, slo);
         let price = crate::compare::cost::price_for(prices, run);
         if let Some(p) = price {
             page = page.with_cost(run, p);
@@ -109,9 +123,18 @@ pub(crate) fn render_site(
             format!("{dir}measurements.csv"),
             export::csv::measurements_csv(run, price, electricity).into_bytes(),
         )?;
+        add(
+            format!("{dir}capacity.csv"),
+            export::capacity::capacity_csv(run, slo).into_bytes(),
+        )?;
+        add(
+            format!("{dir}capacity.json"),
+            export::capacity::capacity_json(run, slo).into_bytes(),
+        )?;
     }
     for c in comparisons {
         let html = render::compare_page::ComparePage::new(runs, c)?
+            .with_capacity(runs, c, slo)
             .with_cost(runs, c, prices)
             .render()
             .with_context(|| format!("rendering the comparison {}", c.id))?;
@@ -150,7 +173,7 @@ pub(crate) fn render_site(
         "compare/definitions.js".into(),
         render::browser::definitions_js(runs, comparisons).into_bytes(),
     )?;
-    let pages = render::index_page::IndexPages::new(runs, comparisons, all_series)?;
+    let pages = render::index_page::IndexPages::new(runs, comparisons, all_series, slo)?;
     let index = pages.index.render().context("rendering index.html")?;
     add("index.html".into(), index.into_bytes())?;
     if let Some(js) = pages.all_runs {

@@ -2,8 +2,10 @@
 //! numbers a comparison shows, by concept: one cell against another
 //! ([`ratio`]), the grid of cells runs share ([`grid`]), what a comparison
 //! finds ([`findings`]), a run's frontiers ([`frontier`]), its setup and
-//! figures in a table ([`setup`]), and cost ([`cost`]). Pure, no I/O.
+//! figures in a table ([`setup`]), cost ([`cost`]) and capacity within a
+//! latency budget ([`capacity`]). Pure, no I/O.
 
+pub mod capacity;
 pub mod cost;
 pub mod findings;
 pub mod frontier;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::At;
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 /// How the two tools' figures differ from docs/measurement.md, keyed by the
@@ -265,6 +266,7 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
             .map(|t| 1000.0 / t);
         cell.ttft_median_ms = ttft.as_ref().map(|(t, _)| *t);
         cell.tbt_median_ms = itl.as_ref().map(|(t, _)| *t);
+        cell.latency = latency(at, completed)?.map(Box::new);
         cell.avg_active_requests = e2e_mean
             .as_ref()
             .map(|(e2e_ms, _)| e2e_ms / 1000.0 * completed as f64 / duration);
@@ -305,6 +307,39 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
     }
     cell.measured_by = Some(measured_by(at, tool, definitions));
     Ok(BurstCell { cell, warnings })
+}
+
+/// The percentiles the file states of TTFT, TPOT, ITL and end-to-end
+/// latency (`median_*`/`p50_*`, `p90_*`, `p95_*`, `p99_*`, whichever
+/// `--metric-percentiles` asked for), over its completed requests. A
+/// percentile the file lacks stays absent.
+fn latency(at: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
+    let of = |names: &[&str]| -> anyhow::Result<Option<Quantiles>> {
+        let get = |stat: &str| -> anyhow::Result<Option<f64>> {
+            Ok(figure_ms(at, stat, names)?.map(|(v, _)| v))
+        };
+        let q = Quantiles {
+            p50: match get("median")? {
+                Some(v) => Some(v),
+                None => get("p50")?,
+            },
+            p90: get("p90")?,
+            p95: get("p95")?,
+            p99: get("p99")?,
+            requests: Some(completed),
+        };
+        Ok([q.p50, q.p90, q.p95, q.p99]
+            .iter()
+            .any(Option::is_some)
+            .then_some(q))
+    };
+    Ok(Latency {
+        ttft_ms: of(&["ttft"])?,
+        tpot_ms: of(&["tpot"])?,
+        tbt_ms: of(&["itl"])?,
+        e2e_ms: of(&["e2el", "e2e_latency", "latency"])?,
+    }
+    .known())
 }
 
 fn measured_by(at: &At, tool: &str, definitions: BTreeMap<String, String>) -> MeasuredBy {

@@ -14,6 +14,7 @@ pub mod format;
 pub mod labels;
 pub mod launch;
 pub(crate) mod redact;
+pub mod slo;
 pub mod table;
 pub mod validate;
 
@@ -491,6 +492,11 @@ pub struct DecodeCell {
     /// `sitegen run` or as the importing tool reported it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<Box<CellSpread>>,
+    /// Latency percentiles with the requests behind them (TTFT, time per
+    /// output token, time between tokens, end to end), as measured or as the
+    /// importing tool stated them: what a latency budget is judged on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Box<slo::Latency>>,
     /// What the server and its GPUs did during the window, where it was
     /// recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -624,6 +630,7 @@ impl DecodeCell {
             max_pause_ms: None,
             total_tok_per_s_ci95: None,
             spread: None,
+            latency: None,
             telemetry: None,
             repeats: Vec::new(),
             detail: None,

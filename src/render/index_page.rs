@@ -123,7 +123,7 @@ pub(crate) const ALL_RUNS_JS: &str = "all-runs/runs.js";
 /// from it exactly as templates/runs_table.html writes one (the browser
 /// tier compares them). Each run is [id, link, model, gpu, engine name,
 /// quantization, name, cells], a cell [text, sort key or "", holds words].
-pub(crate) fn all_runs_js(rows: &[RunSummary], shape: Shape) -> String {
+pub(crate) fn all_runs_js(rows: &[RunSummary], shape: &Shape) -> String {
     let runs: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
@@ -215,25 +215,53 @@ pub(crate) struct RunSummary {
     pub prefill_8k: SortedText,
     /// Most output tokens per joule of a Valid cell, "0.54 (32K × 4)".
     pub best_tok_per_joule: SortedText,
+    /// Requests at once within the first tier at the smallest context
+    /// judged, "16 (8K)".
+    pub capacity: SortedText,
 }
 
 /// The runs table's optional columns: Measured when any run has a date,
-/// Best tok/J when any run recorded its GPUs' energy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Best tok/J when any run recorded its GPUs' energy, Users within budget
+/// (its caption naming the tier) when some run can be judged at the first
+/// tier.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Shape {
     pub dated: bool,
     pub energy: bool,
+    pub capacity: Option<String>,
 }
 
 impl Shape {
-    fn of(runs: &[Run]) -> Shape {
+    fn of(runs: &[Run], tier: Option<&crate::model::slo::SloTier>) -> Shape {
         Shape {
             dated: runs.iter().any(|r| r.meta.measured_at.is_some()),
             energy: runs
                 .iter()
                 .any(|r| crate::compare::ratio::has(crate::model::figure::Figure::Energy, r)),
+            capacity: tier
+                .filter(|t| runs.iter().any(|r| smallest_capacity(r, t).is_some()))
+                .map(|t| {
+                    format!(
+                        "Users within budget: the most requests at once whose cell met {} ({}) at the smallest context judged.",
+                        t.name,
+                        super::capacity::tier_limits(t)
+                    )
+                }),
         }
     }
+}
+
+/// The capacity of `run` at `tier` at its smallest context that can be
+/// judged: (context, the most requests at once, `None` when none met it).
+fn smallest_capacity(run: &Run, tier: &crate::model::slo::SloTier) -> Option<(u64, Option<u32>)> {
+    crate::compare::capacity::capacity(run, tier)
+        .into_iter()
+        .find_map(|r| match r.outcome {
+            crate::compare::capacity::RowOutcome::Judged(c) => {
+                Some((r.context_tokens, c.max_concurrency))
+            }
+            crate::compare::capacity::RowOutcome::NotRecorded { .. } => None,
+        })
 }
 
 /// A column of the runs table after the model's: its heading, whether it
@@ -247,7 +275,7 @@ pub(crate) struct RunColumn {
 /// The runs table's columns after the model's, in order, once for the
 /// pages and site.js's rows: the figures first (on a phone they are what
 /// fits beside the model), then what the run ran on and when.
-pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
+pub(crate) fn run_columns(shape: &Shape) -> Vec<RunColumn> {
     let mut columns = vec![
         RunColumn {
             heading: "Peak total tok/s",
@@ -282,6 +310,13 @@ pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
             cell: |r| r.best_tok_per_joule.clone(),
         });
     }
+    if shape.capacity.is_some() {
+        columns.push(RunColumn {
+            heading: "Users within budget",
+            words: false,
+            cell: |r| r.capacity.clone(),
+        });
+    }
     columns.extend([
         RunColumn {
             heading: "Hardware",
@@ -306,7 +341,7 @@ pub(crate) fn run_columns(shape: Shape) -> Vec<RunColumn> {
 
 impl RunSummary {
     /// The run's cells after the model's, in [`run_columns`] order.
-    pub fn cells(&self, shape: Shape) -> Vec<(SortedText, bool)> {
+    pub fn cells(&self, shape: &Shape) -> Vec<(SortedText, bool)> {
         run_columns(shape)
             .into_iter()
             .map(|c| ((c.cell)(self), c.words))
@@ -321,7 +356,9 @@ impl IndexPages {
         runs: &[Run],
         comparisons: &[Comparison],
         series: &[crate::judge::series::Series],
+        slo: &crate::model::slo::SloFile,
     ) -> Result<IndexPages, super::charts::ChartError> {
+        let tier = slo.tiers.first();
         // Runs of one model told apart the same way in every list and key.
         let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
         let mut order: Vec<usize> = (0..runs.len()).collect();
@@ -335,17 +372,17 @@ impl IndexPages {
             },
         );
         let overview = overview(runs, &order, &all_names)?;
-        let shape = Shape::of(runs);
+        let shape = Shape::of(runs, tier);
         // Every run's row, once: the index lists the newest; past
         // INDEX_RUNS, the all-runs pages list them all and the script the
         // index loads on demand holds them all. Filters offer every run's values.
         let every: Vec<RunSummary> = order
             .iter()
-            .map(|&i| summary(&runs[i], all_names[i].clone()))
+            .map(|&i| summary(&runs[i], all_names[i].clone(), tier))
             .collect();
         let paged = runs.len() > INDEX_RUNS;
         let filters = filters_of(&every);
-        let all_runs = paged.then(|| all_runs_js(&every, shape));
+        let all_runs = paged.then(|| all_runs_js(&every, &shape));
         let newest: Vec<RunSummary> = every.iter().take(INDEX_RUNS).cloned().collect();
         let mut lists = Vec::new();
         if paged {
@@ -369,7 +406,7 @@ impl IndexPages {
                     run_pages: list_links(runs.len(), root, Some(page)),
                     filters: filters_of(&rows),
                     runs: rows,
-                    shape,
+                    shape: shape.clone(),
                     pick: PickBar::new(),
                     all_runs_src: "",
                     all_runs_count: 0,
@@ -521,7 +558,7 @@ fn overview(
     }))
 }
 
-fn summary(run: &Run, name: String) -> RunSummary {
+fn summary(run: &Run, name: String, tier: Option<&crate::model::slo::SloTier>) -> RunSummary {
     let valid = |s: Status| s == Status::Valid;
     let single_stream =
         crate::compare::findings::single_stream(run).map_or_else(SortedText::none, |(ctx, v)| {
@@ -571,7 +608,18 @@ fn summary(run: &Run, name: String) -> RunSummary {
                 ),
             }
         });
+    let capacity =
+        tier.and_then(|t| smallest_capacity(run, t))
+            .map_or_else(SortedText::none, |(ctx, n)| SortedText {
+                sort: n.unwrap_or(0).to_string(),
+                text: format!(
+                    "{} ({})",
+                    n.map_or_else(|| "none".to_string(), |n| n.to_string()),
+                    format::context_label(ctx)
+                ),
+            });
     RunSummary {
+        capacity,
         best_tok_per_joule,
         id: run.id.clone(),
         href: super::run_href(run),

@@ -4,6 +4,7 @@
 //! downloads, into the site. Rendering itself writes nothing.
 
 pub mod browser;
+pub mod capacity;
 pub mod change_words;
 pub mod charts;
 pub mod colour;

@@ -29,7 +29,7 @@ pub struct RunPage {
     pub summary: Vec<String>,
     /// The answer first: (what, figure, where), e.g. ("Peak", "2,270.4
     /// total tok/s", "at 8K × 32"), each from the run's Valid cells.
-    pub key_figures: Vec<(&'static str, String, String)>,
+    pub key_figures: Vec<(String, String, String)>,
     pub cards: Vec<Card>,
     pub launch_command: Option<String>,
     pub notes_html: Option<String>,
@@ -70,6 +70,10 @@ pub struct RunPage {
     /// How the electricity column was computed, when data/prices.json
     /// prices a kWh and the run recorded energy.
     pub electricity_note: Option<String>,
+    /// Users within each latency budget (`with_capacity`).
+    pub capacity: Option<super::capacity::CapacitySection>,
+    /// What the matrix's mark means, when a cell met the chosen tier.
+    pub capacity_mark: Option<String>,
 }
 
 /// A run's place in its series: a link, and how it compares with the
@@ -175,6 +179,9 @@ pub struct MatrixCell {
     /// Why the cell has its status, when the data says: the page also lists
     /// it under the matrix, never only in the tooltip.
     pub reason: Option<String>,
+    /// It met the chosen latency tier (`with_capacity`): marked by its
+    /// class, so its text stays the reference's, and said in `describe`.
+    pub slo: bool,
 }
 
 /// One decode window's tokens per second, drawn small.
@@ -376,7 +383,10 @@ impl RunPage {
             page_title: format!("{title} · Speed test matrix"),
             generator: super::GENERATOR,
             badges: labels::engine_badges(&run.meta.engine),
-            key_figures: key_figures(run),
+            key_figures: key_figures(run)
+                .into_iter()
+                .map(|(what, figure, at)| (what.to_string(), figure, at))
+                .collect(),
             summary: [labels::matrix_summary(run), labels::prefill_summary(run)]
                 .into_iter()
                 .flatten()
@@ -478,6 +488,8 @@ impl RunPage {
             series: None,
             cost_note: None,
             electricity_note: None,
+            capacity: None,
+            capacity_mark: None,
             gpus: run.meta.hardware.gpu_count,
             total_column: columns
                 .iter()
@@ -492,6 +504,58 @@ impl RunPage {
 
     /// Adds the cost per million output tokens of every valid decode cell,
     /// at the price of the run's GPU.
+    /// Adds capacity within each tier of `slo`: the section, the chosen
+    /// tier's key figure after the peak, and its mark on the matrix cells
+    /// that met it.
+    pub(crate) fn with_capacity(mut self, run: &Run, slo: &crate::model::slo::SloFile) -> Self {
+        use super::capacity;
+        let rows = capacity::tier_rows(run, slo);
+        self.capacity = capacity::section(&rows);
+        let Some((tier, tier_rows)) = capacity::chosen_tier(&rows) else {
+            return self;
+        };
+        if let Some(k) = capacity::key_figure(tier, tier_rows) {
+            let at = self
+                .key_figures
+                .iter()
+                .position(|f| f.0 == "Peak")
+                .map_or(0, |i| i + 1);
+            self.key_figures.insert(at, k);
+        }
+        let (contexts, levels) = (run.decode_contexts(), run.concurrency_levels());
+        let Some(m) = self.matrix.as_mut() else {
+            return self;
+        };
+        let mut marked = false;
+        for (row, &ctx) in m.rows.iter_mut().zip(&contexts) {
+            for (cell, &n) in row.cells.iter_mut().zip(&levels) {
+                let Some(c) = run.decode_cell(ctx, n) else {
+                    continue;
+                };
+                let (judged, _) = crate::compare::capacity::judge_cell(c, tier);
+                if judged != crate::compare::capacity::Judged::Meets {
+                    continue;
+                }
+                marked = true;
+                cell.slo = true;
+                let share = crate::compare::capacity::requests_meeting(c, tier)
+                    .map(|(met, of)| {
+                        format!(
+                            ", {met} of {} met it",
+                            format::counted(of as usize, "request")
+                        )
+                    })
+                    .unwrap_or_default();
+                cell.describe
+                    .push_str(&format!("; met {}{share}", tier.name));
+            }
+        }
+        if marked {
+            self.capacity_mark = Some(capacity::mark_legend(tier));
+        }
+        self
+    }
+
     pub(crate) fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {
         use crate::compare::cost;
         let gpus = run.meta.hardware.gpu_count;
@@ -656,6 +720,7 @@ fn matrix_cell(
             beside: Vec::new(),
             describe: format!("{where_}: not measured"),
             reason: None,
+            slo: false,
         };
     };
     let figures = cell.status.has_figures();
@@ -704,6 +769,7 @@ fn matrix_cell(
         beside,
         describe,
         reason: cell.reason.clone(),
+        slo: false,
     }
 }
 

@@ -1,6 +1,7 @@
 //! From what a decode window recorded to the figures and status of its cell.
 //! Pure functions: every definition of docs/measurement.md lives here.
 
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{
     CellSpread, Interval, LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples,
     Spread, Status,
@@ -130,6 +131,7 @@ pub(crate) struct WindowFigures {
     pub measured_s: f64,
     pub ttft_ms: Option<Percentiles>,
     pub tbt_ms: Option<Percentiles>,
+    pub latency: Option<Latency>,
     pub tokens_per_chunk: Option<f64>,
     pub max_pause_ms: Option<f64>,
     pub pause_ms: Option<PauseSummary>,
@@ -253,6 +255,18 @@ fn percentiles(values: &[(f64, f64)]) -> Option<Percentiles> {
     })
 }
 
+/// The latency percentiles of `values` over `requests` requests.
+fn quantiles(values: &[(f64, f64)], requests: usize) -> Option<Quantiles> {
+    let at = |q| weighted_percentile(values, q);
+    Some(Quantiles {
+        p50: Some(at(0.50)?),
+        p90: at(0.90),
+        p95: at(0.95),
+        p99: at(0.99),
+        requests: Some(requests as u64),
+    })
+}
+
 /// Below this many characters of repetition, output is not called a loop.
 pub(crate) const LOOP_MIN_CHARS: usize = 400;
 /// Longest repeated unit looked for.
@@ -300,6 +314,8 @@ pub(crate) fn summarize(
     let mut chunks_inside = 0u64;
     let mut ttfts = Vec::new();
     let mut tbts = Vec::new();
+    let mut tpots = Vec::new();
+    let mut e2es = Vec::new();
     let mut rates = Vec::new();
     let mut active_time = 0.0;
     let mut intervals = Vec::new();
@@ -350,6 +366,7 @@ pub(crate) fn summarize(
                 let per_token_ms = (t1 - t0) * 1000.0 / after_first as f64;
                 tbt_ms = Some(per_token_ms);
                 tbts.push((per_token_ms, after_first as f64));
+                tpots.push((per_token_ms, 1.0));
                 rates.push((after_first as f64 / (t1 - t0), 1.0));
             }
         }
@@ -370,6 +387,12 @@ pub(crate) fn summarize(
             }
         }
         let outcome = r.outcome();
+        if matches!(outcome, Outcome::Finished | Outcome::StoppedEarly)
+            && inside(r.start)
+            && r.end <= window_s
+        {
+            e2es.push(((r.end - r.start) * 1000.0, 1.0));
+        }
         match outcome {
             Outcome::Finished | Outcome::StoppedEarly if r.end <= window_s => completed += 1,
             Outcome::Failed => {
@@ -506,6 +529,13 @@ pub(crate) fn summarize(
         measured_s: window_s,
         ttft_ms: percentiles(&ttfts),
         tbt_ms: percentiles(&tbts),
+        latency: Latency {
+            ttft_ms: quantiles(&ttfts, ttfts.len()),
+            tpot_ms: quantiles(&tpots, tpots.len()),
+            tbt_ms: quantiles(&tbts, tpots.len()),
+            e2e_ms: quantiles(&e2es, e2es.len()),
+        }
+        .known(),
         tokens_per_chunk: (chunks_inside > 0).then(|| output_tokens as f64 / chunks_inside as f64),
         max_pause_ms: pauses.iter().map(|(p, _)| *p).max_by(f64::total_cmp),
         pause_ms: pauses

@@ -1009,6 +1009,7 @@ impl Measure {
             max_pause_ms: keep(f.max_pause_ms),
             total_tok_per_s_ci95: f.total_ci95.filter(|_| figures),
             spread: f.spread.filter(|_| figures).map(Box::new),
+            latency: f.latency.filter(|_| figures).map(Box::new),
             telemetry: (telemetry != CellTelemetry::default()).then(|| Box::new(telemetry)),
             repeats: Vec::new(),
             detail: Some(Box::new(DecodeDetail {

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::model::slo::{self, SloFile};
 use crate::model::validate::{self, Invalid};
 use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
 
@@ -322,6 +323,76 @@ pub(crate) fn load_prices(data_dir: &Path) -> Result<crate::model::PricesFile, S
         ));
     }
     Ok(file)
+}
+
+pub(crate) const SLO_FILE: &str = "slo.json";
+
+/// Reads `data/slo.json`; no file means the default tiers
+/// (`SloFile::defaults`).
+pub(crate) fn load_slo(data_dir: &Path) -> Result<SloFile, StoreError> {
+    let path = data_dir.join(SLO_FILE);
+    if !path.is_file() {
+        return Ok(SloFile::defaults());
+    }
+    let file: SloFile = read_json(&path)?;
+    validate_slo(&path, &file)?;
+    Ok(file)
+}
+
+fn validate_slo(path: &Path, file: &SloFile) -> Result<(), StoreError> {
+    if file.tiers.is_empty() {
+        return Err(field_err(
+            path,
+            "tiers",
+            "expected at least one tier; remove the file to use the default tiers",
+        ));
+    }
+    for (i, t) in file.tiers.iter().enumerate() {
+        let field = |name: &str| format!("tiers[{i}].{name}");
+        if t.name.trim().is_empty() {
+            return Err(field_err(path, &field("name"), "expected a name"));
+        }
+        if let Some(j) = file.tiers[..i].iter().position(|u| u.name == t.name) {
+            return Err(field_err(
+                path,
+                &field("name"),
+                format!("{:?} is also tiers[{j}]: one tier per name", t.name),
+            ));
+        }
+        if !slo::PERCENTILES.contains(&t.percentile) {
+            return Err(field_err(
+                path,
+                &field("percentile"),
+                format!("expected 50, 90, 95 or 99, found {}", t.percentile),
+            ));
+        }
+        if t.ttft_ms.is_none() && t.tpot_ms.is_none() {
+            return Err(field_err(
+                path,
+                &format!("tiers[{i}]"),
+                "expected a limit: ttft_ms, tpot_ms or both",
+            ));
+        }
+        for (name, limit) in [("ttft_ms", t.ttft_ms), ("tpot_ms", t.tpot_ms)] {
+            if let Some(v) = limit
+                && !(v.is_finite() && v > 0.0)
+            {
+                return Err(field_err(
+                    path,
+                    &field(name),
+                    format!("expected milliseconds above 0, found {v}"),
+                ));
+            }
+        }
+        if t.source.trim().is_empty() {
+            return Err(field_err(
+                path,
+                &field("source"),
+                "expected where the limits come from",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A `run.json`'s text, read and checked as [`load_run`] reads it.

@@ -1,12 +1,14 @@
 //! JSON Schemas of the data files, generated from the Rust types so the
 //! documented format cannot drift from what `store` reads.
 
+use crate::model::slo::SloFile;
 use crate::model::{Cell, ChangesFile, ComparisonsFile, PricesFile, RunMeta};
 use crate::store::to_json;
 
 /// (file name, schema text) of `comparisons.json`, `changes.json`,
-/// `prices.json`, `run.json` and a cell file.
-pub fn data_schemas() -> [(&'static str, String); 5] {
+/// `prices.json`, `slo.json`, `run.json`, a cell file, and the capacity
+/// download a run page offers.
+pub fn data_schemas() -> [(&'static str, String); 7] {
     [
         (
             "comparisons.schema.json",
@@ -20,7 +22,12 @@ pub fn data_schemas() -> [(&'static str, String); 5] {
             "prices.schema.json",
             to_json(&schemars::schema_for!(PricesFile)),
         ),
+        ("slo.schema.json", to_json(&schemars::schema_for!(SloFile))),
         ("run.schema.json", to_json(&schemars::schema_for!(RunMeta))),
         ("cell.schema.json", to_json(&schemars::schema_for!(Cell))),
+        (
+            "capacity.schema.json",
+            to_json(&schemars::schema_for!(crate::model::slo::CapacityFile)),
+        ),
     ]
 }

@@ -1734,3 +1734,124 @@ async fn the_emulator_answers_as_real_vllm_0_32_does() {
     assert_eq!(compared, index.len());
     assert!(compared >= 10, "{compared} exchanges");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn capacity_at_a_tpot_limit_is_the_engine_log_s_at_each_context() {
+    use sitegen::compare::capacity::{Breach, Limit, RowOutcome, capacity};
+    use sitegen::model::slo::{Quantiles, SloTier};
+    let _serial = SERIAL.lock().await;
+    // Time per token 20 ms + 8 ms per other stream: 20, 28, 44, 76 ms at
+    // 1, 2, 4, 8 streams. The KV cache holds 8 × (512 + 2,000) but only
+    // 2 × (8,192 + 2,000): at 8K the cache binds before the limit does.
+    let config = EmulatorConfig {
+        step_per_stream: Duration::from_millis(8),
+        kv_capacity: 20_500,
+        ..Default::default()
+    };
+    let plan = [
+        "--contexts",
+        "512,8192",
+        "--concurrency",
+        "1,2,4,8",
+        "--duration",
+        "3s",
+        "--max-output",
+        "2000",
+        "--metrics-interval",
+        "0s",
+    ];
+    let (emu, run) = measure(config, &plan).await;
+    let limit = 50.0;
+    let tier = SloTier {
+        name: "50 ms".into(),
+        percentile: 50,
+        ttft_ms: None,
+        tpot_ms: Some(limit),
+        source: "test".into(),
+    };
+    let rows = capacity(&run, &tier);
+    assert_eq!(rows.len(), 2);
+    for row in &rows {
+        let ctx = row.context_tokens;
+        // The engine's own log: each cell's median time per output token
+        // over the requests of its window, against the limit.
+        let mut truth = None;
+        let mut breaks_at = None;
+        for n in [1, 2, 4, 8] {
+            let cell = run.decode_cell(ctx, n).unwrap();
+            if cell.status != Status::Valid {
+                breaks_at.get_or_insert((n, None));
+                continue;
+            }
+            let t0 = t0(cell);
+            let tpots = emu
+                .engine
+                .tpot_ms_by_request(t0, t0 + cell.measured_s.unwrap());
+            let median = Quantiles::of(&tpots).unwrap().p50.unwrap();
+            let sitegen = cell.latency.as_ref().unwrap().tpot_ms.as_ref().unwrap();
+            assert_eq!(sitegen.requests, Some(tpots.len() as u64), "{ctx} x{n}");
+            assert!(
+                (sitegen.p50.unwrap() - median).abs() <= median * 0.02,
+                "{ctx} x{n}: sitegen's median TPOT {:?} vs the engine's {median}",
+                sitegen.p50
+            );
+            if median <= limit && breaks_at.is_none() {
+                truth = Some(n);
+            } else {
+                breaks_at.get_or_insert((n, Some(median)));
+            }
+        }
+        let RowOutcome::Judged(c) = &row.outcome else {
+            panic!("{ctx}: not judged: {:?}", row.outcome)
+        };
+        assert_eq!(c.max_concurrency, truth, "{ctx}");
+        assert!(c.monotone(), "{ctx}");
+        let b = c.breaks.as_ref().expect("a level breaks");
+        let (n, median) = breaks_at.unwrap();
+        assert_eq!(b.concurrency, n, "{ctx}");
+        match (b.breach, median) {
+            (
+                Breach::Over {
+                    limit: Limit::Tpot,
+                    value,
+                    ..
+                },
+                Some(m),
+            ) => {
+                assert!((value - m).abs() <= m * 0.02, "{ctx}: {value} vs {m}")
+            }
+            (Breach::Status(Status::OverCapacity), None) => {}
+            other => panic!("{ctx}: {other:?}"),
+        }
+        println!("{ctx}: capacity {truth:?}, breaks at {n} ({:?})", b.breach);
+    }
+    // The configuration's own answer, so the test cannot pass on a log that
+    // says nothing: TPOT binds at 512, the KV cache at 8K.
+    let at = |ctx: u64| match &rows
+        .iter()
+        .find(|r| r.context_tokens == ctx)
+        .unwrap()
+        .outcome
+    {
+        RowOutcome::Judged(c) => (c.max_concurrency, c.breaks.as_ref().map(|b| b.breach)),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        matches!(
+            at(512),
+            (
+                Some(4),
+                Some(Breach::Over {
+                    limit: Limit::Tpot,
+                    ..
+                })
+            )
+        ),
+        "{:?}",
+        at(512)
+    );
+    assert_eq!(
+        at(8192),
+        (Some(2), Some(Breach::Status(Status::OverCapacity)))
+    );
+}

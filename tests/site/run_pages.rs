@@ -276,6 +276,9 @@ fn the_index_lists_every_run_with_key_figures_and_working_links() {
                 "567.6",
                 "18.9K",
                 "1024K",
+                // Within the first tier (20 tok/s per user, median TTFT ≤
+                // 2 s) at 8K: GLM's 8K × 32 waits 11.5 s for a first token.
+                "16 (8K)",
                 "H200 ×4",
                 "vllm · FP8"
             ],
@@ -286,6 +289,7 @@ fn the_index_lists_every_run_with_key_figures_and_working_links() {
                 "1,168.3",
                 "34.2K",
                 "256K",
+                "128 (8K)",
                 "H200 ×4",
                 "vllm · 0.29.0 · BF16"
             ],

@@ -38,6 +38,9 @@ pub struct EmulatorConfig {
     pub prefill_tok_per_s: f64,
     /// Time of one decode step.
     pub step: Duration,
+    /// Added to each decode step per other request running at that moment:
+    /// time between tokens that grows by a known step per stream.
+    pub step_per_stream: Duration,
     /// Tokens each step emits per request (1, or more like speculative decoding).
     pub tokens_per_step: u64,
     /// KV cache in tokens; a request holds prompt + max_tokens while it runs.
@@ -242,6 +245,7 @@ impl Default for EmulatorConfig {
             max_model_len: 65_536,
             prefill_tok_per_s: 200_000.0,
             step: Duration::from_millis(20),
+            step_per_stream: Duration::ZERO,
             tokens_per_step: 1,
             kv_capacity: 10_000_000,
             max_running: 1024,
@@ -664,6 +668,26 @@ impl Engine {
 
     /// Median over tokens of each request's (last - first emission) / tokens
     /// after the first, counting emissions in [t0, t1].
+    /// Each request's time per output token inside [t0, t1]: (last − first
+    /// emission) / tokens after the first, for requests with two emissions there.
+    pub fn tpot_ms_by_request(&self, t0: f64, t1: f64) -> Vec<f64> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| {
+                let inside: Vec<&(f64, u64)> = r
+                    .emissions
+                    .iter()
+                    .filter(|(t, _)| *t >= t0 && *t <= t1)
+                    .collect();
+                let after_first: u64 = inside.get(1..)?.iter().map(|(_, k)| k).sum();
+                (after_first > 0)
+                    .then(|| (inside.last().unwrap().0 - inside[0].0) * 1000.0 / after_first as f64)
+            })
+            .collect()
+    }
+
     pub fn median_tbt_ms(&self, t0: f64, t1: f64) -> f64 {
         let mut weighted: Vec<(f64, u64)> = Vec::new();
         for r in self.log.lock().unwrap().iter() {
@@ -1479,6 +1503,12 @@ async fn next_step(e: &Engine, ticker: &mut tokio::time::Interval, request: u64,
         None => {
             ticker.tick().await;
         }
+    }
+    // Every other running request lengthens the step.
+    if !e.config.step_per_stream.is_zero() {
+        let others = e.counters.lock().unwrap().running.saturating_sub(1);
+        tokio::time::sleep(e.config.step_per_stream * others as u32).await;
+        ticker.reset();
     }
     // A throttled GPU: the step takes `slow` times as long.
     if let Some(t) = e.throttle_at(now()) {

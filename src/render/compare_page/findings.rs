@@ -416,3 +416,76 @@ pub(super) fn best_findings(
     }
     items
 }
+
+/// One line per tier: how many requests each run serves within it, context
+/// by context where both can be judged, with b's capacity over a's; or who
+/// does not state the percentile.
+pub(super) fn capacity_findings(
+    a: &Run,
+    b: &Run,
+    slo: &crate::model::slo::SloFile,
+) -> Vec<Finding> {
+    use crate::compare::capacity::{PairAtTier, pair};
+    use crate::render::capacity::tier_limits;
+    let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    slo.tiers
+        .iter()
+        .map(|t| {
+            let text = match pair(a, b, t) {
+                PairAtTier::Both(rows) => {
+                    let count =
+                        |n: Option<u32>| n.map_or_else(|| "none".to_string(), |n| n.to_string());
+                    let items: Vec<String> = rows
+                        .iter()
+                        .map(|&(ctx, na, nb)| {
+                            let ratio = match (na, nb) {
+                                (Some(x), Some(y)) if x > 0 => {
+                                    format!(" ({})", format::ratio(f64::from(y) / f64::from(x)))
+                                }
+                                _ => String::new(),
+                            };
+                            format!(
+                                "{}: {bn} {}, {an} {}{ratio}",
+                                format::context_label(ctx),
+                                count(nb),
+                                count(na)
+                            )
+                        })
+                        .collect();
+                    format!(
+                        "Requests at once each serves within {}: {}.",
+                        tier_limits(t),
+                        items.join(" · ")
+                    )
+                }
+                PairAtTier::Unjudged { a: ja, b: jb } => {
+                    let who = match (ja, jb) {
+                        (false, false) => format!("{an} and {bn}: their cells state"),
+                        (true, false) => format!("{bn}: its cells state"),
+                        (false, true) => format!("{an}: its cells state"),
+                        (true, true) => {
+                            return Finding {
+                                label: format!("Within {}", t.name),
+                                figure: None,
+                                text: format!(
+                                    "No context is judged at {} in both runs.",
+                                    tier_limits(t)
+                                ),
+                            };
+                        }
+                    };
+                    format!(
+                        "Not recorded for {who} no {} latencies (the tier asks {}).",
+                        crate::render::capacity::percentile_name(t.percentile),
+                        tier_limits(t)
+                    )
+                }
+            };
+            Finding {
+                label: format!("Within {}", t.name),
+                figure: None,
+                text,
+            }
+        })
+        .collect()
+}

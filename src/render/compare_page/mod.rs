@@ -126,6 +126,22 @@ impl ComparePage {
     /// Adds the cost table when a run of the comparison has a priced GPU,
     /// or a kWh price and a run that recorded energy: per run its GPU-hour
     /// cost, then the electricity of each run with energy.
+    /// Puts each tier's capacities first among every pair's findings.
+    pub(crate) fn with_capacity(
+        mut self,
+        all: &[Run],
+        c: &Comparison,
+        slo: &crate::model::slo::SloFile,
+    ) -> Self {
+        let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
+        let named = compare_words::named_runs(&members);
+        for (group, b) in self.findings.pairs.iter_mut().zip(&named[1..]) {
+            let lines = findings::capacity_findings(&named[0], b, slo);
+            group.items.splice(0..0, lines);
+        }
+        self
+    }
+
     pub(crate) fn with_cost(
         mut self,
         all: &[Run],
