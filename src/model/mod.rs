@@ -13,6 +13,7 @@ pub mod figure;
 pub mod format;
 pub mod labels;
 pub mod launch;
+pub mod reason;
 pub(crate) mod redact;
 pub mod table;
 pub mod validate;
@@ -402,9 +403,10 @@ pub struct PrefillCell {
     /// Planned prompt length in tokens (8K = 8192).
     pub context_tokens: u64,
     pub status: Status,
-    /// Why the cell is not Valid (required for `error`).
+    /// Why the cell is not Valid (required for `error`): codes with their
+    /// parameters, or an older file's words ([`reason::Reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<reason::Reason>,
     /// Prompt tokens the server reported (`usage.prompt_tokens`), or as
     /// `prompt_tokens_from` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -452,9 +454,10 @@ pub struct DecodeCell {
     /// Requests kept in flight at once.
     pub concurrency: u32,
     pub status: Status,
-    /// Why the cell is not Valid (required for `error`).
+    /// Why the cell is not Valid (required for `error`): codes with their
+    /// parameters, or an older file's words ([`reason::Reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<reason::Reason>,
     /// Output tokens that arrived inside the window / window length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tok_per_s: Option<f64>,
@@ -606,7 +609,7 @@ impl DecodeCell {
         context_tokens: u64,
         concurrency: u32,
         status: Status,
-        reason: Option<String>,
+        reason: Option<reason::Reason>,
     ) -> Self {
         DecodeCell {
             context_tokens,
