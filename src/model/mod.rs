@@ -1,7 +1,7 @@
 //! The data of a benchmark run: pure types with serde and JSON Schema, no
 //! I/O; with them the measurement table ([`table`]), how each number is
-//! written and read back ([`format`], [`labels`], [`cards`]), and what valid
-//! data is ([`validate`]).
+//! written and read back ([`format`], [`labels`], [`cards`]), why a cell is
+//! not Valid in words ([`reason`]), and what valid data is ([`validate`]).
 //!
 //! A run is `data/<run-id>/run.json` ([`RunMeta`]) plus one file per measured
 //! cell under `cells/` ([`Cell`]). Numbers are stored as numbers, with the
