@@ -231,7 +231,7 @@ fn its_default_settings_are_measured_and_interrupted_streams_are_cut_short(tools
                 // out the whole window behind the first (the server runs one
                 // at a time), which the cell says as queued.
                 _ => {
-                    let reason = c.reason.as_deref().unwrap();
+                    let reason = c.reason.as_ref().unwrap().words();
                     eprintln!(
                         "{endpoint} {} × 2: {:?}: {reason}",
                         sitegen::model::format::count(c.context_tokens),
@@ -348,18 +348,23 @@ fn the_window_counts_what_crossed_the_wire(tools: &Tools) {
         // held two (a split multi-byte character, which the server proved by
         // generating every max_tokens) counts both, as its reason says:
         // "K of N requests streamed fewer events than tokens (M fewer on average)".
-        let merged = cell.reason.as_deref().and_then(|r| {
-            let (head, rest) = r.split_once(" requests streamed fewer events than tokens (")?;
-            let k: f64 = head
-                .rsplit("; ")
-                .next()?
-                .split(" of ")
-                .next()?
-                .parse()
-                .ok()?;
-            let m: f64 = rest.split(" fewer on average").next()?.parse().ok()?;
-            Some((k * m).round() as u64)
-        });
+        let merged = cell
+            .reason
+            .as_ref()
+            .map(|r| r.words())
+            .as_deref()
+            .and_then(|r| {
+                let (head, rest) = r.split_once(" requests streamed fewer events than tokens (")?;
+                let k: f64 = head
+                    .rsplit("; ")
+                    .next()?
+                    .split(" of ")
+                    .next()?
+                    .parse()
+                    .ok()?;
+                let m: f64 = rest.split(" fewer on average").next()?.parse().ok()?;
+                Some((k * m).round() as u64)
+            });
         let events = ours - merged.unwrap_or(0);
         eprintln!(
             "{endpoint}: sitegen counted {ours} tokens in its {window} s window ({} of them in events that held two), the observer {tokens} events; decoding {active:.3} against {:.3}; in flight {:.3} of the window",
@@ -442,7 +447,7 @@ fn capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words(t
     );
     let capped = run.decode_cell(4080, 1).unwrap();
     assert_eq!(capped.status, Status::Error);
-    let reason = capped.reason.as_deref().unwrap();
+    let reason = capped.reason.as_ref().unwrap().words();
     assert!(
         reason.contains("were capped: the server ended them with finish_reason \"length\""),
         "{reason}"
@@ -452,7 +457,7 @@ fn capped_requests_are_not_valid_and_a_refused_prompt_shows_the_server_s_words(t
         .find(|c| c.context_tokens == 4100)
         .unwrap();
     assert_eq!(refused.status, Status::Error);
-    let reason = refused.reason.as_deref().unwrap();
+    let reason = refused.reason.as_ref().unwrap().words();
     assert!(
         reason.contains("HTTP 400") && reason.contains("maximum context length is 4096 tokens"),
         "{reason}"

@@ -562,7 +562,7 @@ fn a_refused_prompt_and_a_capped_request_show_the_server_s_words(tools: &Tools) 
     );
     let capped = run.decode_cell(4000, 1).unwrap();
     assert_eq!(capped.status, Status::Error, "{:?}", capped.reason);
-    let reason = capped.reason.as_deref().unwrap();
+    let reason = capped.reason.as_ref().unwrap().words();
     assert!(
         reason.contains("HTTP 400")
             && reason.contains("min_tokens must be less than or equal to max_tokens=96, got 200."),
@@ -573,7 +573,7 @@ fn a_refused_prompt_and_a_capped_request_show_the_server_s_words(tools: &Tools) 
         .find(|c| c.context_tokens == 4200)
         .unwrap();
     assert_eq!(refused.status, Status::Error);
-    let reason = refused.reason.as_deref().unwrap();
+    let reason = refused.reason.as_ref().unwrap().words();
     assert!(
         reason.contains("HTTP 400") && reason.contains(&MAX_MODEL_LEN.to_string()),
         "{reason}"
@@ -630,7 +630,7 @@ fn a_small_kv_cache_is_over_capacity_before_any_request_and_never_valid_when_que
         assert!(over.detail.is_none(), "{ctx} x {n}: nothing was measured");
     }
     assert_eq!(
-        cell(384, 4).reason.as_deref(),
+        cell(384, 4).reason.as_ref().map(|r| r.words()).as_deref(),
         Some(
             "4 requests × (384 context + 64 output, 512 in whole blocks of 128) = 2,048 tokens exceed the KV cache of 1,920 tokens"
         )

@@ -24,6 +24,7 @@ use serde_json::Value;
 use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
+use crate::model::reason::{FailedKind, Part, Reason};
 use crate::model::{MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "AIPerf";
@@ -254,12 +255,19 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
             duration_s,
         );
         if cell.status == Status::Error && !errors.is_empty() {
-            let kinds: Vec<String> = errors.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
-            cell.reason = Some(format!(
-                "{failed} of {} requests failed ({})",
-                completed + failed,
-                kinds.join(", ")
-            ));
+            cell.reason = Some(Reason::of(Part::RequestsFailed {
+                failed,
+                requests: Some(completed + failed),
+                first: None,
+                error_codes: None,
+                kinds: errors
+                    .iter()
+                    .map(|(kind, count)| FailedKind {
+                        kind: kind.clone(),
+                        count: *count,
+                    })
+                    .collect(),
+            }));
         }
         let mut definitions = definitions(server_counts.is_some());
         if context_given {

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::At;
+use crate::model::reason::{Part, Reason};
 use crate::model::slo::{Latency, Quantiles};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
@@ -197,14 +198,10 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
             context.unwrap_or(0),
             concurrency.max(1),
             Status::Error,
-            Some(format!(
-                "all {sent} requests failed{}",
-                if context.is_none() {
-                    " (the file records no prompt length: filed at context 0)"
-                } else {
-                    ""
-                }
-            )),
+            Some(Reason::of(Part::AllRequestsFailed {
+                requests: sent,
+                no_prompt_length: context.is_none(),
+            })),
         );
         cell.completed_requests = Some(0);
         cell.output_tokens = Some(0);
@@ -281,7 +278,7 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         }
         if let Some(why) = queued(at, in_flight)? {
             cell.status = Status::RequestsQueued;
-            cell.reason = Some(why);
+            cell.reason = Some(Reason::of(why));
         } else if let InFlight::AllAtOnce(_) = in_flight {
             definitions.insert(
                 "status".into(),
@@ -353,36 +350,38 @@ fn measured_by(at: &At, tool: &str, definitions: BTreeMap<String, String>) -> Me
 /// Why a burst's requests did not all run at once, when its file shows it:
 /// the server's own limit below N, or (requests sent all at once) one that
 /// got its first token only after another had finished.
-fn queued(at: &At, in_flight: InFlight) -> anyhow::Result<Option<String>> {
+fn queued(at: &At, in_flight: InFlight) -> anyhow::Result<Option<Part>> {
     let n = in_flight.n();
     if let Some((limit, key)) = server_limit(at)
         && u64::from(n) > limit
     {
-        return Ok(Some(format!(
-            "the server runs at most {limit} requests at once ({key}); the burst kept {n} in flight"
-        )));
+        return Ok(Some(Part::ServerLimit {
+            limit,
+            key,
+            in_flight: n,
+        }));
     }
     let InFlight::AllAtOnce(n) = in_flight else {
         return Ok(None);
     };
     if let Some((late, first_token_s, shortest_s)) = per_request_evidence(at.value) {
-        return Ok(Some(format!(
-            "{late} of {n} requests sent at once got their first token only after another had \
-             finished (first token after {first_token_s:.2} s, shortest request {shortest_s:.2} s): \
-             the server did not run all {n} at once"
-        )));
+        return Ok(Some(Part::FirstTokenLate {
+            late: late as u64,
+            requests: n,
+            first_token_s,
+            shortest_s,
+        }));
     }
     let p99_ttft = figure_ms(at, "p99", &["ttft"])?;
     let median_e2e = figure_ms(at, "median", &["e2el", "e2e_latency", "latency"])?;
     if let (Some((ttft, _)), Some((e2e, _))) = (p99_ttft, median_e2e)
         && ttft > e2e
     {
-        return Ok(Some(format!(
-            "the 99th-percentile TTFT ({}) is longer than the median request's whole \
-             latency ({}): with all {n} sent at once, some waited for others to finish",
-            crate::model::format::millis(ttft),
-            crate::model::format::millis(e2e)
-        )));
+        return Ok(Some(Part::TtftOverLatency {
+            p99_ttft_ms: ttft,
+            median_latency_ms: e2e,
+            requests: n,
+        }));
     }
     Ok(None)
 }
@@ -463,10 +462,13 @@ pub(crate) fn counted_cell(
     cell.measured_s = Some(duration_s);
     if failed > 0 {
         cell.status = Status::Error;
-        cell.reason = Some(format!(
-            "{failed} of {} requests failed",
-            completed + failed
-        ));
+        cell.reason = Some(Reason::of(Part::RequestsFailed {
+            failed,
+            requests: Some(completed + failed),
+            first: None,
+            error_codes: None,
+            kinds: Vec::new(),
+        }));
     }
     cell
 }

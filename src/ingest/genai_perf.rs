@@ -32,6 +32,7 @@ use serde_json::Value;
 use super::burst::{cells_of, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
+use crate::model::reason::{Part, Reason};
 use crate::model::{CellSpread, DecodeCell, MeasuredBy, Spread, Status};
 
 pub(crate) const TOOL: &str = "GenAI-Perf";
@@ -498,7 +499,7 @@ fn parse_file(file: &Path, text: &str, given: &super::Given) -> anyhow::Result<F
     let mut empty_requests = None;
     if count == Some(0) {
         cell.status = Status::Error;
-        cell.reason = Some("request_count 0: no request returned text GenAI-Perf counts".into());
+        cell.reason = Some(Reason::of(Part::NoRequestCounted));
     } else if let (Some(sent), Some(counted)) = (sent, count) {
         let whole = sent.round();
         if (sent - whole).abs() > 1e-3 {
@@ -510,13 +511,10 @@ fn parse_file(file: &Path, text: &str, given: &super::Given) -> anyhow::Result<F
         } else if whole as u64 > counted {
             let sent = whole as u64;
             cell.status = Status::Error;
-            cell.reason = Some(format!(
-                "{} of {sent} requests returned no text GenAI-Perf counts (it counts a chat \
-                 response's content only: an error, an empty answer or one all reasoning counts \
-                 nothing), yet their time is in its duration, so its figures do not measure the \
-                 server",
-                sent - counted
-            ));
+            cell.reason = Some(Reason::of(Part::RequestsNotCounted {
+                uncounted: sent - counted,
+                requests: sent,
+            }));
             empty_requests = Some((sent, counted));
         }
     }

@@ -31,6 +31,7 @@ use super::Imported;
 use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::file_name;
 use super::json::{At, parse_python_json, parse_yaml};
+use crate::model::reason::{Part, Reason};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "guidellm";
@@ -375,9 +376,10 @@ fn benchmark_cell(at: &At, layout: &str, warnings: &mut Vec<String>) -> anyhow::
             prompt.opt_f64("mean")?.unwrap_or(0.0).round() as u64,
             concurrency,
             Status::Error,
-            Some(format!(
-                "no request succeeded ({errored} failed, {incomplete} cut off at the end)"
-            )),
+            Some(Reason::of(Part::NoneSucceeded {
+                failed: errored,
+                incomplete,
+            })),
         );
         cell.completed_requests = Some(0);
         cell.measured_s = Some(duration);

@@ -26,6 +26,7 @@ use serde_json::Value;
 use super::Imported;
 use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
+use crate::model::reason::{Part, Reason};
 use crate::model::{
     Cell, CellKey, CellTelemetry, DecodeCell, EnergySource, GpuTelemetry, MeasuredBy, PrefillCell,
     ServerCounters, Status,
@@ -203,9 +204,12 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
                     ctx,
                     n32,
                     Status::OverCapacity,
-                    Some(format!(
-                        "{n} × ({ctx} + {max_tokens}) = {need} tokens exceed the budget of {max_total}"
-                    )),
+                    Some(Reason::of(Part::OverBudget {
+                        requests: n,
+                        context_tokens: ctx,
+                        output_tokens: max_tokens,
+                        budget_tokens: max_total,
+                    })),
                 );
                 let key = Cell::Decode(cell.clone()).key();
                 if need > max_total && !cells.contains_key(&key) {
@@ -374,38 +378,46 @@ fn decode_cell(
     let mut queued = false;
     if looped {
         cell.status = Status::Looped;
-        cell.reason = Some(
-            at.opt_str("ready_reason")?
+        cell.reason = Some(Reason::of(Part::ToolLooped {
+            message: at
+                .opt_str("ready_reason")?
                 .filter(|r| !r.is_empty())
-                .map_or("the model repeated itself".to_string(), |r| {
-                    format!("the model repeated itself ({r})")
-                }),
-        );
+                .map(str::to_string),
+        }));
     } else if tps == Some(FAILED_TPS) || failure.is_some() {
         cell.status = Status::Error;
-        cell.reason = Some(failure.unwrap_or("the tool reports a failure").to_string());
+        cell.reason = Some(Reason::of(Part::ToolFailure {
+            message: failure.map(str::to_string),
+        }));
     } else if tps == Some(SKIPPED_TPS) {
         let need = u64::from(concurrency) * (ctx + max_tokens);
         if max_total > 0 && need > max_total {
             cell.status = Status::OverCapacity;
-            cell.reason = Some(format!(
-                "{concurrency} × ({ctx} + {max_tokens}) = {need} tokens exceed the budget of {max_total}"
-            ));
+            cell.reason = Some(Reason::of(Part::OverBudget {
+                requests: u64::from(concurrency),
+                context_tokens: ctx,
+                output_tokens: max_tokens,
+                budget_tokens: max_total,
+            }));
         } else {
             cell.status = Status::Error;
-            cell.reason = Some("skipped by the tool".to_string());
+            cell.reason = Some(Reason::of(Part::SkippedByTool));
         }
         cell.measured_s = None;
     } else if errors > 0 {
         cell.status = Status::Error;
-        cell.reason = Some(format!("{errors} requests failed"));
+        cell.reason = Some(Reason::of(Part::RequestsFailed {
+            failed: errors,
+            requests: None,
+            first: None,
+            error_codes: None,
+            kinds: Vec::new(),
+        }));
     } else if let (Some(0.0), Some(tokens @ 1..)) = (tps, at.opt_u64("total_tokens")?) {
         // Files before 0.2 took the rate from the server's metrics; a 0
         // beside tokens that arrived is a rate the tool failed to read.
         cell.status = Status::Error;
-        cell.reason = Some(format!(
-            "the tool recorded 0 tok/s although {tokens} tokens arrived"
-        ));
+        cell.reason = Some(Reason::of(Part::ZeroRate { tokens }));
     } else {
         let total = match tps {
             Some(t) if t >= 0.0 => t,
@@ -425,12 +437,11 @@ fn decode_cell(
         } else {
             Status::Valid
         };
-        cell.reason = queued.then(|| match effective {
-            Some(e) => format!(
-                "the server ran {} of {concurrency} requests at once",
-                crate::model::format::grouped(e, 1)
-            ),
-            None => "the server could not run all requests at once".to_string(),
+        cell.reason = queued.then(|| {
+            Reason::of(Part::RanAtOnce {
+                effective,
+                concurrency,
+            })
         });
         cell.total_tok_per_s = Some(total);
         cell.per_request_tok_per_s = match effective {

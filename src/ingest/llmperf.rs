@@ -28,6 +28,7 @@ use serde_json::Value;
 use super::burst::{ReadCell, cells_of, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
+use crate::model::reason::{Part, Reason};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "llmperf";
@@ -338,14 +339,23 @@ fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeC
     let mut definitions = definitions(measured_context.is_some());
     if completed == 0 {
         cell.status = Status::Error;
-        cell.reason = Some(format!("all {started} requests failed"));
+        cell.reason = Some(Reason::of(Part::AllRequestsFailed {
+            requests: started,
+            no_prompt_length: false,
+        }));
     } else if failed > 0 {
         cell.status = Status::Error;
         let codes = root
             .opt_str("results_error_code_frequency")?
             .filter(|c| !c.is_empty() && *c != "{}")
-            .map_or_else(String::new, |c| format!(" (error codes and counts: {c})"));
-        cell.reason = Some(format!("{failed} of {started} requests failed{codes}"));
+            .map(str::to_string);
+        cell.reason = Some(Reason::of(Part::RequestsFailed {
+            failed,
+            requests: Some(started),
+            first: None,
+            error_codes: codes,
+            kinds: Vec::new(),
+        }));
     } else {
         let total = root.f64("results_mean_output_throughput_token_per_s")?;
         if total < 0.0 {

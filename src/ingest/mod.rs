@@ -294,7 +294,7 @@ impl Outcome {
                     d.total_tok_per_s
                         .map_or_else(String::new, |v| format!(", {} tok/s", tok_per_s(v))),
                     d.reason
-                        .as_deref()
+                        .as_ref()
                         .map_or_else(String::new, |r| format!(" ({r})"))
                 ),
             };

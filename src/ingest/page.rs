@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::format::{self, ParseError};
 use crate::model::labels;
+use crate::model::reason::{Part, Reason};
 use crate::model::table;
 use crate::model::{
     BenchmarkTool, Cell, DecodeCell, Engine, Hardware, PrefillCell, Run, RunMeta, RunSettings,
@@ -420,7 +421,7 @@ impl<'a> Parser<'a> {
             self.error(n, format!("{} in column {column:?}", e.expected), e.found)
         })?;
         if cell.status() == Status::Error {
-            let reason = Some("the published page gives no reason".to_string());
+            let reason = Some(Reason::of(Part::PageGivesNoReason));
             match &mut cell {
                 Cell::Prefill(c) => c.reason = reason,
                 Cell::Decode(c) => c.reason = reason,

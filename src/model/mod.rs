@@ -1,7 +1,7 @@
 //! The data of a benchmark run: pure types with serde and JSON Schema, no
 //! I/O; with them the measurement table ([`table`]), how each number is
-//! written and read back ([`format`], [`labels`], [`cards`]), and what valid
-//! data is ([`validate`]).
+//! written and read back ([`format`], [`labels`], [`cards`]), why a cell is
+//! not Valid in words ([`reason`]), and what valid data is ([`validate`]).
 //!
 //! A run is `data/<run-id>/run.json` ([`RunMeta`]) plus one file per measured
 //! cell under `cells/` ([`Cell`]). Numbers are stored as numbers, with the
@@ -13,6 +13,7 @@ pub mod figure;
 pub mod format;
 pub mod labels;
 pub mod launch;
+pub mod reason;
 pub(crate) mod redact;
 pub mod slo;
 pub mod table;
@@ -403,9 +404,10 @@ pub struct PrefillCell {
     /// Planned prompt length in tokens (8K = 8192).
     pub context_tokens: u64,
     pub status: Status,
-    /// Why the cell is not Valid (required for `error`).
+    /// Why the cell is not Valid (required for `error`): codes with their
+    /// parameters, or an older file's words ([`reason::Reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<reason::Reason>,
     /// Prompt tokens the server reported (`usage.prompt_tokens`), or as
     /// `prompt_tokens_from` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -453,9 +455,10 @@ pub struct DecodeCell {
     /// Requests kept in flight at once.
     pub concurrency: u32,
     pub status: Status,
-    /// Why the cell is not Valid (required for `error`).
+    /// Why the cell is not Valid (required for `error`): codes with their
+    /// parameters, or an older file's words ([`reason::Reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub reason: Option<reason::Reason>,
     /// Output tokens that arrived inside the window / window length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tok_per_s: Option<f64>,
@@ -612,7 +615,7 @@ impl DecodeCell {
         context_tokens: u64,
         concurrency: u32,
         status: Status,
-        reason: Option<String>,
+        reason: Option<reason::Reason>,
     ) -> Self {
         DecodeCell {
             context_tokens,

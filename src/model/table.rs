@@ -7,6 +7,7 @@
 //! through `COLUMNS`, so adding a figure is one entry here.
 
 use crate::model::format::{self, DASH, ParseError};
+use crate::model::reason::Reason;
 use crate::model::{Cell, DecodeCell, PrefillCell, Status};
 
 /// One column of the measurement table.
@@ -221,12 +222,13 @@ pub(crate) static COLUMNS: [Column; 24] = [
         published: false,
         csv_name: "reason",
         kind: Kind::Other {
-            show: |c| reason(c).unwrap_or_default().to_string(),
+            show: |c| reason(c).map(Reason::words).unwrap_or_default(),
             sort_key: |_| String::new(),
-            raw: |c| reason(c).unwrap_or_default().to_string(),
+            raw: |c| reason(c).map(Reason::words).unwrap_or_default(),
             read_shown: |_, _| Ok(()),
             read_raw: |c, text| {
-                let r = (!text.is_empty()).then(|| text.to_string());
+                // The column holds words: they read back as a stated reason.
+                let r = (!text.is_empty()).then(|| Reason::Stated(text.to_string()));
                 match c {
                     Cell::Prefill(p) => p.reason = r,
                     Cell::Decode(d) => d.reason = r,
@@ -631,10 +633,10 @@ fn set_status(c: &mut Cell, s: Status) -> Result<(), ParseError> {
     Ok(())
 }
 
-fn reason(c: &Cell) -> Option<&str> {
+fn reason(c: &Cell) -> Option<&Reason> {
     match c {
-        Cell::Prefill(p) => p.reason.as_deref(),
-        Cell::Decode(d) => d.reason.as_deref(),
+        Cell::Prefill(p) => p.reason.as_ref(),
+        Cell::Decode(d) => d.reason.as_ref(),
     }
 }
 
@@ -870,7 +872,12 @@ mod tests {
             completed_requests: Some(12),
             output_tokens: Some(42_372),
             measured_s: Some(30.0),
-            ..DecodeCell::without_figures(8192, 12, Status::RequestsQueued, Some("q".into()))
+            ..DecodeCell::without_figures(
+                8192,
+                12,
+                Status::RequestsQueued,
+                Some(Reason::Stated("q".into())),
+            )
         })
     }
 
@@ -913,7 +920,7 @@ mod tests {
         let mut read = read_page_row(&refs).unwrap();
         // The page does not show the reason; everything else reads back.
         if let Cell::Decode(d) = &mut read {
-            d.reason = Some("q".into());
+            d.reason = Some(Reason::Stated("q".into()));
             // Shown rounded: 433 ms.
             d.ttft_median_ms = Some(433.2);
         }

@@ -125,7 +125,7 @@ pub fn cell(cell: &Cell) -> Result<(), Invalid> {
         Cell::Prefill(c) => &c.reason,
         Cell::Decode(c) => &c.reason,
     };
-    if status == Status::Error && reason.as_deref().is_none_or(|r| r.trim().is_empty()) {
+    if status == Status::Error && reason.as_ref().is_none_or(|r| r.words().trim().is_empty()) {
         return Err(invalid(
             "reason",
             "expected why the cell failed (status is error)",

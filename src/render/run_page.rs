@@ -12,6 +12,7 @@ use crate::model::figure::{Beside, Better, Figure};
 use crate::model::format;
 use crate::model::labels;
 use crate::model::labels::Card;
+use crate::model::reason::Reason;
 use crate::model::table;
 use crate::model::{Cell, DecodeCell, Run, Status, Throttle};
 
@@ -425,7 +426,7 @@ impl RunPage {
                         c.concurrency
                     );
                     let why_telemetry = telemetry_facts(c);
-                    if let Some(why) = c.reason.as_deref() {
+                    if let Some(why) = c.reason.as_ref().map(Reason::words) {
                         let facts = why_telemetry.map_or(String::new(), |f| format!("; {f}"));
                         return Some(format!("{at}: {} ({why}){facts}", c.status.label()));
                     }
@@ -768,7 +769,7 @@ fn matrix_cell(
         flag: (cell.status != Status::Valid).then(|| cell.status.label()),
         beside,
         describe,
-        reason: cell.reason.clone(),
+        reason: cell.reason.as_ref().map(Reason::words),
         slo: false,
     }
 }
@@ -1044,7 +1045,12 @@ mod tests {
         }));
         let mut without = DecodeCell::without_figures(8192, 2, Status::Valid, None);
         without.total_tok_per_s = Some(150.0);
-        let over = DecodeCell::without_figures(8192, 4, Status::OverCapacity, Some("x".into()));
+        let over = DecodeCell::without_figures(
+            8192,
+            4,
+            Status::OverCapacity,
+            Some(Reason::Stated("x".into())),
+        );
         run.cells = vec![
             crate::model::Cell::Decode(with),
             crate::model::Cell::Decode(without),

@@ -1,6 +1,7 @@
 //! From what a decode window recorded to the figures and status of its cell.
 //! Pure functions: every definition of docs/measurement.md lives here.
 
+use crate::model::reason::{Part, Reason};
 use crate::model::slo::{Latency, Quantiles};
 use crate::model::{
     CellSpread, Interval, LoopEvidence, PauseSummary, Percentiles, RequestSample, ServerSamples,
@@ -67,7 +68,7 @@ impl RequestRecord {
 /// multi-byte character split across tokens sends them). Each is counted
 /// as `max_tokens`, the tokens its events lacked added to its last chunk.
 /// Returns what the cell says of them, when any.
-pub(crate) fn count_merged_events(records: &mut [RequestRecord]) -> Option<String> {
+pub(crate) fn count_merged_events(records: &mut [RequestRecord]) -> Option<Part> {
     let mut lacked = Vec::new();
     for r in records.iter_mut() {
         let (Some(asked), Some(Finish::Done(reason))) = (r.asked_tokens, &r.finish) else {
@@ -82,14 +83,11 @@ pub(crate) fn count_merged_events(records: &mut [RequestRecord]) -> Option<Strin
             lacked.push(asked - had);
         }
     }
-    (!lacked.is_empty()).then(|| {
-        format!(
-            "{} of {} requests streamed fewer events than tokens ({} fewer on average) and ended with finish_reason \"length\": counted as the {} tokens they asked for, which the server generates for the same prompt not streamed (a server that holds back a multi-byte character split across tokens sends two in one event)",
-            lacked.len(),
-            records.len(),
-            crate::model::format::tenths(lacked.iter().sum::<u64>() as f64 / lacked.len() as f64),
-            records.iter().find_map(|r| r.asked_tokens).unwrap_or(0)
-        )
+    (!lacked.is_empty()).then(|| Part::MergedEvents {
+        merged: lacked.len() as u64,
+        requests: records.len() as u64,
+        mean_fewer: lacked.iter().sum::<u64>() as f64 / lacked.len() as f64,
+        asked_tokens: records.iter().find_map(|r| r.asked_tokens).unwrap_or(0),
     })
 }
 
@@ -120,7 +118,7 @@ pub struct RequestRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct WindowFigures {
     pub status: Status,
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     pub total_tok_per_s: f64,
     pub per_request_tok_per_s: Option<f64>,
     pub ttft_median_ms: Option<f64>,
@@ -459,44 +457,42 @@ pub(crate) fn summarize(
     prompt_tokens.sort_unstable();
     let server_queued =
         server.is_some_and(|s| s.samples.iter().any(|m| m.waiting.is_some_and(|w| w > 0.0)));
-    let (status, reason) = if !failures.is_empty() {
+    let (status, mut parts) = if !failures.is_empty() {
         (
             Status::Error,
-            Some(format!(
-                "{} of {} requests failed; first: {}",
-                failures.len(),
-                records.len(),
-                failures[0]
-            )),
+            vec![Part::RequestsFailed {
+                failed: failures.len() as u64,
+                requests: Some(records.len() as u64),
+                first: Some(failures[0].clone()),
+                error_codes: None,
+                kinds: Vec::new(),
+            }],
         )
     } else if let Some(why) = short.invalidating(records.len()) {
-        (Status::Error, Some(why))
+        (Status::Error, why)
     } else if let Some(e) = &loop_evidence {
         (
             Status::Looped,
-            Some(format!(
-                "stream {} repeated a {}-character unit over the last {} characters of its {}",
-                e.stream,
-                e.period_chars,
-                e.covered_chars,
-                e.channel.as_deref().unwrap_or("output")
-            )),
+            vec![Part::Looped {
+                stream: e.stream,
+                period_chars: e.period_chars,
+                covered_chars: e.covered_chars,
+                channel: e.channel.clone(),
+            }],
         )
     } else if server_queued || peak < concurrency {
         let why = if server_queued {
-            "the server reported waiting requests".to_string()
+            Part::ServerWaiting
         } else {
-            format!("at most {peak} of {concurrency} requests streamed at once")
+            Part::StreamedAtOnce { peak, concurrency }
         };
-        (Status::RequestsQueued, Some(why))
+        (Status::RequestsQueued, vec![why])
     } else {
-        (Status::Valid, None)
+        (Status::Valid, Vec::new())
     };
     // Requests that ended at end-of-sequence are said even of a Valid cell.
-    let reason = match (reason, short.stopped_early(records.len())) {
-        (Some(r), Some(s)) => Some(format!("{r}; {s}")),
-        (r, s) => r.or(s),
-    };
+    parts.extend(short.stopped_early(records.len()));
+    let reason = Reason::of_parts(parts);
 
     let total_tok_per_s = output_tokens as f64 / window_s;
     let batches = binned(&all_chunks, window_s, BATCHES);
@@ -568,17 +564,17 @@ pub(crate) const KV_FULL: f64 = 0.995;
 /// said, whatever the status.
 pub(crate) fn heed_server_word(
     status: Status,
-    reason: Option<String>,
+    reason: Option<Reason>,
     word: &crate::runner::metrics::ServerWord,
-) -> (Status, Option<String>) {
+) -> (Status, Option<Reason>) {
     let c = &word.counters;
-    let mut said: Vec<String> = reason.into_iter().collect();
+    let mut said = Vec::new();
     let mut status = status;
     if let (Some(n), Some(series)) = (c.preemptions.filter(|n| *n > 0), word.preemption_series) {
-        said.push(format!(
-            "{} preempted during the window ({series})",
-            crate::model::format::counted(n as usize, "request")
-        ));
+        said.push(Part::Preempted {
+            requests: n,
+            series: series.to_string(),
+        });
         if status == Status::Valid {
             status = Status::RequestsQueued;
         }
@@ -587,12 +583,12 @@ pub(crate) fn heed_server_word(
         c.kv_cache_usage_max.filter(|p| *p >= KV_FULL),
         word.kv_usage_series,
     ) {
-        said.push(format!(
-            "the KV cache was full ({series} reached {:.0}%)",
-            peak * 100.0
-        ));
+        said.push(Part::KvCacheFull {
+            series: series.to_string(),
+            peak_usage: peak,
+        });
     }
-    (status, (!said.is_empty()).then(|| said.join("; ")))
+    (status, Reason::join(reason, Reason::of_parts(said)))
 }
 
 /// The requests of a window that ended before `max_tokens`, by how: the
@@ -606,41 +602,39 @@ struct Short {
 }
 
 impl Short {
-    fn mean(tokens: &[u64]) -> String {
-        crate::model::format::tenths(tokens.iter().sum::<u64>() as f64 / tokens.len().max(1) as f64)
+    fn mean(tokens: &[u64]) -> f64 {
+        tokens.iter().sum::<u64>() as f64 / tokens.len().max(1) as f64
     }
 
     /// Why the cell is not Valid, when requests were cut short or capped.
-    fn invalidating(&self, requests: usize) -> Option<String> {
+    fn invalidating(&self, requests: usize) -> Option<Vec<Part>> {
         let mut parts = Vec::new();
         if !self.cut.is_empty() {
-            parts.push(format!(
-                "{} of {requests} requests were cut short: their streams ended without a finish reason after {} of {} tokens on average (a server that ends a running stream when another request arrives does this, as llama-cpp-python's interrupt_requests does)",
-                self.cut.len(),
-                Self::mean(&self.cut),
-                self.asked
-            ));
+            parts.push(Part::CutShort {
+                short: self.cut.len() as u64,
+                requests: requests as u64,
+                mean_tokens: Self::mean(&self.cut),
+                asked_tokens: self.asked,
+            });
         }
         if !self.capped.is_empty() {
-            parts.push(format!(
-                "{} of {requests} requests were capped: the server ended them with finish_reason \"length\" after {} of {} tokens on average (the prompt and max_tokens do not fit its context window)",
-                self.capped.len(),
-                Self::mean(&self.capped),
-                self.asked
-            ));
+            parts.push(Part::Capped {
+                short: self.capped.len() as u64,
+                requests: requests as u64,
+                mean_tokens: Self::mean(&self.capped),
+                asked_tokens: self.asked,
+            });
         }
-        (!parts.is_empty()).then(|| parts.join("; "))
+        (!parts.is_empty()).then_some(parts)
     }
 
     /// What a cell says of requests that stopped at end-of-sequence.
-    fn stopped_early(&self, requests: usize) -> Option<String> {
-        (!self.stopped.is_empty()).then(|| {
-            format!(
-                "{} of {requests} requests stopped (finish_reason \"stop\") after {} of {} tokens on average: the server honoured neither ignore_eos nor min_tokens, so those requests were shorter than asked",
-                self.stopped.len(),
-                Self::mean(&self.stopped),
-                self.asked
-            )
+    fn stopped_early(&self, requests: usize) -> Option<Part> {
+        (!self.stopped.is_empty()).then(|| Part::StoppedEarly {
+            short: self.stopped.len() as u64,
+            requests: requests as u64,
+            mean_tokens: Self::mean(&self.stopped),
+            asked_tokens: self.asked,
         })
     }
 }
@@ -740,7 +734,7 @@ mod tests {
         full.asked_tokens = Some(32);
         full.finish = Some(Finish::Done("length".into()));
         let mut records = [r, full];
-        let said = count_merged_events(&mut records).unwrap();
+        let said = count_merged_events(&mut records).unwrap().words();
         assert!(
             said.starts_with(
                 "1 of 2 requests streamed fewer events than tokens (1.0 fewer on average)"
@@ -820,7 +814,7 @@ mod tests {
         let f = summarize(&records, 10.0, 3, None);
         assert_eq!(f.status, Status::Error);
         assert_eq!(
-            f.reason.as_deref(),
+            f.reason.as_ref().map(Reason::words).as_deref(),
             Some("1 of 3 requests failed; first: HTTP 500: boom")
         );
         assert_eq!(f.failed_requests, 1);
@@ -1031,17 +1025,17 @@ mod tests {
         let (status, reason) = heed_server_word(Status::Valid, None, &word(Some(3), Some(0.6)));
         assert_eq!(status, Status::RequestsQueued);
         assert_eq!(
-            reason.as_deref(),
+            reason.as_ref().map(Reason::words).as_deref(),
             Some("3 requests preempted during the window (vllm:num_preemptions_total)")
         );
         let (status, reason) = heed_server_word(
             Status::RequestsQueued,
-            Some("the server reported waiting requests".into()),
+            Some(Reason::of(Part::ServerWaiting)),
             &word(Some(1), Some(0.998)),
         );
         assert_eq!(status, Status::RequestsQueued);
         assert_eq!(
-            reason.as_deref(),
+            reason.as_ref().map(Reason::words).as_deref(),
             Some(
                 "the server reported waiting requests; 1 request preempted during the window (vllm:num_preemptions_total); the KV cache was full (vllm:kv_cache_usage_perc reached 100%)"
             )
@@ -1049,13 +1043,20 @@ mod tests {
         // An Error stays an Error, with the why added.
         let (status, reason) = heed_server_word(
             Status::Error,
-            Some("1 of 2 requests failed".into()),
+            Some(Reason::of(Part::RequestsFailed {
+                failed: 1,
+                requests: Some(2),
+                first: None,
+                error_codes: None,
+                kinds: Vec::new(),
+            })),
             &word(Some(2), None),
         );
         assert_eq!(status, Status::Error);
         assert!(
             reason
                 .unwrap()
+                .words()
                 .ends_with("2 requests preempted during the window (vllm:num_preemptions_total)")
         );
         // No preemption, a KV cache short of full: nothing changes.
@@ -1071,7 +1072,7 @@ mod tests {
         let (status, reason) = heed_server_word(Status::Valid, None, &word(None, Some(1.0)));
         assert_eq!(status, Status::Valid);
         assert_eq!(
-            reason.as_deref(),
+            reason.as_ref().map(Reason::words).as_deref(),
             Some("the KV cache was full (vllm:kv_cache_usage_perc reached 100%)")
         );
     }

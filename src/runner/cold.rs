@@ -26,22 +26,10 @@ pub(crate) struct Held {
 }
 
 impl Held {
+    /// In the words of a cell's reason (`Part::NotCold`), which are in
+    /// model::reason beside it.
     pub fn words(&self, counter: &str) -> String {
-        use crate::model::format::count;
-        if self.looked_up > self.prompt {
-            format!(
-                "the server's prefix cache counted {} tokens found of {} looked up ({counter}) for a prompt of {}: other requests were counted with it",
-                count(self.cached),
-                count(self.looked_up),
-                count(self.prompt)
-            )
-        } else {
-            format!(
-                "the server's prefix cache held {} of the {} prompt tokens ({counter})",
-                count(self.cached),
-                count(self.prompt)
-            )
-        }
+        crate::model::reason::held_words(self.cached, self.looked_up, self.prompt, counter)
     }
 }
 

@@ -27,6 +27,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::model::format;
+use crate::model::reason::{Part, Reason};
 use crate::model::{
     ApiEndpoint, Cell, CellKey, CellTelemetry, DecodeCell, DecodeDetail, PrefillCell, Status,
 };
@@ -516,7 +517,7 @@ impl Measure {
                     ctx,
                     d.concurrency,
                     Status::OverCapacity,
-                    Some(reason.clone()),
+                    Some(Reason::of(reason.clone())),
                 )),
                 None => self.decode(ctx, d.concurrency, &prompts, bar).await,
             };
@@ -642,11 +643,13 @@ impl Measure {
             };
             if attempt == cold::TRIES {
                 cell.status = Status::Error;
-                cell.reason = Some(format!(
-                    "not a cold prefill: {}, in each of {} fresh prompts",
-                    held.words(&check.counter),
-                    cold::TRIES
-                ));
+                cell.reason = Some(Reason::of(Part::NotCold {
+                    cached_tokens: held.cached,
+                    looked_up_tokens: held.looked_up,
+                    prompt_tokens: held.prompt,
+                    counter: check.counter.clone(),
+                    tries: cold::TRIES,
+                }));
                 cell.ttft_ms = None;
                 cell.prompt_tok_per_s = None;
                 return Ok((Cell::Prefill(cell), sent));
@@ -743,17 +746,22 @@ impl Measure {
         };
         let error = match (&r.finish, r.chunks.first(), prompt_tokens) {
             (Some(analysis::Finish::Error(e)), _, _) if e.contains(client::EMPTY_STREAM) => {
-                Some(window::refusal_in_words(&self.client, &self.settings, &body).await)
+                Some(Part::RequestFailed {
+                    message: window::refusal_in_words(&self.client, &self.settings, &body).await,
+                })
             }
-            (Some(analysis::Finish::Error(e)), _, _) => Some(e.clone()),
-            (_, None, _) => Some("the server sent no token".into()),
-            (_, _, None) => Some("the server reported no usage.prompt_tokens".into()),
+            (Some(analysis::Finish::Error(e)), _, _) => {
+                Some(Part::RequestFailed { message: e.clone() })
+            }
+            (_, None, _) => Some(Part::NoToken),
+            (_, _, None) => Some(Part::NoPromptTokens),
             // An exact prompt must be what the server counted; an estimated
             // one says what the server counted.
             (_, Some(_), Some(p)) if prompt.exact && !prompt::close_enough(p, target) => {
-                Some(format!(
-                    "the server counted {p} prompt tokens for a prompt of {target}: more than 0.5% apart"
-                ))
+                Some(Part::PromptTokensMismatch {
+                    counted: p,
+                    planned: target,
+                })
             }
             (_, Some((first, _)), Some(p)) => {
                 let ttft = first - r.start;
@@ -764,7 +772,7 @@ impl Measure {
         };
         if let Some(e) = error {
             cell.status = Status::Error;
-            cell.reason = Some(e);
+            cell.reason = Some(Reason::of(e));
             cell.ttft_ms = None;
             cell.prompt_tok_per_s = None;
         }
@@ -863,7 +871,7 @@ impl Measure {
         &self,
         records: &mut [analysis::RequestRecord],
         prompts: &[String],
-    ) -> Option<String> {
+    ) -> Option<Part> {
         if self.settings.token_count != crate::model::TokenCount::OnePerEvent {
             return None;
         }
@@ -945,8 +953,8 @@ impl Measure {
         let mut f = analysis::summarize(&records, self.plan.window_s, n, server.as_ref());
         if let Some(note) = merged {
             f.reason = Some(match f.reason.take() {
-                Some(r) => format!("{r}; {note}"),
-                None => note,
+                Some(r) => r.and(note),
+                None => Reason::of(note),
             });
         }
         let word = match (rec.engine, self.metrics_every) {
@@ -962,13 +970,18 @@ impl Measure {
             ),
             _ => None,
         };
-        // A stream refused without a word: ask once, not streamed, for the server's.
+        // A stream refused without a word: ask once, not streamed, for the
+        // server's, and put them in the failure's message.
         if let Some(reason) = f.reason.as_mut()
-            && reason.contains(client::EMPTY_STREAM)
+            && reason
+                .messages_mut()
+                .any(|m| m.contains(client::EMPTY_STREAM))
         {
             let body = window::completion_body(&self.settings, &prompts[0], self.plan.max_output);
             let words = window::refusal_in_words(&self.client, &self.settings, &body).await;
-            *reason = reason.replace(client::EMPTY_STREAM, &words);
+            for m in reason.messages_mut() {
+                *m = m.replace(client::EMPTY_STREAM, &words);
+            }
         }
         if let Some(word) = &word {
             (f.status, f.reason) = analysis::heed_server_word(f.status, f.reason.take(), word);

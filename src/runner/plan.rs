@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::model::format::{self, TOKENS_PER_K};
+use crate::model::reason::Part;
 use crate::model::{CellKey, Phase};
 
 /// Tokens kept free between the largest decode context plus its output and
@@ -80,38 +81,27 @@ pub fn over_capacity(
     concurrency: u32,
     max_output: u32,
     kv: Option<KvCache>,
-) -> Option<String> {
+) -> Option<Part> {
     let kv = kv?;
     let one = context + u64::from(max_output);
     let held = kv.block.map_or(one, |b| one.div_ceil(b.max(1)) * b.max(1));
     let needed = u64::from(concurrency) * held;
-    (needed > kv.tokens).then(|| {
-        let blocks = match kv.block {
-            Some(b) if held != one => format!(
-                ", {} in whole blocks of {}",
-                format::count(held),
-                format::count(b)
-            ),
-            _ => String::new(),
-        };
-        format!(
-            "{} requests × ({} context + {} output{blocks}) = {} tokens exceed the KV cache of {} tokens",
-            concurrency,
-            format::count(context),
-            format::count(u64::from(max_output)),
-            format::count(needed),
-            format::count(kv.tokens)
-        )
+    (needed > kv.tokens).then_some(Part::OverCapacity {
+        requests: concurrency,
+        context_tokens: context,
+        output_tokens: u64::from(max_output),
+        block_tokens: kv.block,
+        kv_cache_tokens: kv.tokens,
     })
 }
 
 /// One decode cell of the plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PlannedDecode {
     pub context: u64,
     pub concurrency: u32,
     /// Set when the cell is skipped as Over capacity.
-    pub over_capacity: Option<String>,
+    pub over_capacity: Option<Part>,
 }
 
 /// The cells still to measure at one context.
@@ -425,7 +415,7 @@ mod tests {
         let oc = |ctx_k: u64, n: u32| over_capacity(ctx_k * K, n, 4096, cap).is_some();
         assert!(!oc(8, 128) && !oc(32, 64) && !oc(64, 32) && !oc(256, 8) && !oc(1019, 2));
         assert!(oc(16, 128) && oc(64, 64) && oc(128, 32) && oc(512, 8) && oc(1019, 4));
-        let why = over_capacity(16 * K, 128, 4096, cap).unwrap();
+        let why = over_capacity(16 * K, 128, 4096, cap).unwrap().words();
         assert_eq!(
             why,
             "128 requests × (16,384 context + 4,096 output) = 2,621,440 tokens exceed the KV cache of 2,400,000 tokens"
@@ -480,7 +470,7 @@ mod tests {
         });
         assert_eq!(over_capacity(384, 3, 64, kv), None);
         assert_eq!(
-            over_capacity(384, 4, 64, kv).as_deref(),
+            over_capacity(384, 4, 64, kv).map(|p| p.words()).as_deref(),
             Some(
                 "4 requests × (384 context + 64 output, 512 in whole blocks of 128) = 2,048 tokens exceed the KV cache of 1,920 tokens"
             )
@@ -491,7 +481,7 @@ mod tests {
         );
         // A request that fills its blocks exactly says nothing of blocks.
         assert_eq!(
-            over_capacity(448, 5, 64, kv).as_deref(),
+            over_capacity(448, 5, 64, kv).map(|p| p.words()).as_deref(),
             Some(
                 "5 requests × (448 context + 64 output) = 2,560 tokens exceed the KV cache of 1,920 tokens"
             )

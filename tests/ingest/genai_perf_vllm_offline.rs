@@ -268,7 +268,7 @@ fn check_genai_perf(rel: &str, v: &Value, run: &Run, outcome: &Outcome) {
         .unwrap();
     if sent > count as u64 {
         assert_eq!(c.status, Status::Error, "{}", what("status"));
-        let reason = c.reason.as_deref().unwrap();
+        let reason = c.reason.as_ref().unwrap().words();
         let empty = sent - count as u64;
         assert!(
             reason.contains(&format!("{empty} of {sent} requests returned no text")),

@@ -553,8 +553,9 @@ fn check_bursts(rel: &str, records: &[Value], run: &Run) {
             assert_eq!(c.status, Status::Error, "{rel}");
             assert!(
                 c.reason
-                    .as_deref()
+                    .as_ref()
                     .unwrap()
+                    .words()
                     .contains(&format!("all {} requests failed", failed as u64)),
                 "{rel}: {:?}",
                 c.reason
@@ -806,7 +807,7 @@ fn llm_decode_bench_statuses_map_as_the_tool_writes_them() {
     );
     let c = decode(run, 32768, 1);
     assert_eq!(
-        (c.status, c.reason.as_deref()),
+        (c.status, c.reason.as_ref().map(|r| r.words()).as_deref()),
         (Status::Error, Some("HTTP 500: engine core died"))
     );
     let c = decode(run, 32768, 4);
@@ -892,7 +893,7 @@ fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
     );
     let c = run_cell_at(&r.run, 16);
     assert_eq!(c.status, Status::RequestsQueued);
-    let why = c.reason.as_deref().unwrap();
+    let why = c.reason.as_ref().unwrap().words();
     assert!(
         why.contains(
             " of 16 requests sent at once got their first token only after another had finished"
@@ -932,7 +933,7 @@ fn a_burst_sent_all_at_once_is_filed_at_every_request_and_judged() {
     let c = run_cell_at(&r.run, 128);
     assert_eq!(c.status, Status::RequestsQueued);
     assert!(
-        c.reason.as_deref().unwrap().contains(
+        c.reason.as_ref().unwrap().words().contains(
             "server_info.internal_states[0].max_running_requests); the burst kept 128 in flight"
         ),
         "{:?}",
@@ -952,8 +953,9 @@ fn an_all_failed_burst_is_an_error_cell_with_the_counts() {
     assert_eq!(c.total_tok_per_s, None);
     assert!(
         c.reason
-            .as_deref()
+            .as_ref()
             .unwrap()
+            .words()
             .starts_with("all 8 requests failed")
     );
     // Some failed: Error, with the count.
@@ -963,7 +965,7 @@ fn an_all_failed_burst_is_an_error_cell_with_the_counts() {
     );
     let c = run_cell_at(&r.run, 16);
     assert_eq!(
-        (c.status, c.reason.as_deref()),
+        (c.status, c.reason.as_ref().map(|r| r.words()).as_deref()),
         (Status::Error, Some("2 of 160 requests failed"))
     );
 }
@@ -1064,7 +1066,7 @@ fn aiperf_prefers_the_servers_token_counts_and_names_errors() {
     let c = run_cell_at(&r.run, 100);
     assert_eq!(c.status, Status::Error);
     assert_eq!(
-        c.reason.as_deref(),
+        c.reason.as_ref().map(|r| r.words()).as_deref(),
         Some("11 of 100 requests failed (RequestCancellationError ×11)")
     );
     // Three files at three concurrencies make one run.

@@ -311,13 +311,13 @@ async fn preemptions_are_the_engine_s_and_the_cell_says_so() {
         s.kv_cache_usage_max.unwrap(),
         s.waiting_share.unwrap(),
         two.status,
-        two.reason.as_deref().unwrap_or_default()
+        two.reason.as_ref().map(|r| r.words()).unwrap_or_default()
     );
     assert!(preempted >= 1, "the engine preempted");
     assert_eq!(s.preemptions, Some(preempted));
     assert!((s.kv_cache_usage_max.unwrap() - kv_peak).abs() < 1e-12);
     assert_eq!(two.status, Status::RequestsQueued);
-    let reason = two.reason.as_deref().unwrap();
+    let reason = two.reason.as_ref().unwrap().words();
     let said = if preempted == 1 {
         "1 request preempted during the window (vllm:num_preemptions_total)".to_string()
     } else {
