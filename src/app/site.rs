@@ -58,10 +58,12 @@ pub(crate) fn render_site(
         .into_iter()
         .find(|(name, _)| *name == CAPACITY_SCHEMA)
         .expect("the capacity schema is listed");
-    add(
-        format!("runs/{CAPACITY_SCHEMA}"),
-        capacity_schema.1.into_bytes(),
-    )?;
+    if !runs.is_empty() {
+        add(
+            format!("runs/{CAPACITY_SCHEMA}"),
+            capacity_schema.1.into_bytes(),
+        )?;
+    }
     // Each run's series and its place there, found once: (series, position).
     let mut place: Vec<Option<(&crate::judge::series::Series, usize)>> = vec![None; runs.len()];
     for s in all_series {
