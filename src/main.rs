@@ -94,7 +94,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 args.out.display()
             );
             if args.check {
-                let report = sitegen::app::check::check_series(&data.runs, &data.series, &rule);
+                let report =
+                    sitegen::app::check::check_series(&data.runs, &data.series, &rule, &data.slo);
                 return say_report(&report, &args.report, &rule, false);
             }
         }
@@ -118,8 +119,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                     run,
                     &args.baseline,
                     &rule,
+                    &data.slo,
                 )?,
-                None => sitegen::app::check::check_series(&data.runs, &data.series, &rule),
+                None => {
+                    sitegen::app::check::check_series(&data.runs, &data.series, &rule, &data.slo)
+                }
             };
             return say_report(&report, &args.report, &rule, true);
         }

@@ -42,6 +42,10 @@ pub struct Entry {
     pub cells_judged: usize,
     /// The cells called slower or faster.
     pub moved: Vec<crate::judge::change::CellJudgement>,
+    /// Tiers and contexts where it serves fewer requests at once within a
+    /// latency budget than its baseline (src/judge/capacity.rs); a drop the
+    /// rule calls makes the run a regression.
+    pub capacity_drops: Vec<crate::judge::capacity::CapacityDrop>,
     /// The last shift the series shows, when it has one.
     pub shift: Option<ShiftEntry>,
     /// The deliberate change the run follows, from data/changes.json.
@@ -81,16 +85,43 @@ pub struct RuleEntry {
     pub alpha: f64,
 }
 
-fn entry(runs: &[Run], s: &Series, j: &Judgement, shift: Option<&Shift>, at: usize) -> Entry {
+fn entry(
+    runs: &[Run],
+    s: &Series,
+    j: &Judgement,
+    shift: Option<&Shift>,
+    at: usize,
+    capacity: (&crate::model::slo::SloFile, &Rule),
+) -> Entry {
     let members: Vec<&Run> = s.runs.iter().map(|&i| &runs[i]).collect();
     let run = members[at];
+    // The noise of up to HISTORY runs before it, none before a noted change.
+    let from = s
+        .last_change()
+        .map_or(0, |(k, _)| *k)
+        .max(at.saturating_sub(crate::judge::change::HISTORY));
+    let history: Vec<usize> = (from..at).collect();
+    let capacity_drops = crate::judge::capacity::capacity_drops(
+        &members,
+        at,
+        &j.baseline,
+        &history,
+        capacity.0,
+        capacity.1,
+    );
+    let verdict = if capacity_drops.iter().any(|d| d.regression) {
+        Verdict::Regression
+    } else {
+        j.verdict
+    };
     Entry {
+        capacity_drops,
         series: s.slug.clone(),
         title: s.title.clone(),
         run: run.id.clone(),
         label: s.labels[at].clone(),
         measured_at: run.meta.measured_at.clone(),
-        verdict: j.verdict,
+        verdict,
         baseline: j.baseline.iter().map(|&b| members[b].id.clone()).collect(),
         whole: j.whole,
         plain_ratio: j.plain_ratio,
@@ -118,7 +149,12 @@ fn entry(runs: &[Run], s: &Series, j: &Judgement, shift: Option<&Shift>, at: usi
 }
 
 /// The newest run of every series.
-pub fn check_series(runs: &[Run], series: &[Series], rule: &Rule) -> Report {
+pub fn check_series(
+    runs: &[Run],
+    series: &[Series],
+    rule: &Rule,
+    slo: &crate::model::slo::SloFile,
+) -> Report {
     let entries: Vec<Entry> = series
         .iter()
         .map(|s| {
@@ -128,6 +164,7 @@ pub fn check_series(runs: &[Run], series: &[Series], rule: &Rule) -> Report {
                 &s.newest,
                 s.newest_shift.as_ref(),
                 s.runs.len() - 1,
+                (slo, rule),
             )
         })
         .collect();
@@ -141,6 +178,7 @@ pub fn check_run(
     run: &str,
     baseline: &[String],
     rule: &Rule,
+    slo: &crate::model::slo::SloFile,
 ) -> anyhow::Result<Report> {
     let index = |id: &str| {
         runs.iter().position(|r| r.id == id).ok_or_else(|| {
@@ -178,7 +216,7 @@ pub fn check_run(
         newest: j.clone(),
         newest_shift: None,
     };
-    let mut e = entry(runs, &pseudo, &j, None, bases.len());
+    let mut e = entry(runs, &pseudo, &j, None, bases.len(), (slo, rule));
     if own.is_none() {
         e.series_page = String::new();
     }
@@ -284,7 +322,9 @@ impl Report {
             );
         }
         for e in self.entries.iter().filter(|e| {
-            matches!(e.verdict, Verdict::Regression | Verdict::Improvement) || e.shift.is_some()
+            matches!(e.verdict, Verdict::Regression | Verdict::Improvement)
+                || e.shift.is_some()
+                || !e.capacity_drops.is_empty()
         }) {
             let _ = writeln!(out, "\n### {}: {}\n", md(&e.title), e.verdict.label());
             let _ = writeln!(out, "{}: {}", md(&e.label), md(&e.sentence));
@@ -299,6 +339,9 @@ impl Report {
                     out,
                     "\nA deliberate change (a new engine version, a new flag)? Note it in `data/changes.json` and the runs from it on are judged against each other only."
                 );
+            }
+            for d in &e.capacity_drops {
+                let _ = writeln!(out, "\n{}", md(&crate::render::capacity::drop_sentence(d)));
             }
             if !e.moved.is_empty() {
                 let _ = writeln!(

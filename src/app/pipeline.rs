@@ -35,7 +35,7 @@ pub struct Loaded {
     pub comparisons: Vec<compare::plan::Comparison>,
     pub(crate) prices: crate::model::PricesFile,
     /// The latency budgets capacity is judged at (`data/slo.json`, or the defaults).
-    pub(crate) slo: crate::model::slo::SloFile,
+    pub slo: crate::model::slo::SloFile,
     /// Runs left out of the site, each with why.
     pub left_out: Vec<String>,
 }

@@ -3,6 +3,7 @@
 //! points of a whole series ([`change_points`]) and which runs form a
 //! series ([`series`]). Numbers and enums only; render words them.
 
+pub mod capacity;
 pub mod change;
 pub mod change_points;
 pub mod series;

@@ -312,3 +312,57 @@ pub fn key_figure(tier: &SloTier, rows: &[CapacityRow]) -> Option<(String, Strin
 pub fn mark_legend(tier: &SloTier) -> String {
     format!("Met {}: {}.", tier.name, tier_limits(tier))
 }
+
+/// A capacity drop `sitegen check` found: "At 20 tok/s per user, 8K: 16
+/// requests at once, 32 before (median TPOT 1.21× the baseline's at 32,
+/// p = 0.001 family-wise): a regression."
+pub fn drop_sentence(d: &crate::judge::capacity::CapacityDrop) -> String {
+    use crate::judge::capacity::{DropBy, LimitName};
+    let why = match d.by {
+        DropBy::Limit {
+            limit,
+            estimate,
+            p_family,
+        } => format!(
+            "{} {} the baseline's at {} (95% interval {} to {}, p = {} family-wise)",
+            limit_name(
+                match limit {
+                    LimitName::Ttft => Limit::Ttft,
+                    LimitName::Tpot => Limit::Tpot,
+                },
+                d.percentile
+            ),
+            format::ratio(estimate.ratio),
+            d.baseline,
+            format::ratio(estimate.low),
+            format::ratio(estimate.high),
+            p_value(p_family)
+        ),
+        DropBy::Status { status } => format!(
+            "{} at {}, where every baseline run met it",
+            status.label(),
+            d.baseline
+        ),
+    };
+    format!(
+        "At {}, {}: {} at once, {} before ({why}): {}.",
+        d.tier,
+        format::context_label(d.context_tokens),
+        format::counted(d.newest as usize, "request"),
+        d.baseline,
+        if d.regression {
+            "a regression"
+        } else {
+            "within noise"
+        }
+    )
+}
+
+/// A p-value as the reports write one: "< 0.001" or three decimals.
+fn p_value(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}

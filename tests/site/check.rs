@@ -265,3 +265,37 @@ fn unreadable_data_exits_with_2_and_build_check_fails_after_writing_the_site() {
     let broken = common::sitegen(&["build", "--check", "--data", "missing"], tmp.path());
     assert_eq!(broken.status.code(), Some(2));
 }
+
+/// The newest run serves fewer users within the median tier at 8K: its 8K
+/// × 16 cell waits 3 s for a first token where every run before waited
+/// 514 ms. The throughput rule sees nothing (no total moved); the capacity
+/// rule calls it, and the gate fails.
+#[test]
+fn a_capacity_drop_at_a_tier_is_a_regression() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    series(&data, 99, 1.0);
+    let cell = data.join("glm-6/cells/decode-00008192-x016.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
+    assert_eq!(v["ttft_median_ms"], 514.0);
+    v["ttft_median_ms"] = 3000.0.into();
+    std::fs::write(&cell, v.to_string()).unwrap();
+    let json = tmp.path().join("check.json");
+    let out = check(&data, &["--json", json.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", common::stderr(&out));
+    let md = stdout(&out);
+    assert!(md.starts_with("## sitegen check: 1 regression\n"), "{md}");
+    assert!(
+        md.contains("At 20 tok/s per user, 8K: 4 requests at once, 16 before (median TTFT 5.84× the baseline's at 16"),
+        "{md}"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let drops = v["entries"][0]["capacity_drops"].as_array().unwrap();
+    assert_eq!(drops.len(), 1, "{drops:?}");
+    assert_eq!(drops[0]["context_tokens"], 8192);
+    assert_eq!(drops[0]["regression"], true);
+    // The cells' own rule saw no throughput move.
+    assert_eq!(v["entries"][0]["moved"], serde_json::json!([]));
+}
