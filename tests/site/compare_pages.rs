@@ -464,3 +464,104 @@ fn six_runs_and_a_single_context_run_still_make_readable_pages() {
     assert_eq!(capacity_rows[0][6], "128");
     assert!(capacity_rows[1..].iter().all(|r| r[6] == "not measured"));
 }
+
+/// GLM vs Step: the median tier's capacities come first among the findings,
+/// each the one the reference pages' own rows give (read here with nothing
+/// of sitegen: Valid, ≥ 20 tok/s per request, median TTFT ≤ 2,000 ms), and
+/// the p99 tiers say "not recorded" for both.
+#[test]
+fn capacities_within_each_tier_lead_the_findings_and_are_the_references() {
+    let (_tmp, site) = build_bundled_site();
+    let capacity = |path: &Path| -> Vec<(String, Option<u32>)> {
+        let mut rows: Vec<(String, Option<u32>)> = Vec::new();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let c: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+            if c.len() < 7 || c[0] != "Sustained decode" {
+                continue;
+            }
+            let num = |s: &str| {
+                s.trim_end_matches(" ms")
+                    .replace(',', "")
+                    .parse::<f64>()
+                    .unwrap()
+            };
+            let ok = c[3] == "Valid" && num(c[5]) >= 20.0 && num(c[6]) <= 2000.0;
+            let n: u32 = c[2].parse().unwrap();
+            match rows.iter_mut().find(|(ctx, _)| ctx == c[1]) {
+                Some((_, best)) => {
+                    if ok {
+                        *best = Some(n);
+                    }
+                }
+                None => rows.push((c[1].to_string(), ok.then_some(n))),
+            }
+        }
+        rows
+    };
+    let pages = fixture_pages();
+    let (glm, step) = (capacity(&pages[0]), capacity(&pages[1]));
+    let shared: Vec<String> = glm
+        .iter()
+        .filter_map(|(ctx, a)| {
+            let (_, b) = step.iter().find(|(c, _)| c == ctx)?;
+            let count = |n: &Option<u32>| n.map_or("none".to_string(), |n| n.to_string());
+            let ratio = match (a, b) {
+                (Some(x), Some(y)) => format!(" ({:.2}×)", f64::from(*y) / f64::from(*x)),
+                _ => String::new(),
+            };
+            Some(format!(
+                "{ctx}: Step-3.5-Flash {}, GLM-5.3-Flash {}{ratio}",
+                count(b),
+                count(a)
+            ))
+        })
+        .collect();
+    assert_eq!(shared.len(), 5, "8K to 128K are measured by both");
+    let html =
+        std::fs::read_to_string(site.join(
+            "compare/glm-5.3-flash-h200x4-vllm--step-3.5-flash-h200x4-vllm-0.29.0/index.html",
+        ))
+        .unwrap();
+    let doc = Html::parse_document(&html);
+    let items: Vec<(String, String)> = doc
+        .select(&sel("#findings dl.findings-list > div"))
+        .map(|d| {
+            (
+                text(d.select(&sel("dt")).next().unwrap()),
+                text(d.select(&sel("dd")).next().unwrap()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        items[0],
+        (
+            "Within 20 tok/s per user".to_string(),
+            format!(
+                "Requests at once each serves within median TTFT ≤ 2,000 ms and median TPOT ≤ 50 ms: {}.",
+                shared.join(" · ")
+            )
+        )
+    );
+    for (i, tier, limits) in [
+        (
+            1,
+            "MLPerf Server",
+            "p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 200 ms",
+        ),
+        (
+            2,
+            "MLPerf Interactive",
+            "p99 TTFT ≤ 450 ms and p99 TPOT ≤ 40 ms",
+        ),
+    ] {
+        assert_eq!(
+            items[i],
+            (
+                format!("Within {tier}"),
+                format!(
+                    "Not recorded for GLM-5.3-Flash and Step-3.5-Flash: their cells state no p99 latencies (the tier asks {limits})."
+                )
+            )
+        );
+    }
+}

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod capacity_pages;
 mod change_rule;
 mod check;
 mod checks;
