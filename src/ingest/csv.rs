@@ -103,7 +103,9 @@ mod tests {
         let got = parse_csv(
             Path::new("m.csv"),
             &format!(
-                "{header}\ndecode,8192,4,valid,,1412.4,1.8,117.7,126,8.5,3012,3.9,12,42372,30,,,,,,,,,\n"
+                "{header}\ndecode,8192,4,valid,,1412.4,1.8,117.7,126,8.5,3012,3.9,12,42372,30,,,,,,,,,{}\n",
+                // The latency percentiles' columns, empty.
+                ",".repeat(15)
             ),
         )
         .unwrap();

@@ -112,8 +112,128 @@ fn on_decode(cell: &mut Cell, set: impl FnOnce(&mut DecodeCell)) -> Result<(), P
     Ok(())
 }
 
+/// A latency percentile only the CSV carries: `latency.$figure.$p`.
+macro_rules! percentile_column {
+    ($csv:literal, $figure:ident, $p:ident) => {
+        Column {
+            header: None,
+            optional: true,
+            published: false,
+            csv_name: $csv,
+            kind: Kind::Number {
+                prefill: None,
+                decode: Some(Field {
+                    get: |d| d.latency.as_ref()?.$figure.as_ref()?.$p,
+                    set: |d, v| {
+                        d.latency
+                            .get_or_insert_with(Default::default)
+                            .$figure
+                            .get_or_insert_with(Default::default)
+                            .$p = Some(v)
+                    },
+                }),
+                show: format::millis,
+                parse: format::parse_millis,
+            },
+        }
+    };
+}
+
+/// How many requests a latency's percentiles were taken over, CSV only.
+macro_rules! requests_column {
+    ($csv:literal, $figure:ident) => {
+        Column {
+            header: None,
+            optional: true,
+            published: false,
+            csv_name: $csv,
+            kind: Kind::Number {
+                prefill: None,
+                decode: Some(Field {
+                    get: |d| Some(d.latency.as_ref()?.$figure.as_ref()?.requests? as f64),
+                    set: |d, v| {
+                        d.latency
+                            .get_or_insert_with(Default::default)
+                            .$figure
+                            .get_or_insert_with(Default::default)
+                            .requests = Some(v as u64)
+                    },
+                }),
+                show: |v| format::count(v as u64),
+                parse: count,
+            },
+        }
+    };
+}
+
+/// A p99 the page shows where a cell has it: "≈ 1,234 ms" when fewer
+/// requests stand behind it than a p99 needs (`slo::min_requests`), so
+/// an estimate never looks exact; the CSV holds the number.
+macro_rules! p99_page_column {
+    ($header:literal, $csv:literal, $figure:ident) => {
+        Column {
+            header: Some($header),
+            optional: true,
+            published: false,
+            csv_name: $csv,
+            kind: Kind::Other {
+                show: |c| p99_shown(c, |l| l.$figure.as_ref()),
+                sort_key: |c| p99_raw(c, |l| l.$figure.as_ref()),
+                raw: |c| p99_raw(c, |l| l.$figure.as_ref()),
+                read_shown: |c, t| {
+                    read_p99(c, t.trim().trim_start_matches('≈').trim(), |l| {
+                        &mut l.$figure
+                    })
+                },
+                read_raw: |c, t| read_p99(c, t, |l| &mut l.$figure),
+            },
+        }
+    };
+}
+
+type Pick = fn(&crate::model::slo::Latency) -> Option<&crate::model::slo::Quantiles>;
+
+fn p99_of(cell: &Cell, pick: Pick) -> Option<(f64, Option<u64>)> {
+    let Cell::Decode(d) = cell else { return None };
+    let q = pick(d.latency.as_deref()?)?;
+    Some((q.p99?, q.requests))
+}
+
+fn p99_raw(cell: &Cell, pick: Pick) -> String {
+    p99_of(cell, pick).map_or(String::new(), |(v, _)| v.to_string())
+}
+
+fn p99_shown(cell: &Cell, pick: Pick) -> String {
+    match p99_of(cell, pick) {
+        None => DASH.into(),
+        Some((v, Some(n))) if n >= crate::model::slo::min_requests(99) => format::millis(v),
+        Some((v, _)) => format!("≈ {}", format::millis(v)),
+    }
+}
+
+fn read_p99(
+    cell: &mut Cell,
+    text: &str,
+    at: fn(&mut crate::model::slo::Latency) -> &mut Option<crate::model::slo::Quantiles>,
+) -> Result<(), ParseError> {
+    let text = text.trim();
+    if text.is_empty() || text == DASH {
+        return Ok(());
+    }
+    let v = if text.ends_with("ms") {
+        format::parse_millis(text)?
+    } else {
+        raw_number(text)?
+    };
+    on_decode(cell, |d| {
+        at(d.latency.get_or_insert_with(Default::default))
+            .get_or_insert_with(Default::default)
+            .p99 = Some(v)
+    })
+}
+
 /// Every column, in the CSV's order; the page shows those with a header.
-pub(crate) static COLUMNS: [Column; 24] = [
+pub(crate) static COLUMNS: [Column; 39] = [
     Column {
         header: Some("Phase"),
         optional: false,
@@ -583,6 +703,24 @@ pub(crate) static COLUMNS: [Column; 24] = [
             parse: count,
         },
     },
+    // Latency percentiles with the requests behind them (model::slo), as
+    // measured or as an importer's file stated them: what a latency budget
+    // is judged on. Medians of TTFT and time between tokens are above.
+    p99_page_column!("TTFT p99", "ttft_p99_ms", ttft_ms),
+    p99_page_column!("TPOT p99", "tpot_p99_ms", tpot_ms),
+    percentile_column!("ttft_p90_ms", ttft_ms, p90),
+    percentile_column!("ttft_p95_ms", ttft_ms, p95),
+    requests_column!("ttft_requests", ttft_ms),
+    percentile_column!("tpot_p50_ms", tpot_ms, p50),
+    percentile_column!("tpot_p90_ms", tpot_ms, p90),
+    percentile_column!("tpot_p95_ms", tpot_ms, p95),
+    requests_column!("tpot_requests", tpot_ms),
+    percentile_column!("tbt_p90_ms", tbt_ms, p90),
+    percentile_column!("tbt_p99_ms", tbt_ms, p99),
+    percentile_column!("e2e_p50_ms", e2e_ms, p50),
+    percentile_column!("e2e_p90_ms", e2e_ms, p90),
+    percentile_column!("e2e_p99_ms", e2e_ms, p99),
+    requests_column!("e2e_requests", e2e_ms),
 ];
 
 fn blank_prefill() -> PrefillCell {
@@ -951,5 +1089,70 @@ mod tests {
             let read = read_csv_row(&all, raw.iter().map(String::as_str)).unwrap();
             assert_eq!(read, c);
         }
+    }
+
+    /// A cell whose TTFT p99 rests on 40 requests and TPOT p99 on 700.
+    fn with_latency() -> Cell {
+        use crate::model::slo::{Latency, Quantiles};
+        let Cell::Decode(mut d) = decode() else {
+            unreachable!()
+        };
+        let q = |p50: f64, p99: f64, n: u64| Quantiles {
+            p50: Some(p50),
+            p90: Some(p99 * 0.8),
+            p95: Some(p99 * 0.9),
+            p99: Some(p99),
+            requests: Some(n),
+        };
+        d.latency = Some(Box::new(Latency {
+            ttft_ms: Some(Quantiles {
+                // The median is the cell's own (the TTFT column).
+                p50: None,
+                ..q(0.0, 1234.0, 40)
+            }),
+            tpot_ms: Some(q(20.0, 61.5, 700)),
+            tbt_ms: Some(Quantiles {
+                p50: None,
+                p95: None,
+                requests: None,
+                ..q(0.0, 30.0, 0)
+            }),
+            e2e_ms: Some(Quantiles {
+                p95: None,
+                ..q(9000.0, 15000.0, 12)
+            }),
+        }));
+        Cell::Decode(d)
+    }
+
+    #[test]
+    fn latency_percentiles_read_back_and_an_estimate_never_looks_exact() {
+        let c = with_latency();
+        let raw: Vec<String> = COLUMNS.iter().map(|col| col.raw(&c)).collect();
+        let all: Vec<&Column> = COLUMNS.iter().collect();
+        assert_eq!(
+            read_csv_row(&all, raw.iter().map(String::as_str)).unwrap(),
+            c
+        );
+        let shown = |name: &str| {
+            COLUMNS
+                .iter()
+                .find(|col| col.csv_name == name)
+                .unwrap()
+                .shown(&c)
+        };
+        // 40 requests are fewer than a p99 needs (662): marked; 700 are not.
+        assert_eq!(shown("ttft_p99_ms"), "≈ 1,234 ms");
+        assert_eq!(shown("tpot_p99_ms"), "62 ms");
+        let headers: Vec<&str> = run_page_columns(std::slice::from_ref(&c))
+            .iter()
+            .filter_map(|col| col.header)
+            .collect();
+        assert!(headers.ends_with(&["TTFT p99", "TPOT p99"]), "{headers:?}");
+        assert!(
+            !run_page_columns(&[decode()])
+                .iter()
+                .any(|col| col.header == Some("TTFT p99"))
+        );
     }
 }
