@@ -69,8 +69,9 @@ pub fn capacity_cell(row: &CapacityRow, tier: &SloTier) -> String {
     }
 }
 
-/// What breaks first above capacity: "then p99 TPOT 120 ms > 50 ms at 8
-/// (2.40×, a cliff)", "then Over capacity at 64", or that every level met it.
+/// What breaks first above capacity: "then at 8: p99 TPOT 120 ms > 50 ms
+/// (2.40×, a cliff)", "then at 64: Over capacity", "already at 1: …", or
+/// that every level met it.
 pub fn break_words(c: &Capacity, tier: &SloTier) -> String {
     match &c.breaks {
         None => "met at every level measured".into(),
@@ -80,24 +81,23 @@ pub fn break_words(c: &Capacity, tier: &SloTier) -> String {
             } else {
                 "already"
             };
-            format!("{lead} {}", breach_at(b, tier.percentile))
+            format!("{lead} at {}: {}", b.concurrency, breach_at(b, tier.percentile))
         }
     }
 }
 
 fn breach_at(b: &Break, percentile: u8) -> String {
     match b.breach {
-        Breach::Status(s) => format!("{} at {}", s.label(), b.concurrency),
+        Breach::Status(s) => s.label().to_string(),
         Breach::Over {
             limit,
             value,
             bound,
         } => format!(
-            "{} {} > {} at {} ({}, {})",
+            "{} {} > {} ({}, {})",
             limit_name(limit, percentile),
             ms(value),
             ms(bound),
-            b.concurrency,
             format::ratio(value / bound),
             if b.cliff == Some(true) {
                 "a cliff"

@@ -89,11 +89,11 @@ fn the_capacity_table_says_what_the_cells_say() {
         [
             [
                 "8K",
-                "8 requests, 800.0 tok/s then p99 TPOT 80 ms > 50 ms at 16 (1.60×, gradual)"
+                "8 requests, 800.0 tok/s then at 16: p99 TPOT 80 ms > 50 ms (1.60×, gradual)"
             ],
             [
                 "64K",
-                "2 requests, 200.0 tok/s then p99 TTFT 2,500 ms > 2,000 ms at 4 (1.25×, gradual)"
+                "2 requests, 200.0 tok/s then at 4: p99 TTFT 2,500 ms > 2,000 ms (1.25×, gradual)"
             ],
         ]
     );
