@@ -81,12 +81,21 @@ pub fn break_words(c: &Capacity, tier: &SloTier) -> String {
             } else {
                 "already"
             };
-            format!("{lead} at {}: {}", b.concurrency, breach_at(b, tier.percentile))
+            // A figure from too few requests is an estimate, written so.
+            let estimate = c.few_requests.iter().any(|f| {
+                f.concurrency == b.concurrency
+                    && matches!(b.breach, Breach::Over { limit, .. } if limit == f.limit)
+            });
+            format!(
+                "{lead} at {}: {}",
+                b.concurrency,
+                breach_at(b, tier.percentile, estimate)
+            )
         }
     }
 }
 
-fn breach_at(b: &Break, percentile: u8) -> String {
+fn breach_at(b: &Break, percentile: u8, estimate: bool) -> String {
     match b.breach {
         Breach::Status(s) => s.label().to_string(),
         Breach::Over {
@@ -94,8 +103,9 @@ fn breach_at(b: &Break, percentile: u8) -> String {
             value,
             bound,
         } => format!(
-            "{} {} > {} ({}, {})",
+            "{} {}{} > {} ({}, {})",
             limit_name(limit, percentile),
+            if estimate { "≈ " } else { "" },
             ms(value),
             ms(bound),
             format::ratio(value / bound),
