@@ -498,8 +498,19 @@ pub(crate) fn engine_of_backend(backend: &str) -> Option<&'static str> {
     }
 }
 
-/// "Qwen3-8B" for "Qwen/Qwen3-8B": the display name of a served model.
+/// "Qwen3-8B" for "Qwen/Qwen3-8B": the display name of a served model. A
+/// Hugging Face cache path (".../models--openai--gpt-oss-120b/snapshots/
+/// b5c9.../") names its model in the `models--ORG--NAME` folder, not in its
+/// last part (a snapshot's hash).
 pub(crate) fn model_display_name(model_id: &str) -> &str {
+    if let Some(name) = model_id
+        .split('/')
+        .filter_map(|part| part.strip_prefix("models--"))
+        .filter_map(|rest| rest.split_once("--").map(|(_, name)| name))
+        .find(|name| !name.is_empty())
+    {
+        return name;
+    }
     model_id
         .trim_end_matches('/')
         .rsplit('/')
@@ -695,6 +706,19 @@ pub(crate) fn cells_of(cells: Vec<ReadCell>) -> anyhow::Result<Vec<DecodeCell>> 
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn a_model_is_named_from_its_hub_cache_folder_not_its_snapshot_hash() {
+        assert_eq!(
+            model_display_name(
+                "/root/.cache/huggingface/hub/models--openai--gpt-oss-120b/snapshots/b5c939de8f754692c1647ca79fbf85e8c1e70f8a/"
+            ),
+            "gpt-oss-120b"
+        );
+        assert_eq!(model_display_name("Qwen/Qwen3-8B"), "Qwen3-8B");
+        assert_eq!(model_display_name("/models/llama-3-70b/"), "llama-3-70b");
+        assert_eq!(model_display_name("gpt-oss-20b"), "gpt-oss-20b");
+    }
 
     #[test]
     fn rates_read_as_infinite_as_each_tool_writes_them() {
