@@ -225,6 +225,24 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         output_tokens,
         duration,
     );
+    // Requests sent that the file counts neither completed nor failed were
+    // lost somewhere: the burst's figures leave them out, so not Valid.
+    if sent > completed + failed {
+        cell.status = Status::Error;
+        let part = Part::RequestsUnaccounted {
+            unaccounted: sent - completed - failed,
+            requests: sent,
+            completed,
+            failed,
+        };
+        cell.reason = Some(match cell.reason.take() {
+            Some(Reason::Coded(mut parts)) => {
+                parts.push(part);
+                Reason::Coded(parts)
+            }
+            _ => Reason::of(part),
+        });
+    }
     const E2E: &[&str] = &["e2el", "e2e_latency", "latency"];
     let ttft = figure_ms(at, "median", &["ttft"])?;
     let tpot = figure_ms(at, "median", &["tpot"])?;
@@ -706,6 +724,41 @@ pub(crate) fn cells_of(cells: Vec<ReadCell>) -> anyhow::Result<Vec<DecodeCell>> 
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// A real vllm bench file edited to send 3 requests more than it
+    /// counts completed, with no `failed` key (no real file shows this yet):
+    /// the 3 are named and the cell is not Valid.
+    #[test]
+    fn requests_neither_completed_nor_failed_are_named_and_not_valid() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/real/vllm-bench/er0080-bench_serve_v0.25.1.json");
+        let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let completed = v["completed"].as_u64().unwrap();
+        assert_eq!(
+            burst_cell(&At::root(&path, &v), "vllm bench serve")
+                .unwrap()
+                .cell
+                .status,
+            Status::Valid
+        );
+        v["num_prompts"] = (completed + 3).into();
+        v.as_object_mut().unwrap().remove("failed");
+        let cell = burst_cell(&At::root(&path, &v), "vllm bench serve")
+            .unwrap()
+            .cell;
+        assert_eq!(cell.status, Status::Error);
+        assert_eq!(
+            cell.total_tok_per_s, None,
+            "its figures leave 3 requests out"
+        );
+        assert_eq!(
+            cell.reason.unwrap().words(),
+            format!(
+                "3 of {} requests neither completed nor failed (the file counts {completed} completed and 0 failed)",
+                completed + 3
+            )
+        );
+    }
 
     #[test]
     fn a_model_is_named_from_its_hub_cache_folder_not_its_snapshot_hash() {

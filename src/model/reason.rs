@@ -57,6 +57,13 @@ pub enum Part {
     },
     /// No request succeeded, some failed and some were cut off (GuideLLM).
     NoneSucceeded { failed: u64, incomplete: u64 },
+    /// Requests the file sent but counts neither completed nor failed.
+    RequestsUnaccounted {
+        unaccounted: u64,
+        requests: u64,
+        completed: u64,
+        failed: u64,
+    },
     /// A request failed; its message is the cell's reason.
     RequestFailed { message: String },
     /// Streams that ended without a finish reason before `max_tokens`.
@@ -334,6 +341,14 @@ impl Part {
                 }
                 s
             }
+            Part::RequestsUnaccounted {
+                unaccounted,
+                requests,
+                completed,
+                failed,
+            } => format!(
+                "{unaccounted} of {requests} requests neither completed nor failed (the file counts {completed} completed and {failed} failed)"
+            ),
             Part::AllRequestsFailed {
                 requests,
                 no_prompt_length,
