@@ -1400,3 +1400,101 @@ fn vllm_bench_percentiles_are_carried_and_judged_only_where_stated() {
         }
     );
 }
+
+/// Each percentile of `got` is the file's own (`want`, in ms; `None` where
+/// the file states none), over `requests`.
+fn assert_quantiles(
+    what: &str,
+    got: Option<&sitegen::model::slo::Quantiles>,
+    want: impl Fn(u8) -> Option<f64>,
+    requests: Option<u64>,
+) {
+    let q = got.unwrap_or_else(|| panic!("{what}: no percentiles carried"));
+    for p in sitegen::model::slo::PERCENTILES {
+        assert_figure(&format!("{what} p{p}"), q.at(p), want(p));
+    }
+    assert_eq!(q.requests, requests, "{what}: requests");
+}
+
+fn latency_of(c: &DecodeCell) -> &sitegen::model::slo::Latency {
+    c.latency
+        .as_deref()
+        .unwrap_or_else(|| panic!("{} x{}: no latency", c.context_tokens, c.concurrency))
+}
+
+fn latency_definition(c: &DecodeCell) -> &str {
+    &c.measured_by.as_ref().unwrap().definitions["latency"]
+}
+
+/// AIPerf: p50, p90, p95 and p99 of TTFT, of each request's inter-token
+/// latency (its TPOT), of every gap between chunks and of the request
+/// latency, in ms as the file's unit says, over its request_count; in both
+/// layouts, and on a cell that is an Error. A percentile taken out of the
+/// file is absent, not made up from the others.
+#[test]
+fn aiperf_percentiles_are_carried_as_the_file_states_them() {
+    let file = real("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json");
+    let v = read_json(&file);
+    let r = import_one(file.clone(), &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 4);
+    let l = latency_of(c);
+    let completed = num(&v, "request_count.avg").map(|n| n as u64);
+    for (got, metric) in [
+        (&l.ttft_ms, "time_to_first_token"),
+        (&l.tpot_ms, "inter_token_latency"),
+        (&l.tbt_ms, "inter_chunk_latency"),
+        (&l.e2e_ms, "request_latency"),
+    ] {
+        assert_eq!(v[metric]["unit"], "ms", "{metric}");
+        assert_quantiles(
+            metric,
+            got.as_ref(),
+            |p| num(&v, &format!("{metric}.p{p}")),
+            completed,
+        );
+    }
+    assert!(latency_definition(c).contains("inter_chunk_latency"));
+
+    // The records layout (before 0.4), a cell with failed requests.
+    let file = real("aiperf/aiperf-repo-example-run1-profile_export_aiperf.json");
+    let old = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 100);
+    assert_eq!(c.status, Status::Error);
+    let l = latency_of(c);
+    let completed = num(&old, "records.request_count.avg").map(|n| n as u64);
+    assert_eq!(completed, Some(89));
+    for (got, metric) in [
+        (&l.ttft_ms, "ttft"),
+        (&l.tpot_ms, "inter_token_latency"),
+        (&l.tbt_ms, "inter_chunk_latency"),
+        (&l.e2e_ms, "request_latency"),
+    ] {
+        assert_quantiles(
+            metric,
+            got.as_ref(),
+            |p| num(&old, &format!("records.{metric}.p{p}")),
+            completed,
+        );
+    }
+
+    // A percentile the file lacks stays absent.
+    let mut edited = v.clone();
+    edited["time_to_first_token"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p95");
+    edited
+        .as_object_mut()
+        .unwrap()
+        .remove("inter_chunk_latency");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("profile_export_aiperf.json");
+    std::fs::write(&path, edited.to_string()).unwrap();
+    let r = import_one(path, &[GPU, COUNT, ENGINE]);
+    let l = latency_of(run_cell_at(&r.run, 4));
+    let ttft = l.ttft_ms.as_ref().unwrap();
+    assert_eq!(ttft.p95, None);
+    assert_eq!(ttft.p99, num(&v, "time_to_first_token.p99"));
+    assert_eq!(l.tbt_ms, None);
+}
