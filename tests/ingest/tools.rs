@@ -1498,3 +1498,52 @@ fn aiperf_percentiles_are_carried_as_the_file_states_them() {
     assert_eq!(ttft.p99, num(&v, "time_to_first_token.p99"));
     assert_eq!(l.tbt_ms, None);
 }
+
+/// GenAI-Perf, in its three layouts: streamed, TTFT and each request's
+/// inter-token latency (its TPOT) with the request latency; not streamed,
+/// the request latency only (its "time to first token" is the whole
+/// response's). Over request_count; p95 where the file has it.
+#[test]
+fn genai_perf_percentiles_are_carried_as_the_file_states_them() {
+    for rel in [
+        "gpu-summary/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json",
+        "genai-perf/wellflat-gpt-oss-20b-c1-flat-config-profile_export_genai_perf.json",
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        let c = run_cell_at(&r.run, 1);
+        let l = latency_of(c);
+        let count = num(&v, "request_count.avg").map(|n| n as u64);
+        for (got, metric) in [
+            (&l.ttft_ms, "time_to_first_token"),
+            (&l.tpot_ms, "inter_token_latency"),
+            (&l.e2e_ms, "request_latency"),
+        ] {
+            assert_eq!(v[metric]["unit"], "ms", "{rel}: {metric}");
+            assert_quantiles(
+                &format!("{rel}: {metric}"),
+                got.as_ref(),
+                |p| num(&v, &format!("{metric}.p{p}")),
+                count,
+            );
+        }
+        assert_eq!(
+            l.tbt_ms, None,
+            "{rel}: GenAI-Perf states no gap between tokens"
+        );
+    }
+    let file = real("genai-perf/adaptive-auto-c50-non-streaming-genai_perf.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 50);
+    let l = latency_of(c);
+    assert_eq!((&l.ttft_ms, &l.tpot_ms), (&None, &None), "not streamed");
+    assert_quantiles(
+        "request_latency",
+        l.e2e_ms.as_ref(),
+        |p| num(&v, &format!("request_latency.p{p}")),
+        num(&v, "request_count.avg").map(|n| n as u64),
+    );
+    assert!(latency_definition(c).contains("not streamed"));
+}
