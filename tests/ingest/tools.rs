@@ -1547,3 +1547,70 @@ fn genai_perf_percentiles_are_carried_as_the_file_states_them() {
     );
     assert!(latency_definition(c).contains("not streamed"));
 }
+
+/// guidellm: the successful requests' TTFT, inter-token latency (each
+/// request's TPOT) and request latency (seconds) at p50 (or the median, where
+/// a file's percentiles lack p50), p90, p95 and p99, over the successful
+/// requests; time_per_output_token_ms (TTFT included) is not taken as TPOT.
+#[test]
+fn guidellm_percentiles_are_carried_as_the_file_states_them() {
+    for rel in [
+        "guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json",
+        "guidellm/guidellm-repo-benchmarks_stripped.json",
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        for b in v["benchmarks"].as_array().unwrap() {
+            let n = guidellm_streams(b);
+            let m = &b["metrics"];
+            let ok = num(m, "request_totals.successful")
+                .or(num(b, "request_totals.successful"))
+                .or(num(b, "run_stats.requests_made.successful"))
+                .map(|n| n as u64);
+            let c = run_cell_at(&r.run, n);
+            let l = latency_of(c);
+            let stated = |metric: &str, scale: f64, p: u8| {
+                let d = &m[metric]["successful"];
+                num(d, &format!("percentiles.p{p}"))
+                    .or_else(|| (p == 50).then(|| num(d, "median")).flatten())
+                    .map(|x| x * scale)
+            };
+            for (got, metric, scale) in [
+                (&l.ttft_ms, "time_to_first_token_ms", 1.0),
+                (&l.tpot_ms, "inter_token_latency_ms", 1.0),
+                (&l.e2e_ms, "request_latency", 1000.0),
+            ] {
+                assert_quantiles(
+                    &format!("{rel}: x{n}: {metric}"),
+                    got.as_ref(),
+                    |p| stated(metric, scale, p),
+                    ok,
+                );
+            }
+            assert_eq!(l.tbt_ms, None);
+            assert_ne!(
+                l.tpot_ms.as_ref().unwrap().p50,
+                num(m, "time_per_output_token_ms.successful.median"),
+                "{rel}: TPOT is not guidellm's time_per_output_token_ms"
+            );
+        }
+    }
+    // The stripped file's percentiles lack p50: its median is the p50.
+    let v = read_json(&real("guidellm/guidellm-repo-benchmarks_stripped.json"));
+    assert!(
+        v.pointer("/benchmarks/0/metrics/time_to_first_token_ms/successful/percentiles/p50")
+            .is_none()
+    );
+    // guidellm 0.5 counts a value per gap between tokens: said.
+    let r = import_one(
+        real("guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json"),
+        &[GPU, COUNT, ENGINE],
+    );
+    let c = r.run.decode_cells().next().unwrap();
+    assert!(
+        latency_definition(c).contains("counts 4092 values for 4 requests"),
+        "{}",
+        latency_definition(c)
+    );
+}
