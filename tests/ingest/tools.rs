@@ -1614,3 +1614,35 @@ fn guidellm_percentiles_are_carried_as_the_file_states_them() {
         latency_definition(c)
     );
 }
+
+/// llmperf: TTFT and end-to-end latency quantiles (seconds) at p50, p90,
+/// p95 and p99 over the completed requests, also on a cell whose failed
+/// requests make it an Error; its inter-token latency (TTFT included, per
+/// output token) is neither TPOT nor the time between tokens.
+#[test]
+fn llmperf_percentiles_are_carried_as_the_file_states_them() {
+    for (rel, status) in [
+        ("llmperf/leaderboard-groq_70b-summary.json", Status::Valid),
+        (
+            "llmperf/leaderboard-bedrock_70b-summary.json",
+            Status::Error,
+        ),
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        let c = r.run.decode_cells().next().unwrap();
+        assert_eq!(c.status, status, "{rel}");
+        let l = latency_of(c);
+        let completed = num(&v, "results_num_completed_requests").map(|n| n as u64);
+        for (got, metric) in [(&l.ttft_ms, "ttft"), (&l.e2e_ms, "end_to_end_latency")] {
+            assert_quantiles(
+                &format!("{rel}: {metric}"),
+                got.as_ref(),
+                |p| num(&v, &format!("results_{metric}_s_quantiles_p{p}")).map(|s| s * 1000.0),
+                completed,
+            );
+        }
+        assert_eq!((&l.tpot_ms, &l.tbt_ms), (&None, &None), "{rel}");
+    }
+}
