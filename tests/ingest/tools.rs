@@ -1646,3 +1646,61 @@ fn llmperf_percentiles_are_carried_as_the_file_states_them() {
         assert_eq!((&l.tpot_ms, &l.tbt_ms), (&None, &None), "{rel}");
     }
 }
+
+/// llm_decode_bench: p50, p90 and p99 (no p95) of TTFT, of each request's
+/// inter-token latency (its TPOT) over the cell's request samples, and of
+/// the request latency over those that finished; files before 0.4 state
+/// TTFT's p50 and p99 only, and not over how many requests.
+#[test]
+fn llm_decode_bench_percentiles_are_carried_as_the_file_states_them() {
+    let file = real("llm-decode-bench/emulated-llm-decode-bench-0.4.18.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT]);
+    let mut checked = 0;
+    for res in v["results"].as_array().unwrap() {
+        let (ctx, n) = (
+            res["context_tokens"].as_u64().unwrap(),
+            res["concurrency"].as_u64().unwrap() as u32,
+        );
+        let c = decode(&r.run, ctx, n);
+        let l = latency_of(c);
+        let count = |k: &str| res[k].as_u64();
+        for (got, key, requests) in [
+            (&l.ttft_ms, "ttft", count("request_count")),
+            (&l.tpot_ms, "inter_token_latency", count("request_count")),
+            (
+                &l.e2e_ms,
+                "request_latency",
+                count("completed_request_count"),
+            ),
+        ] {
+            assert_quantiles(
+                &format!("{ctx} x{n}: {key}"),
+                got.as_ref(),
+                |p| num(res, &format!("{key}_p{p}")).map(|s| s * 1000.0),
+                requests,
+            );
+            assert_eq!(got.as_ref().unwrap().p95, None);
+        }
+        assert_eq!(l.tbt_ms, None, "chunk_inter_token_latency is per request");
+        checked += 1;
+    }
+    assert!(checked >= 4);
+    let file = real("llm-decode-bench/rtx6kpro-results_awq.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let res = &v["results"][0];
+    let c = decode(
+        &r.run,
+        res["context_tokens"].as_u64().unwrap(),
+        res["concurrency"].as_u64().unwrap() as u32,
+    );
+    let l = latency_of(c);
+    assert_quantiles(
+        "ttft",
+        l.ttft_ms.as_ref(),
+        |p| num(res, &format!("ttft_p{p}")).map(|s| s * 1000.0),
+        None,
+    );
+    assert_eq!((&l.tpot_ms, &l.e2e_ms), (&None, &None));
+}
