@@ -25,6 +25,7 @@ use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::reason::{FailedKind, Part, Reason};
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "AIPerf";
@@ -102,6 +103,42 @@ fn single(root: &At, names: &[&str]) -> anyhow::Result<Option<f64>> {
         None => Ok(None),
     }
 }
+
+/// The percentiles AIPerf states of each latency (`p50`, `p90`, `p95`,
+/// `p99`, converted from the metric's unit), over the `completed` requests
+/// its per-request metrics cover. A percentile the file lacks stays absent.
+fn latency(root: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
+    let of = |names: &[&str]| -> anyhow::Result<Option<Quantiles>> {
+        let Some(m) = metric(root, names) else {
+            return Ok(None);
+        };
+        Ok(Quantiles {
+            p50: ms(&m, "p50")?,
+            p90: ms(&m, "p90")?,
+            p95: ms(&m, "p95")?,
+            p99: ms(&m, "p99")?,
+            requests: Some(completed),
+        }
+        .stated())
+    };
+    Ok(Latency {
+        ttft_ms: of(&["time_to_first_token", "ttft"])?,
+        // A request's (latency − TTFT) / (output tokens − 1): its TPOT.
+        tpot_ms: of(&["inter_token_latency"])?,
+        // Every gap between streamed chunks, of all requests.
+        tbt_ms: of(&["inter_chunk_latency"])?,
+        e2e_ms: of(&["request_latency"])?,
+    }
+    .known())
+}
+
+/// How AIPerf's latencies were put in the cell's `latency`.
+const LATENCY_DEFINITION: &str = "AIPerf's percentiles over the requests that completed \
+     (request_count): time_to_first_token (ttft) → ttft_ms, with the prompt cache not warmed \
+     first; inter_token_latency, each request's (latency − TTFT) / (output tokens − 1), → \
+     tpot_ms; inter_chunk_latency, every gap between two streamed chunks of any request, → \
+     tbt_ms, where a chunk of several tokens counts once, not once per token; request_latency \
+     → e2e_ms; output tokens as AIPerf's tokenizer counted them";
 
 /// The requests kept in flight, from the profiling phase's load settings.
 fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
@@ -270,6 +307,11 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
             }));
         }
         let mut definitions = definitions(server_counts.is_some());
+        // What the file states, whatever the cell's status.
+        cell.latency = latency(&root, completed)?.map(Box::new);
+        if cell.latency.is_some() {
+            definitions.insert("latency".into(), LATENCY_DEFINITION.into());
+        }
         if context_given {
             definitions.insert(
                 "context_tokens".into(),

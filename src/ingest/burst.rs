@@ -343,10 +343,7 @@ fn latency(at: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
             p99: get("p99")?,
             requests: Some(completed),
         };
-        Ok([q.p50, q.p90, q.p95, q.p99]
-            .iter()
-            .any(Option::is_some)
-            .then_some(q))
+        Ok(q.stated())
     };
     Ok(Latency {
         ttft_ms: of(&["ttft"])?,

@@ -33,6 +33,7 @@ use super::burst::{cells_of, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::reason::{Part, Reason};
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{CellSpread, DecodeCell, MeasuredBy, Spread, Status};
 
 pub(crate) const TOOL: &str = "GenAI-Perf";
@@ -317,6 +318,19 @@ impl Metric<'_> {
     fn spread(&self) -> anyhow::Result<Option<Spread>> {
         self.at.spread(self.scale)
     }
+
+    /// The percentiles the metric states (`p50`, `p90`, `p95`, `p99`),
+    /// over `requests`; a percentile it lacks stays absent.
+    fn quantiles(&self, requests: Option<u64>) -> anyhow::Result<Option<Quantiles>> {
+        Ok(Quantiles {
+            p50: self.stat("p50")?,
+            p90: self.stat("p90")?,
+            p95: self.stat("p95")?,
+            p99: self.stat("p99")?,
+            requests,
+        }
+        .stated())
+    }
 }
 
 /// The metric `name` when the file has it; its unit must be one of `units`.
@@ -527,6 +541,38 @@ fn parse_file(file: &Path, text: &str, given: &super::Given) -> anyhow::Result<F
                 "Error: {sent} requests sent (request_throughput × the benchmark's duration: \
                  GenAI-Perf divides every request sent by the duration) and {counted} returned \
                  text (request_count)"
+            ),
+        );
+    }
+    // The percentiles the file states, whatever the cell's status. Without
+    // streaming, time_to_first_token is the whole response's latency and
+    // there is no inter-token latency: only request_latency is carried.
+    let streamed = streaming == Some(true);
+    let of = |m: &Option<Metric>| m.as_ref().map(|m| m.quantiles(count)).transpose();
+    cell.latency = Latency {
+        ttft_ms: if streamed { of(&ttft)?.flatten() } else { None },
+        tpot_ms: if streamed { of(&itl)?.flatten() } else { None },
+        tbt_ms: None,
+        e2e_ms: of(&latency)?.flatten(),
+    }
+    .known()
+    .map(Box::new);
+    if cell.latency.is_some() {
+        definitions.insert(
+            "latency".into(),
+            format!(
+                "GenAI-Perf's percentiles over the requests that returned text \
+                 (request_count): {}request_latency → e2e_ms; GenAI-Perf states no gap between \
+                 tokens or chunks, so tbt_ms is absent",
+                if streamed {
+                    "time_to_first_token → ttft_ms (the prompt cache not warmed first); \
+                     inter_token_latency, each request's (last response − first response) / \
+                     (output tokens − 1), tokens counted with GenAI-Perf's tokenizer, → tpot_ms; "
+                } else {
+                    "the responses were not streamed (or the file does not say), so its \
+                     time_to_first_token is not a first token's and is not carried, nor is any \
+                     time per token; "
+                }
             ),
         );
     }

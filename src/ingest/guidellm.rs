@@ -32,6 +32,7 @@ use super::burst::{cells_of, counted_cell, push_unique, set_model};
 use super::file_name;
 use super::json::{At, parse_python_json, parse_yaml};
 use crate::model::reason::{Part, Reason};
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "guidellm";
@@ -307,6 +308,75 @@ fn from_records(at: &At, counted: u64, window: (f64, f64)) -> Option<f64> {
     )
 }
 
+/// The percentiles a distribution states (`percentiles.p50`, or its
+/// `median`, `p90`, `p95`, `p99`), times `scale`, over `requests`.
+fn quantiles(d: &At, scale: f64, requests: u64) -> anyhow::Result<Option<Quantiles>> {
+    let p = d.child("percentiles");
+    let get = |key: &str| -> anyhow::Result<Option<f64>> {
+        Ok(match &p {
+            Some(p) => p.opt_f64(key)?.map(|v| v * scale),
+            None => None,
+        })
+    };
+    Ok(Quantiles {
+        p50: match get("p50")? {
+            Some(v) => Some(v),
+            None => d.opt_f64("median")?.map(|v| v * scale),
+        },
+        p90: get("p90")?,
+        p95: get("p95")?,
+        p99: get("p99")?,
+        requests: Some(requests),
+    }
+    .stated())
+}
+
+/// The latencies guidellm states of the `ok` successful requests, and how
+/// they were put in the cell, for its definitions.
+fn latency(at: &At, ok: u64) -> anyhow::Result<Option<(Latency, String)>> {
+    if ok == 0 {
+        return Ok(None);
+    }
+    let of = |name: &str, scale: f64| -> anyhow::Result<Option<Quantiles>> {
+        match distribution(at, name, "successful") {
+            Some(d) => quantiles(&d, scale, ok),
+            None => Ok(None),
+        }
+    };
+    let Some(latency) = Latency {
+        ttft_ms: of("time_to_first_token_ms", 1.0)?,
+        tpot_ms: of("inter_token_latency_ms", 1.0)?,
+        tbt_ms: None,
+        // In seconds.
+        e2e_ms: of("request_latency", 1000.0)?,
+    }
+    .known() else {
+        return Ok(None);
+    };
+    // guidellm 0.2 to 0.8 weight each request's value by its output tokens
+    // − 1; from 0.4 on the distribution's count is the sum of the weights.
+    let counted = distribution(at, "inter_token_latency_ms", "successful")
+        .and_then(|d| d.f64_at("count"))
+        .filter(|n| *n > ok as f64)
+        .map_or_else(String::new, |n| {
+            format!("; this file's distribution counts {n} values for {ok} requests")
+        });
+    let weighted = format!(
+        " (guidellm weights each request's value by its output tokens − 1, so the percentiles \
+         are taken over the gaps between tokens, a longer request counting more{counted})"
+    );
+    let definition = format!(
+        "guidellm's percentiles over the successful requests (metrics.<name>.successful, p50 \
+         or its median): time_to_first_token_ms → ttft_ms, the prompt cache not warmed first; \
+         inter_token_latency_ms, each request's (latency − TTFT) / (output tokens − 1), → \
+         tpot_ms{weighted}; request_latency (seconds) → e2e_ms. Not carried: \
+         time_per_output_token_ms, a request's latency / its output tokens with TTFT included, \
+         which is not a time per output token after the first; guidellm states no gap between \
+         tokens or chunks, so tbt_ms is absent"
+    );
+    Ok(Some((latency, definition)))
+}
+
 fn benchmark_cell(at: &At, layout: &str, warnings: &mut Vec<String>) -> anyhow::Result<DecodeCell> {
     let concurrency = concurrency(at, layout)?;
     let totals = at
@@ -444,9 +514,15 @@ fn benchmark_cell(at: &At, layout: &str, warnings: &mut Vec<String>) -> anyhow::
         map.remove("requests");
     }
     crate::model::redact::redact_json(&mut raw);
+    let mut definitions = definitions(&tokens);
+    // What the file states, whatever the cell's status.
+    if let Some((latency, definition)) = latency(at, ok)? {
+        cell.latency = Some(Box::new(latency));
+        definitions.insert("latency".into(), definition);
+    }
     cell.measured_by = Some(MeasuredBy {
         tool: TOOL.to_string(),
-        definitions: definitions(&tokens),
+        definitions,
         raw,
     });
     Ok(cell)

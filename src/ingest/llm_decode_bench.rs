@@ -27,6 +27,7 @@ use super::Imported;
 use super::file_name;
 use super::json::{At, element_path, expect_object, parse_python_json};
 use crate::model::reason::{Part, Reason};
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{
     Cell, CellKey, CellTelemetry, DecodeCell, EnergySource, GpuTelemetry, MeasuredBy, PrefillCell,
     ServerCounters, Status,
@@ -462,6 +463,11 @@ fn decode_cell(
         cell.avg_active_requests = at.opt_f64("avg_running_reqs")?;
     }
     let mut definitions = decode_definitions(queued);
+    // What the file states, whatever the cell's status.
+    cell.latency = latency(at)?.map(Box::new);
+    if cell.latency.is_some() {
+        definitions.insert("latency".into(), LATENCY_DEFINITION.into());
+    }
     let telemetry = CellTelemetry {
         server: server_counters(at)?,
         gpus: gpu_telemetry(at, cell.total_tok_per_s, &mut definitions)?,
@@ -477,6 +483,52 @@ fn decode_cell(
         raw,
     });
     Ok(cell)
+}
+
+/// How the tool's latencies were put in the cell's `latency`.
+const LATENCY_DEFINITION: &str = "the tool's percentiles (seconds × 1000; p50, p90 and p99, \
+     no p95; files before 0.4 state only ttft_p50 and ttft_p99, and not over how many \
+     requests) over its request samples of the cell (request_count), request_latency over those \
+     that finished (completed_request_count): ttft_p* → ttft_ms, the prompt cache warmed by a \
+     scout request first, a request's wait in the server's queue included; \
+     inter_token_latency_p*, each request's (last token − first token) / (output tokens − 1), \
+     → tpot_ms; request_latency_p* → e2e_ms. Not carried: chunk_inter_token_latency_p*, \
+     percentiles of each request's mean gap between chunks rather than of the gaps, so tbt_ms \
+     is absent. A 0 is what the tool writes when it had no sample, and is left out";
+
+/// The percentiles the tool states of TTFT, TPOT and request latency
+/// (`<name>_p50`, `_p90`, `_p99`, seconds), with the request samples they
+/// were taken over where the file counts them. A percentile the file lacks,
+/// or the 0 the tool writes without samples, stays absent.
+fn latency(at: &At) -> anyhow::Result<Option<Latency>> {
+    let samples = at.opt_u64("request_count")?;
+    let completed = at.opt_u64("completed_request_count")?;
+    let of = |name: &str, requests: Option<u64>| -> anyhow::Result<Option<Quantiles>> {
+        if requests == Some(0) {
+            return Ok(None);
+        }
+        let get = |p: &str| -> anyhow::Result<Option<f64>> {
+            Ok(at
+                .opt_f64(&format!("{name}_{p}"))?
+                .filter(|s| *s > 0.0)
+                .map(|s| s * 1000.0))
+        };
+        Ok(Quantiles {
+            p50: get("p50")?,
+            p90: get("p90")?,
+            p95: get("p95")?,
+            p99: get("p99")?,
+            requests,
+        }
+        .stated())
+    };
+    Ok(Latency {
+        ttft_ms: of("ttft", samples)?,
+        tpot_ms: of("inter_token_latency", samples)?,
+        tbt_ms: None,
+        e2e_ms: of("request_latency", completed)?,
+    }
+    .known())
 }
 
 /// The server's counters the tool kept per cell (0.4.29 and later). Its

@@ -29,6 +29,7 @@ use super::burst::{ReadCell, cells_of, push_unique, set_model};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::reason::{Part, Reason};
+use crate::model::slo::{Latency, Quantiles};
 use crate::model::{DecodeCell, MeasuredBy, Status};
 
 pub(crate) const TOOL: &str = "llmperf";
@@ -399,6 +400,11 @@ fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeC
                 .into(),
         );
     }
+    // What the file states, whatever the cell's status.
+    cell.latency = latency(root, completed)?.map(Box::new);
+    if cell.latency.is_some() {
+        definitions.insert("latency".into(), LATENCY_DEFINITION.into());
+    }
     let mut raw = root.value.clone();
     crate::model::redact::redact_json(&mut raw);
     cell.measured_by = Some(MeasuredBy {
@@ -407,4 +413,45 @@ fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeC
         raw,
     });
     Ok(cell)
+}
+
+/// How llmperf's latencies were put in the cell's `latency`.
+const LATENCY_DEFINITION: &str = "llmperf's quantiles over the completed requests \
+     (results_num_completed_requests), in seconds × 1000: results_ttft_s_quantiles_* → \
+     ttft_ms, the prompt cache not warmed first; results_end_to_end_latency_s_quantiles_* → \
+     e2e_ms. Not carried: results_inter_token_latency_s_quantiles_*, a request's time from \
+     sending to its last chunk, TTFT included, / its output tokens, which is neither a time per \
+     output token after the first nor a gap between tokens; the p25 and p75 quantiles stay in \
+     the raw record only";
+
+/// The quantiles the summary states of TTFT and end-to-end latency
+/// (`results_<metric>_s_quantiles_p50`, `_p90`, `_p95`, `_p99`, seconds),
+/// over the `completed` requests llmperf took them over. A quantile the
+/// file lacks stays absent.
+fn latency(root: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
+    if completed == 0 {
+        return Ok(None);
+    }
+    let of = |metric: &str| -> anyhow::Result<Option<Quantiles>> {
+        let get = |p: &str| -> anyhow::Result<Option<f64>> {
+            Ok(root
+                .opt_f64(&format!("results_{metric}_s_quantiles_{p}"))?
+                .map(|s| s * 1000.0))
+        };
+        Ok(Quantiles {
+            p50: get("p50")?,
+            p90: get("p90")?,
+            p95: get("p95")?,
+            p99: get("p99")?,
+            requests: Some(completed),
+        }
+        .stated())
+    };
+    Ok(Latency {
+        ttft_ms: of("ttft")?,
+        tpot_ms: None,
+        tbt_ms: None,
+        e2e_ms: of("end_to_end_latency")?,
+    }
+    .known())
 }

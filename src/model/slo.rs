@@ -63,6 +63,15 @@ impl Quantiles {
         }
     }
 
+    /// `None` when the source states no percentile at all (a request count
+    /// alone is no latency).
+    pub fn stated(self) -> Option<Quantiles> {
+        [self.p50, self.p90, self.p95, self.p99]
+            .iter()
+            .any(Option::is_some)
+            .then_some(self)
+    }
+
     /// Nearest-rank percentiles of `values` (empty gives `None`).
     pub fn of(values: &[f64]) -> Option<Quantiles> {
         if values.is_empty() {

@@ -1400,3 +1400,307 @@ fn vllm_bench_percentiles_are_carried_and_judged_only_where_stated() {
         }
     );
 }
+
+/// Each percentile of `got` is the file's own (`want`, in ms; `None` where
+/// the file states none), over `requests`.
+fn assert_quantiles(
+    what: &str,
+    got: Option<&sitegen::model::slo::Quantiles>,
+    want: impl Fn(u8) -> Option<f64>,
+    requests: Option<u64>,
+) {
+    let q = got.unwrap_or_else(|| panic!("{what}: no percentiles carried"));
+    for p in sitegen::model::slo::PERCENTILES {
+        assert_figure(&format!("{what} p{p}"), q.at(p), want(p));
+    }
+    assert_eq!(q.requests, requests, "{what}: requests");
+}
+
+fn latency_of(c: &DecodeCell) -> &sitegen::model::slo::Latency {
+    c.latency
+        .as_deref()
+        .unwrap_or_else(|| panic!("{} x{}: no latency", c.context_tokens, c.concurrency))
+}
+
+fn latency_definition(c: &DecodeCell) -> &str {
+    &c.measured_by.as_ref().unwrap().definitions["latency"]
+}
+
+/// AIPerf: p50, p90, p95 and p99 of TTFT, of each request's inter-token
+/// latency (its TPOT), of every gap between chunks and of the request
+/// latency, in ms as the file's unit says, over its request_count; in both
+/// layouts, and on a cell that is an Error. A percentile taken out of the
+/// file is absent, not made up from the others.
+#[test]
+fn aiperf_percentiles_are_carried_as_the_file_states_them() {
+    let file = real("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json");
+    let v = read_json(&file);
+    let r = import_one(file.clone(), &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 4);
+    let l = latency_of(c);
+    let completed = num(&v, "request_count.avg").map(|n| n as u64);
+    for (got, metric) in [
+        (&l.ttft_ms, "time_to_first_token"),
+        (&l.tpot_ms, "inter_token_latency"),
+        (&l.tbt_ms, "inter_chunk_latency"),
+        (&l.e2e_ms, "request_latency"),
+    ] {
+        assert_eq!(v[metric]["unit"], "ms", "{metric}");
+        assert_quantiles(
+            metric,
+            got.as_ref(),
+            |p| num(&v, &format!("{metric}.p{p}")),
+            completed,
+        );
+    }
+    assert!(latency_definition(c).contains("inter_chunk_latency"));
+
+    // The records layout (before 0.4), a cell with failed requests.
+    let file = real("aiperf/aiperf-repo-example-run1-profile_export_aiperf.json");
+    let old = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 100);
+    assert_eq!(c.status, Status::Error);
+    let l = latency_of(c);
+    let completed = num(&old, "records.request_count.avg").map(|n| n as u64);
+    assert_eq!(completed, Some(89));
+    for (got, metric) in [
+        (&l.ttft_ms, "ttft"),
+        (&l.tpot_ms, "inter_token_latency"),
+        (&l.tbt_ms, "inter_chunk_latency"),
+        (&l.e2e_ms, "request_latency"),
+    ] {
+        assert_quantiles(
+            metric,
+            got.as_ref(),
+            |p| num(&old, &format!("records.{metric}.p{p}")),
+            completed,
+        );
+    }
+
+    // A percentile the file lacks stays absent.
+    let mut edited = v.clone();
+    edited["time_to_first_token"]
+        .as_object_mut()
+        .unwrap()
+        .remove("p95");
+    edited
+        .as_object_mut()
+        .unwrap()
+        .remove("inter_chunk_latency");
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("profile_export_aiperf.json");
+    std::fs::write(&path, edited.to_string()).unwrap();
+    let r = import_one(path, &[GPU, COUNT, ENGINE]);
+    let l = latency_of(run_cell_at(&r.run, 4));
+    let ttft = l.ttft_ms.as_ref().unwrap();
+    assert_eq!(ttft.p95, None);
+    assert_eq!(ttft.p99, num(&v, "time_to_first_token.p99"));
+    assert_eq!(l.tbt_ms, None);
+}
+
+/// GenAI-Perf, in its three layouts: streamed, TTFT and each request's
+/// inter-token latency (its TPOT) with the request latency; not streamed,
+/// the request latency only (its "time to first token" is the whole
+/// response's). Over request_count; p95 where the file has it.
+#[test]
+fn genai_perf_percentiles_are_carried_as_the_file_states_them() {
+    for rel in [
+        "gpu-summary/wellflat-gpt-oss-20b-c1-telemetry-profile_export_genai_perf.json",
+        "genai-perf/wellflat-gpt-oss-20b-c1-flat-config-profile_export_genai_perf.json",
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        let c = run_cell_at(&r.run, 1);
+        let l = latency_of(c);
+        let count = num(&v, "request_count.avg").map(|n| n as u64);
+        for (got, metric) in [
+            (&l.ttft_ms, "time_to_first_token"),
+            (&l.tpot_ms, "inter_token_latency"),
+            (&l.e2e_ms, "request_latency"),
+        ] {
+            assert_eq!(v[metric]["unit"], "ms", "{rel}: {metric}");
+            assert_quantiles(
+                &format!("{rel}: {metric}"),
+                got.as_ref(),
+                |p| num(&v, &format!("{metric}.p{p}")),
+                count,
+            );
+        }
+        assert_eq!(
+            l.tbt_ms, None,
+            "{rel}: GenAI-Perf states no gap between tokens"
+        );
+    }
+    let file = real("genai-perf/adaptive-auto-c50-non-streaming-genai_perf.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let c = run_cell_at(&r.run, 50);
+    let l = latency_of(c);
+    assert_eq!((&l.ttft_ms, &l.tpot_ms), (&None, &None), "not streamed");
+    assert_quantiles(
+        "request_latency",
+        l.e2e_ms.as_ref(),
+        |p| num(&v, &format!("request_latency.p{p}")),
+        num(&v, "request_count.avg").map(|n| n as u64),
+    );
+    assert!(latency_definition(c).contains("not streamed"));
+}
+
+/// guidellm: the successful requests' TTFT, inter-token latency (each
+/// request's TPOT) and request latency (seconds) at p50 (or the median, where
+/// a file's percentiles lack p50), p90, p95 and p99, over the successful
+/// requests; time_per_output_token_ms (TTFT included) is not taken as TPOT.
+#[test]
+fn guidellm_percentiles_are_carried_as_the_file_states_them() {
+    for rel in [
+        "guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json",
+        "guidellm/guidellm-repo-benchmarks_stripped.json",
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        for b in v["benchmarks"].as_array().unwrap() {
+            let n = guidellm_streams(b);
+            let m = &b["metrics"];
+            let ok = num(m, "request_totals.successful")
+                .or(num(b, "request_totals.successful"))
+                .or(num(b, "run_stats.requests_made.successful"))
+                .map(|n| n as u64);
+            let c = run_cell_at(&r.run, n);
+            let l = latency_of(c);
+            let stated = |metric: &str, scale: f64, p: u8| {
+                let d = &m[metric]["successful"];
+                num(d, &format!("percentiles.p{p}"))
+                    .or_else(|| (p == 50).then(|| num(d, "median")).flatten())
+                    .map(|x| x * scale)
+            };
+            for (got, metric, scale) in [
+                (&l.ttft_ms, "time_to_first_token_ms", 1.0),
+                (&l.tpot_ms, "inter_token_latency_ms", 1.0),
+                (&l.e2e_ms, "request_latency", 1000.0),
+            ] {
+                assert_quantiles(
+                    &format!("{rel}: x{n}: {metric}"),
+                    got.as_ref(),
+                    |p| stated(metric, scale, p),
+                    ok,
+                );
+            }
+            assert_eq!(l.tbt_ms, None);
+            assert_ne!(
+                l.tpot_ms.as_ref().unwrap().p50,
+                num(m, "time_per_output_token_ms.successful.median"),
+                "{rel}: TPOT is not guidellm's time_per_output_token_ms"
+            );
+        }
+    }
+    // The stripped file's percentiles lack p50: its median is the p50.
+    let v = read_json(&real("guidellm/guidellm-repo-benchmarks_stripped.json"));
+    assert!(
+        v.pointer("/benchmarks/0/metrics/time_to_first_token_ms/successful/percentiles/p50")
+            .is_none()
+    );
+    // guidellm 0.5 counts a value per gap between tokens: said.
+    let r = import_one(
+        real("guidellm/danielkorat-qwen3-4b-tp4-benchmarks.json"),
+        &[GPU, COUNT, ENGINE],
+    );
+    let c = r.run.decode_cells().next().unwrap();
+    assert!(
+        latency_definition(c).contains("counts 4092 values for 4 requests"),
+        "{}",
+        latency_definition(c)
+    );
+}
+
+/// llmperf: TTFT and end-to-end latency quantiles (seconds) at p50, p90,
+/// p95 and p99 over the completed requests, also on a cell whose failed
+/// requests make it an Error; its inter-token latency (TTFT included, per
+/// output token) is neither TPOT nor the time between tokens.
+#[test]
+fn llmperf_percentiles_are_carried_as_the_file_states_them() {
+    for (rel, status) in [
+        ("llmperf/leaderboard-groq_70b-summary.json", Status::Valid),
+        (
+            "llmperf/leaderboard-bedrock_70b-summary.json",
+            Status::Error,
+        ),
+    ] {
+        let file = real(rel);
+        let v = read_json(&file);
+        let r = import_one(file, &[GPU, COUNT, ENGINE]);
+        let c = r.run.decode_cells().next().unwrap();
+        assert_eq!(c.status, status, "{rel}");
+        let l = latency_of(c);
+        let completed = num(&v, "results_num_completed_requests").map(|n| n as u64);
+        for (got, metric) in [(&l.ttft_ms, "ttft"), (&l.e2e_ms, "end_to_end_latency")] {
+            assert_quantiles(
+                &format!("{rel}: {metric}"),
+                got.as_ref(),
+                |p| num(&v, &format!("results_{metric}_s_quantiles_p{p}")).map(|s| s * 1000.0),
+                completed,
+            );
+        }
+        assert_eq!((&l.tpot_ms, &l.tbt_ms), (&None, &None), "{rel}");
+    }
+}
+
+/// llm_decode_bench: p50, p90 and p99 (no p95) of TTFT, of each request's
+/// inter-token latency (its TPOT) over the cell's request samples, and of
+/// the request latency over those that finished; files before 0.4 state
+/// TTFT's p50 and p99 only, and not over how many requests.
+#[test]
+fn llm_decode_bench_percentiles_are_carried_as_the_file_states_them() {
+    let file = real("llm-decode-bench/emulated-llm-decode-bench-0.4.18.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT]);
+    let mut checked = 0;
+    for res in v["results"].as_array().unwrap() {
+        let (ctx, n) = (
+            res["context_tokens"].as_u64().unwrap(),
+            res["concurrency"].as_u64().unwrap() as u32,
+        );
+        let c = decode(&r.run, ctx, n);
+        let l = latency_of(c);
+        let count = |k: &str| res[k].as_u64();
+        for (got, key, requests) in [
+            (&l.ttft_ms, "ttft", count("request_count")),
+            (&l.tpot_ms, "inter_token_latency", count("request_count")),
+            (
+                &l.e2e_ms,
+                "request_latency",
+                count("completed_request_count"),
+            ),
+        ] {
+            assert_quantiles(
+                &format!("{ctx} x{n}: {key}"),
+                got.as_ref(),
+                |p| num(res, &format!("{key}_p{p}")).map(|s| s * 1000.0),
+                requests,
+            );
+            assert_eq!(got.as_ref().unwrap().p95, None);
+        }
+        assert_eq!(l.tbt_ms, None, "chunk_inter_token_latency is per request");
+        checked += 1;
+    }
+    assert!(checked >= 4);
+    let file = real("llm-decode-bench/rtx6kpro-results_awq.json");
+    let v = read_json(&file);
+    let r = import_one(file, &[GPU, COUNT, ENGINE]);
+    let res = &v["results"][0];
+    let c = decode(
+        &r.run,
+        res["context_tokens"].as_u64().unwrap(),
+        res["concurrency"].as_u64().unwrap() as u32,
+    );
+    let l = latency_of(c);
+    assert_quantiles(
+        "ttft",
+        l.ttft_ms.as_ref(),
+        |p| num(res, &format!("ttft_p{p}")).map(|s| s * 1000.0),
+        None,
+    );
+    assert_eq!((&l.tpot_ms, &l.e2e_ms), (&None, &None));
+}
