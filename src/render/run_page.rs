@@ -116,7 +116,11 @@ pub(crate) fn tool_definitions(run: &Run) -> Vec<ToolDefinitions> {
         let entry = &mut out[i];
         entry.cells += 1;
         for (field, text) in &by.definitions {
-            let label = table::label_of(field).unwrap_or("Other");
+            // A cell's latency percentiles are not a table column of their own.
+            let label = match field.as_str() {
+                "latency" => "Latency percentiles",
+                _ => table::label_of(field).unwrap_or("Other"),
+            };
             if !entry.items.iter().any(|(l, t)| *l == label && t == text) {
                 entry.items.push((label, text.clone()));
             }

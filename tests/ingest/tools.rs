@@ -141,6 +141,16 @@ const CORPUS: &[(&str, &str, Expect)] = {
     ]
 };
 
+/// Folders of real files found for formats sitegen does not import yet.
+const AWAITING_IMPORTER: [&str; 6] = [
+    "inference-perf",
+    "genai-bench",
+    "llmperf-bench",
+    "aiperf-records",
+    "mlperf",
+    "llm-d-report",
+];
+
 #[test]
 fn every_real_file_is_in_the_corpus_and_in_sources() {
     let root = common::repo().join("tests/fixtures/real");
@@ -154,6 +164,24 @@ fn every_real_file_is_in_the_corpus_and_in_sources() {
         }
     }
     on_disk.sort();
+    // Real files found for importers not yet written (issue 38): listed in
+    // SOURCES.md's own section, not in CORPUS until an importer reads them.
+    let (awaiting, on_disk): (Vec<String>, Vec<String>) = on_disk.into_iter().partition(|f| {
+        AWAITING_IMPORTER
+            .iter()
+            .any(|d| f.starts_with(&format!("{d}/")))
+    });
+    let section = sources
+        .split("## Found for issue 38 (no importer yet)")
+        .nth(1)
+        .expect("SOURCES.md has the section of files awaiting an importer");
+    for file in &awaiting {
+        assert!(
+            section.contains(&format!("`{file}`")),
+            "SOURCES.md's awaiting section lists {file}"
+        );
+    }
+    assert!(!awaiting.is_empty());
     let mut listed: Vec<String> = CORPUS.iter().map(|(f, _, _)| (*f).to_string()).collect();
     listed.sort();
     assert_eq!(
