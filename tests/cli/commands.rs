@@ -353,8 +353,10 @@ fn ingest_recognises_the_format_or_says_which_it_reads() {
     std::fs::write(
         &csv,
         format!(
-            "{}\ndecode,8192,1,valid,,10,,10,5,100,,1,3,300,30,,,,,,,,,\n",
-            sitegen::ingest::csv::header()
+            "{}\ndecode,8192,1,valid,,10,,10,5,100,,1,3,300,30,,,,,,,,,{}\n",
+            sitegen::ingest::csv::header(),
+            // The latency percentiles' columns, empty.
+            ",".repeat(15)
         ),
     )
     .unwrap();
