@@ -112,14 +112,7 @@ fn latency(root: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
         let Some(m) = metric(root, names) else {
             return Ok(None);
         };
-        Ok(Quantiles {
-            p50: ms(&m, "p50")?,
-            p90: ms(&m, "p90")?,
-            p95: ms(&m, "p95")?,
-            p99: ms(&m, "p99")?,
-            requests: Some(completed),
-        }
-        .stated())
+        Quantiles::read(Some(completed), |p| ms(&m, p))
     };
     Ok(Latency {
         ttft_ms: of(&["time_to_first_token", "ttft"])?,

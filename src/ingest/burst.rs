@@ -333,17 +333,14 @@ fn latency(at: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
         let get = |stat: &str| -> anyhow::Result<Option<f64>> {
             Ok(figure_ms(at, stat, names)?.map(|(v, _)| v))
         };
-        let q = Quantiles {
-            p50: match get("median")? {
-                Some(v) => Some(v),
-                None => get("p50")?,
+        // The median is `median_*` whatever the percentiles asked.
+        Quantiles::read(Some(completed), |p| match p {
+            "p50" => match get("median")? {
+                Some(v) => Ok(Some(v)),
+                None => get("p50"),
             },
-            p90: get("p90")?,
-            p95: get("p95")?,
-            p99: get("p99")?,
-            requests: Some(completed),
-        };
-        Ok(q.stated())
+            p => get(p),
+        })
     };
     Ok(Latency {
         ttft_ms: of(&["ttft"])?,

@@ -322,14 +322,7 @@ impl Metric<'_> {
     /// The percentiles the metric states (`p50`, `p90`, `p95`, `p99`),
     /// over `requests`; a percentile it lacks stays absent.
     fn quantiles(&self, requests: Option<u64>) -> anyhow::Result<Option<Quantiles>> {
-        Ok(Quantiles {
-            p50: self.stat("p50")?,
-            p90: self.stat("p90")?,
-            p95: self.stat("p95")?,
-            p99: self.stat("p99")?,
-            requests,
-        }
-        .stated())
+        Quantiles::read(requests, |p| self.stat(p))
     }
 }
 

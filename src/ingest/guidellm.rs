@@ -318,17 +318,11 @@ fn quantiles(d: &At, scale: f64, requests: u64) -> anyhow::Result<Option<Quantil
             None => None,
         })
     };
-    Ok(Quantiles {
-        p50: match get("p50")? {
-            Some(v) => Some(v),
-            None => d.opt_f64("median")?.map(|v| v * scale),
-        },
-        p90: get("p90")?,
-        p95: get("p95")?,
-        p99: get("p99")?,
-        requests: Some(requests),
-    }
-    .stated())
+    Quantiles::read(Some(requests), |key| match get(key)? {
+        // guidellm 0.2 states the median as `median`, not `percentiles.p50`.
+        None if key == "p50" => Ok(d.opt_f64("median")?.map(|v| v * scale)),
+        v => Ok(v),
+    })
 }
 
 /// The latencies guidellm states of the `ok` successful requests, and how

@@ -513,14 +513,7 @@ fn latency(at: &At) -> anyhow::Result<Option<Latency>> {
                 .filter(|s| *s > 0.0)
                 .map(|s| s * 1000.0))
         };
-        Ok(Quantiles {
-            p50: get("p50")?,
-            p90: get("p90")?,
-            p95: get("p95")?,
-            p99: get("p99")?,
-            requests,
-        }
-        .stated())
+        Quantiles::read(requests, get)
     };
     Ok(Latency {
         ttft_ms: of("ttft", samples)?,

@@ -438,14 +438,7 @@ fn latency(root: &At, completed: u64) -> anyhow::Result<Option<Latency>> {
                 .opt_f64(&format!("results_{metric}_s_quantiles_{p}"))?
                 .map(|s| s * 1000.0))
         };
-        Ok(Quantiles {
-            p50: get("p50")?,
-            p90: get("p90")?,
-            p95: get("p95")?,
-            p99: get("p99")?,
-            requests: Some(completed),
-        }
-        .stated())
+        Quantiles::read(Some(completed), get)
     };
     Ok(Latency {
         ttft_ms: of("ttft")?,

@@ -72,6 +72,23 @@ impl Quantiles {
             .then_some(self)
     }
 
+    /// The percentiles a source states, each read by `at` from the
+    /// percentile's name ("p50", "p90", "p95", "p99"), over `requests`;
+    /// `None` when it states none. The one way importers read them.
+    pub fn read<E>(
+        requests: Option<u64>,
+        mut at: impl FnMut(&str) -> Result<Option<f64>, E>,
+    ) -> Result<Option<Quantiles>, E> {
+        Ok(Quantiles {
+            p50: at("p50")?,
+            p90: at("p90")?,
+            p95: at("p95")?,
+            p99: at("p99")?,
+            requests,
+        }
+        .stated())
+    }
+
     /// Nearest-rank percentiles of `values` (empty gives `None`).
     pub fn of(values: &[f64]) -> Option<Quantiles> {
         if values.is_empty() {
