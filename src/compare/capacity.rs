@@ -8,7 +8,8 @@ use crate::model::slo::{SloTier, min_requests};
 use crate::model::{DecodeCell, Run, Status};
 
 /// A limit of a tier.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Limit {
     Ttft,
     Tpot,
@@ -79,6 +80,20 @@ pub enum Breach {
 }
 
 impl Breach {
+    /// Its name in downloads: "ttft", "tpot", or the status's code
+    /// ("over_capacity").
+    pub fn code(self) -> &'static str {
+        match self {
+            Breach::Over {
+                limit: Limit::Ttft, ..
+            } => "ttft",
+            Breach::Over {
+                limit: Limit::Tpot, ..
+            } => "tpot",
+            Breach::Status(s) => s.code(),
+        }
+    }
+
     /// How far past its bound, for a limit: 1.5 is 50% over.
     pub fn overshoot(self) -> Option<f64> {
         match self {
@@ -206,6 +221,15 @@ impl Capacity {
     pub fn monotone(&self) -> bool {
         self.failed_below.is_empty()
     }
+}
+
+/// The first row that could be judged, with its capacity: the smallest
+/// context the pages name a run's capacity at.
+pub fn first_judged(rows: &[CapacityRow]) -> Option<(u64, &Capacity)> {
+    rows.iter().find_map(|r| match &r.outcome {
+        RowOutcome::Judged(c) => Some((r.context_tokens, c)),
+        RowOutcome::NotRecorded { .. } => None,
+    })
 }
 
 /// Every decode context of `run` against `tier`, in context order.
@@ -492,6 +516,65 @@ mod tests {
         .clone();
         assert_eq!(c.max_concurrency, Some(1));
         assert!(c.requests_unstated);
+    }
+
+    /// The share a matrix cell states: each request on its own TTFT and
+    /// time per token; one sent before the window (no TTFT of its own) is
+    /// not counted.
+    #[test]
+    fn the_requests_meeting_a_tier_are_counted_one_by_one() {
+        use crate::model::{DecodeDetail, RequestSample};
+        let request = |start_s: f64, ttft: Option<f64>, tbt: Option<f64>| RequestSample {
+            stream: 0,
+            start_s,
+            ttft_ms: ttft,
+            output_tokens: 10,
+            duration_s: 1.0,
+            finish_reason: "length".into(),
+            chunks: 10,
+            tbt_ms: tbt,
+            server_ms_per_token: None,
+            max_pause_ms: None,
+            error: None,
+        };
+        let mut c = DecodeCell {
+            measured_s: Some(30.0),
+            ..DecodeCell::without_figures(8192, 4, Status::Valid, None)
+        };
+        assert_eq!(
+            requests_meeting(&c, &tier(99, Some(500.0), Some(40.0))),
+            None
+        );
+        c.detail = Some(Box::new(DecodeDetail {
+            window_start_unix_s: 0.0,
+            prompt_tokens: None,
+            ttft_ms: None,
+            tbt_ms: None,
+            tokens_per_chunk: None,
+            pause_ms: None,
+            tokens_per_second: Vec::new(),
+            drift: None,
+            peak_decoding_requests: 4,
+            failed_requests: 0,
+            requests: vec![
+                request(1.0, Some(200.0), Some(30.0)),  // meets both
+                request(2.0, Some(900.0), Some(30.0)),  // TTFT over
+                request(3.0, Some(200.0), Some(55.0)),  // TPOT over
+                request(4.0, Some(200.0), None),        // one token: TTFT alone
+                request(-2.0, Some(100.0), Some(20.0)), // sent before the window
+            ],
+            server: None,
+            gpu_power_w: Vec::new(),
+            loop_evidence: None,
+        }));
+        assert_eq!(
+            requests_meeting(&c, &tier(99, Some(500.0), Some(40.0))),
+            Some((2, 4))
+        );
+        assert_eq!(
+            requests_meeting(&c, &tier(99, None, Some(40.0))),
+            Some((3, 4))
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! docs/schema/capacity.schema.json), one row per tier and context, empty
 //! where it cannot be judged.
 
-use crate::compare::capacity::{Breach, CapacityRow, Limit, RowOutcome};
+use crate::compare::capacity::{CapacityRow, RowOutcome};
 use crate::model::Run;
 use crate::model::slo::{CapacityFile, CapacityRecord, SloFile, SloTier};
 
@@ -36,15 +36,7 @@ fn record(t: &SloTier, row: &CapacityRow) -> CapacityRecord {
         r.judged = true;
         r.max_concurrency = c.max_concurrency;
         r.total_tok_per_s = c.goodput;
-        r.binding_limit = c.breaks.as_ref().map(|b| match b.breach {
-            Breach::Over {
-                limit: Limit::Ttft, ..
-            } => "ttft".to_string(),
-            Breach::Over {
-                limit: Limit::Tpot, ..
-            } => "tpot".to_string(),
-            Breach::Status(s) => s.code().to_string(),
-        });
+        r.binding_limit = c.breaks.as_ref().map(|b| b.breach.code().to_string());
         r.breaks_at = c.breaks.as_ref().map(|b| b.concurrency);
         r.overshoot = c.breaks.as_ref().and_then(|b| b.breach.overshoot());
         r.monotone = Some(c.monotone());

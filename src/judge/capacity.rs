@@ -29,28 +29,12 @@ pub enum DropBy {
     /// The binding limit's figure at the baseline's capacity level, newest
     /// over the baseline's median.
     Limit {
-        limit: LimitName,
+        limit: Limit,
         estimate: Estimate,
         p_family: f64,
     },
     /// The level was not served validly, where every baseline run met it.
     Status { status: crate::model::Status },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LimitName {
-    Ttft,
-    Tpot,
-}
-
-impl From<Limit> for LimitName {
-    fn from(l: Limit) -> Self {
-        match l {
-            Limit::Ttft => LimitName::Ttft,
-            Limit::Tpot => LimitName::Tpot,
-        }
-    }
 }
 
 /// A tier at a context where the newest run serves fewer requests at once
@@ -142,17 +126,14 @@ pub fn capacity_drops(
                         }
                     }
                     Breach::Over { limit, value, .. } => {
+                        // ln of the figure in each run's Valid cell at that level.
                         let logs = |runs: &[usize]| -> Vec<f64> {
                             runs.iter()
-                                .filter_map(|&i| {
-                                    let c = series[i].decode_cell(ctx, level)?;
-                                    (c.status == crate::model::Status::Valid)
-                                        .then(|| reading(c, limit, tier.percentile))??
-                                        .value
-                                        .ln()
-                                        .into()
-                                })
-                                .filter(|v: &f64| v.is_finite())
+                                .filter_map(|&i| series[i].decode_cell(ctx, level))
+                                .filter(|c| c.status == crate::model::Status::Valid)
+                                .filter_map(|c| reading(c, limit, tier.percentile))
+                                .map(|r| r.value.ln())
+                                .filter(|v| v.is_finite())
                                 .collect()
                         };
                         let base_logs = logs(baseline);
@@ -177,7 +158,7 @@ pub fn capacity_drops(
                         };
                         found.push((
                             drop(DropBy::Limit {
-                                limit: limit.into(),
+                                limit,
                                 estimate,
                                 p_family: 1.0,
                             }),

@@ -158,19 +158,6 @@ pub fn row_notes(row: &CapacityRow, tier: &SloTier) -> Vec<String> {
     notes
 }
 
-/// The binding limit's name for the CSV: "ttft", "tpot", or the status's
-/// name ("over_capacity"); empty where nothing broke.
-pub fn binding_code(c: &Capacity) -> String {
-    match c.breaks.as_ref().map(|b| b.breach) {
-        None => String::new(),
-        Some(Breach::Over { limit, .. }) => match limit {
-            Limit::Ttft => "ttft".into(),
-            Limit::Tpot => "tpot".into(),
-        },
-        Some(Breach::Status(s)) => s.code().to_string(),
-    }
-}
-
 /// A run's capacity, per tier and context, as the run page shows it.
 pub struct CapacitySection {
     pub caption: String,
@@ -297,10 +284,7 @@ pub const CAPTION: &str = "Most requests at once whose cell met every limit of a
 /// The key figure of the chosen tier: (what, figure, where), from its
 /// smallest context judged with a capacity.
 pub fn key_figure(tier: &SloTier, rows: &[CapacityRow]) -> Option<(String, String, String)> {
-    let (row, c) = rows.iter().find_map(|r| match &r.outcome {
-        RowOutcome::Judged(c) => Some((r, c)),
-        RowOutcome::NotRecorded { .. } => None,
-    })?;
+    let (context_tokens, c) = crate::compare::capacity::first_judged(rows)?;
     Some((
         format!("Within {}", tier.name),
         match c.max_concurrency {
@@ -309,7 +293,7 @@ pub fn key_figure(tier: &SloTier, rows: &[CapacityRow]) -> Option<(String, Strin
         } + " at once",
         format!(
             "at {}{}",
-            format::context_label(row.context_tokens),
+            format::context_label(context_tokens),
             c.goodput
                 .map(|g| format!(", {} tok/s", format::tok_per_s(g)))
                 .unwrap_or_default()
@@ -327,7 +311,7 @@ pub fn mark_legend(tier: &SloTier) -> String {
 /// requests at once, 32 before (median TPOT 1.21× the baseline's at 32,
 /// p = 0.001 family-wise): a regression."
 pub fn drop_sentence(d: &crate::judge::capacity::CapacityDrop) -> String {
-    use crate::judge::capacity::{DropBy, LimitName};
+    use crate::judge::capacity::DropBy;
     let why = match d.by {
         DropBy::Limit {
             limit,
@@ -335,13 +319,7 @@ pub fn drop_sentence(d: &crate::judge::capacity::CapacityDrop) -> String {
             p_family,
         } => format!(
             "{} {} the baseline's at {} (95% interval {} to {}, p = {} family-wise)",
-            limit_name(
-                match limit {
-                    LimitName::Ttft => Limit::Ttft,
-                    LimitName::Tpot => Limit::Tpot,
-                },
-                d.percentile
-            ),
+            limit_name(limit, d.percentile),
             format::ratio(estimate.ratio),
             d.baseline,
             format::ratio(estimate.low),

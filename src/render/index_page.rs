@@ -254,14 +254,8 @@ impl Shape {
 /// The capacity of `run` at `tier` at its smallest context that can be
 /// judged: (context, the most requests at once, `None` when none met it).
 fn smallest_capacity(run: &Run, tier: &crate::model::slo::SloTier) -> Option<(u64, Option<u32>)> {
-    crate::compare::capacity::capacity(run, tier)
-        .into_iter()
-        .find_map(|r| match r.outcome {
-            crate::compare::capacity::RowOutcome::Judged(c) => {
-                Some((r.context_tokens, c.max_concurrency))
-            }
-            crate::compare::capacity::RowOutcome::NotRecorded { .. } => None,
-        })
+    let rows = crate::compare::capacity::capacity(run, tier);
+    crate::compare::capacity::first_judged(&rows).map(|(ctx, c)| (ctx, c.max_concurrency))
 }
 
 /// A column of the runs table after the model's: its heading, whether it
