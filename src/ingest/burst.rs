@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::json::At;
+use crate::model::paced::{Arrivals, PacedLoad, PacedPoint};
 use crate::model::reason::{Part, Reason};
 use crate::model::slo::{Latency, Quantiles};
 use crate::model::{DecodeCell, MeasuredBy, Status};
@@ -112,29 +113,32 @@ pub(crate) fn in_flight(at: &At, sent: u64) -> anyhow::Result<InFlight> {
     )))
 }
 
-/// A run whose requests arrived at a paced rate (a finite `request_rate`
-/// and no `max_concurrency`) has no number of requests in flight: refused
-/// before anything else is asked of it.
-fn refuse_paced(at: &At) -> anyhow::Result<()> {
-    let bounded = at.opt_u64("max_concurrency")?.is_some_and(|n| n > 0)
-        || (at.opt_str("mode")? == Some("multi_turn")
-            && at.opt_u64("multi_turn_concurrency")?.is_some_and(|n| n > 0));
-    let rate = at.value.get("request_rate");
-    if bounded || infinite_rate(rate) {
-        return Ok(());
+/// How a result paced its requests, when it did: a finite `request_rate`
+/// (outside multi-turn mode), with vLLM's `burstiness` and the concurrency
+/// cap beside it where the tool also had one. `None` for a closed-loop burst.
+fn paced_load(at: &At) -> anyhow::Result<Option<PacedLoad>> {
+    if at.opt_str("mode")? == Some("multi_turn") {
+        return Ok(None);
     }
-    let rate = rate.map_or("absent".into(), Value::to_string);
-    let counts = if at.value.get("completed").is_none() && at.value.get("duration").is_none() {
-        " (it records no duration or completed count either: only latencies)"
-    } else {
-        ""
+    let rate = at.value.get("request_rate");
+    if infinite_rate(rate) {
+        return Ok(None);
+    }
+    let requested_per_s = at.f64("request_rate")?;
+    if !(requested_per_s.is_finite() && requested_per_s > 0.0) {
+        return Err(at.error(format!(
+            "request_rate: expected a rate above 0 or \"inf\", found {requested_per_s}"
+        )));
+    }
+    let max_concurrency = match at.opt_u64("max_concurrency")?.filter(|n| *n > 0) {
+        Some(n) => Some(to_u32(at, "max_concurrency", n)?),
+        None => None,
     };
-    Err(at.error(format!(
-        "request_rate {rate} and no max_concurrency: a paced run (requests arrived at {rate} a \
-         second rather than N being kept in flight), which no cell of N requests at once \
-         describes{counts}; run the benchmark with --max-concurrency N, or with an infinite \
-         rate to send them all at once"
-    )))
+    Ok(Some(PacedLoad {
+        requested_per_s,
+        arrivals: Arrivals::of_burstiness(at.opt_f64("burstiness")?),
+        max_concurrency,
+    }))
 }
 
 /// A figure of the burst in milliseconds, whatever unit its key says:
@@ -168,16 +172,101 @@ fn keys_of_family(at: &At, family: &str) -> Vec<String> {
     })
 }
 
-/// A decode cell of one burst result, with the warnings of what it could
-/// not read.
+/// What one burst result is: a decode cell (N kept in flight, or all sent
+/// at once) or a paced point (requests sent at a rate).
+#[derive(Debug)]
+pub(crate) enum Burst {
+    Closed(DecodeCell),
+    Paced(PacedPoint),
+}
+
+/// One burst result read, with the warnings of what it could not read.
 pub(crate) struct BurstCell {
-    pub cell: DecodeCell,
+    pub cell: Burst,
     pub warnings: Vec<String>,
 }
 
-/// One decode cell from one burst result.
+/// One burst result: a decode cell, or a paced point when its requests
+/// arrived at a finite rate.
 pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
-    refuse_paced(at)?;
+    let Some(load) = paced_load(at)? else {
+        let read = closed_cell(at, tool)?;
+        return Ok(BurstCell {
+            cell: Burst::Closed(read.cell),
+            warnings: read.warnings,
+        });
+    };
+    if at.value.get("completed").is_none() && at.value.get("duration").is_none() {
+        return Err(at.error(format!(
+            "request_rate {}: a paced run whose file records no duration and no completed \
+             count, only latencies: neither its throughput nor its achieved rate can be known, \
+             and no request can be accounted for",
+            load.requested_per_s
+        )));
+    }
+    let read = measured_cell(at, tool, None, load.max_concurrency)?;
+    Ok(BurstCell {
+        cell: Burst::Paced(paced_point(at, read.cell, load)?),
+        warnings: read.warnings,
+    })
+}
+
+/// A paced point from the figures a burst result gave (read as a decode
+/// cell would be, concurrency aside).
+fn paced_point(at: &At, cell: DecodeCell, load: PacedLoad) -> anyhow::Result<PacedPoint> {
+    let completed = cell.completed_requests;
+    let failed = at.opt_u64("failed")?;
+    let mut definitions = cell
+        .measured_by
+        .as_ref()
+        .map(|m| m.definitions.clone())
+        .unwrap_or_default();
+    for column in ["concurrency", "status", "avg_active_requests"] {
+        definitions.remove(column);
+    }
+    definitions.insert(
+        "achieved_per_s".into(),
+        "completed requests / the run's duration (from the first request sent to the last \
+         finished), as the tool's request_throughput"
+            .into(),
+    );
+    definitions.insert(
+        "avg_in_flight".into(),
+        "sum of the requests' end-to-end latencies / duration (Little's law), not sampled".into(),
+    );
+    let peak = at.opt_u64("max_concurrent_requests")?;
+    if peak.is_some() {
+        definitions.insert(
+            "peak_in_flight".into(),
+            "the tool's max_concurrent_requests: the most requests active at some point of one \
+             whole second (counted in one-second buckets), which can exceed the most at one \
+             instant when requests are shorter than a second"
+                .into(),
+        );
+    }
+    let mut point = PacedPoint::new(cell.context_tokens, load, cell.status, cell.reason);
+    point.sent_requests = at.opt_u64("num_prompts")?;
+    point.completed_requests = completed;
+    point.failed_requests = failed;
+    point.output_tokens = cell.output_tokens;
+    point.measured_s = cell.measured_s;
+    point.peak_in_flight = peak.and_then(|n| u32::try_from(n).ok());
+    point.achieved_per_s = match (completed, cell.measured_s) {
+        (Some(c), Some(d)) if d > 0.0 => Some(c as f64 / d),
+        _ => None,
+    };
+    point.total_tok_per_s = cell.total_tok_per_s;
+    point.per_request_tok_per_s = cell.per_request_tok_per_s;
+    point.ttft_median_ms = cell.ttft_median_ms;
+    point.tbt_median_ms = cell.tbt_median_ms;
+    point.avg_in_flight = cell.avg_active_requests;
+    point.latency = cell.latency;
+    point.measured_by = cell.measured_by.map(|m| MeasuredBy { definitions, ..m });
+    Ok(point)
+}
+
+/// A decode cell from a closed-loop burst result.
+fn closed_cell(at: &At, tool: &str) -> anyhow::Result<ClosedCell> {
     let completed = at.u64("completed")?;
     let failed = at.opt_u64("failed")?.unwrap_or(0);
     let sent = at
@@ -186,7 +275,36 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         .unwrap_or(0)
         .max(completed + failed);
     let in_flight = in_flight(at, sent)?;
-    let concurrency = in_flight.n();
+    let cap = match in_flight {
+        InFlight::Bounded(n) | InFlight::Conversations(n) => Some(n),
+        InFlight::AllAtOnce(_) => None,
+    };
+    measured_cell(at, tool, Some(in_flight), cap)
+}
+
+/// A decode cell with the warnings of what it could not read.
+struct ClosedCell {
+    cell: DecodeCell,
+    warnings: Vec<String>,
+}
+
+/// The figures of a burst result as a decode cell of `in_flight` (`None`:
+/// paced, the cell a carrier of its figures); `cap` is the most requests
+/// the tool let be in flight, if it had a limit.
+fn measured_cell(
+    at: &At,
+    tool: &str,
+    in_flight: Option<InFlight>,
+    cap: Option<u32>,
+) -> anyhow::Result<ClosedCell> {
+    let completed = at.u64("completed")?;
+    let failed = at.opt_u64("failed")?.unwrap_or(0);
+    let sent = at
+        .opt_u64("num_prompts")?
+        .filter(|_| at.opt_str("mode").ok().flatten() != Some("multi_turn"))
+        .unwrap_or(0)
+        .max(completed + failed);
+    let concurrency = in_flight.map_or(1, InFlight::n);
     let duration = at.f64("duration")?;
     let mut definitions = definitions();
     let mut warnings = Vec::new();
@@ -207,7 +325,7 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         cell.output_tokens = Some(0);
         cell.measured_s = Some(duration).filter(|d| *d > 0.0);
         cell.measured_by = Some(measured_by(at, tool, definitions));
-        return Ok(BurstCell { cell, warnings });
+        return Ok(ClosedCell { cell, warnings });
     }
     if duration.is_nan() || duration <= 0.0 {
         return Err(at.error(format!(
@@ -294,10 +412,19 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
                     .and_modify(|d| d.push_str(&format!("; read from `{key}`, in seconds")));
             }
         }
-        if let Some(why) = queued(at, in_flight)? {
+        if let (Some(cap), Some(mean)) = (
+            cap,
+            cell.avg_active_requests
+                .or_else(|| per_request_latency_sum_s(at.value).map(|sum| sum / duration)),
+        ) {
+            refuse_beyond_cap(at, cap, mean)?;
+        }
+        if let Some(in_flight) = in_flight
+            && let Some(why) = queued(at, in_flight)?
+        {
             cell.status = Status::RequestsQueued;
             cell.reason = Some(Reason::of(why));
-        } else if let InFlight::AllAtOnce(_) = in_flight {
+        } else if let Some(InFlight::AllAtOnce(_)) = in_flight {
             definitions.insert(
                 "status".into(),
                 "a burst sent all at once whose file records neither per-request times nor the \
@@ -308,20 +435,45 @@ pub(crate) fn burst_cell(at: &At, tool: &str) -> anyhow::Result<BurstCell> {
         }
     }
     let in_flight_definition = match in_flight {
-        InFlight::Conversations(_) => Some(
+        None | Some(InFlight::Bounded(_)) => None,
+        Some(InFlight::Conversations(_)) => Some(
             "conversations at once, each sending its turns one after another (multi-turn \
              mode); later turns resend the history, so their prompts are mostly cached",
         ),
-        InFlight::AllAtOnce(_) => {
+        Some(InFlight::AllAtOnce(_)) => {
             Some("a burst sent all at once (infinite rate, no limit) is filed at all its requests")
         }
-        InFlight::Bounded(_) => None,
     };
     if let Some(d) = in_flight_definition {
         definitions.insert("concurrency".into(), d.into());
     }
     cell.measured_by = Some(measured_by(at, tool, definitions));
-    Ok(BurstCell { cell, warnings })
+    Ok(ClosedCell { cell, warnings })
+}
+
+/// Refuses a result whose requests were, on average, more in flight than
+/// its cap allows. The sum of the completed requests' latencies over the
+/// duration is the mean number in flight (Little's law), which a cap of N
+/// bounds by N at every instant; a file above it is not one client's
+/// measurement (typically several clients' results merged: throughputs
+/// summed, latencies averaged). 2% is left for the rounding of the figures.
+fn refuse_beyond_cap(at: &At, cap: u32, mean_in_flight: f64) -> anyhow::Result<()> {
+    if mean_in_flight <= f64::from(cap) * 1.02 {
+        return Ok(());
+    }
+    let merged = at
+        .opt_u64("max_concurrent_requests")?
+        .filter(|peak| *peak > u64::from(cap))
+        .map_or(String::new(), |peak| {
+            format!(" (it also says max_concurrent_requests {peak})")
+        });
+    Err(at.error(format!(
+        "max_concurrency {cap}, but its requests were {mean_in_flight:.1} in flight on average \
+         (mean end-to-end latency × completed / duration, Little's law){merged}: more than one \
+         client capped at {cap} can keep in flight. Such a file is usually several clients' \
+         results merged into one (throughputs summed, latencies averaged); import each \
+         client's own result file"
+    )))
 }
 
 /// The percentiles the file states of TTFT, TPOT, ITL and end-to-end
@@ -456,6 +608,25 @@ fn per_request_evidence(record: &Value) -> Option<(usize, f64, f64)> {
         .collect();
     let first = late.iter().copied().fold(f64::INFINITY, f64::min);
     (!late.is_empty()).then_some((late.len(), first, shortest))
+}
+
+/// The sum of the completed requests' latencies in seconds, from the
+/// per-request lists of a detailed result (`latencies`, or `ttfts` plus
+/// each request's `itls`); failed requests, listed with zeros, add nothing.
+fn per_request_latency_sum_s(record: &Value) -> Option<f64> {
+    let numbers =
+        |v: &Value| -> Option<Vec<f64>> { v.as_array()?.iter().map(Value::as_f64).collect() };
+    if let Some(latencies) = record.get("latencies").and_then(numbers) {
+        return Some(latencies.iter().sum());
+    }
+    let ttfts = numbers(record.get("ttfts")?)?;
+    let itls = record.get("itls")?.as_array()?;
+    (ttfts.len() == itls.len()).then_some(())?;
+    ttfts
+        .iter()
+        .zip(itls)
+        .map(|(t, gaps)| Some(t + numbers(gaps)?.iter().sum::<f64>()))
+        .sum()
 }
 
 /// A burst's decode cell at (context, concurrency) with its counts: Error,
@@ -714,10 +885,145 @@ pub(crate) fn cells_of(cells: Vec<ReadCell>) -> anyhow::Result<Vec<DecodeCell>> 
     Ok(out)
 }
 
+/// The paced points of a file (or files), each read at `place`: two at the
+/// same context, rate and cap are refused, naming both places (a repeat of
+/// a rate is a run of its own).
+pub(crate) fn paced_of(points: Vec<(String, PacedPoint)>) -> anyhow::Result<Vec<PacedPoint>> {
+    let mut out: Vec<(String, PacedPoint)> = Vec::new();
+    for (place, point) in points {
+        if let Some((first, _)) = out.iter().find(|(_, p)| p.key() == point.key()) {
+            let cap = point
+                .load
+                .max_concurrency
+                .map_or(String::new(), |n| format!(" capped at {n} in flight"));
+            anyhow::bail!(
+                "{place}: a second result at {} requests/s{cap} and {} tokens of context (the \
+                 first is {first}): sitegen keeps one point per rate; import each as a run of \
+                 its own",
+                point.load.requested_per_s,
+                point.context_tokens
+            );
+        }
+        out.push((place, point));
+    }
+    Ok(out.into_iter().map(|(_, p)| p).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::path::Path;
+
+    fn real(rel: &str) -> (std::path::PathBuf, Value) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/real")
+            .join(rel);
+        let v = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        (path, v)
+    }
+
+    fn read(path: &Path, v: &Value) -> anyhow::Result<Burst> {
+        burst_cell(&At::root(path, v), "vllm bench serve").map(|b| b.cell)
+    }
+
+    fn closed(path: &Path, v: &Value) -> DecodeCell {
+        match read(path, v).unwrap() {
+            Burst::Closed(c) => c,
+            Burst::Paced(p) => panic!("a paced point: {p:?}"),
+        }
+    }
+
+    /// A real closed-loop vllm bench file with a finite rate put beside its
+    /// cap (no real file of both is stored yet): a paced point capped at 2,
+    /// not a cell, with the file's figures and Poisson arrivals.
+    #[test]
+    fn a_finite_rate_makes_a_paced_point_and_says_its_cap() {
+        let (path, mut v) = real("vllm-bench/er0080-bench_serve_v0.25.1.json");
+        v["request_rate"] = 1.5.into();
+        let Burst::Paced(p) = read(&path, &v).unwrap() else {
+            panic!("a paced point");
+        };
+        assert_eq!(p.load.requested_per_s, 1.5);
+        assert_eq!(p.load.max_concurrency, Some(2));
+        assert_eq!(p.load.arrivals, Arrivals::Poisson);
+        let completed = v["completed"].as_f64().unwrap();
+        let duration = v["duration"].as_f64().unwrap();
+        assert_eq!(p.achieved_per_s, Some(completed / duration));
+        assert_eq!(p.sent_requests, v["num_prompts"].as_u64());
+        assert_eq!(
+            p.peak_in_flight,
+            Some(6),
+            "max_concurrent_requests, as the tool counts"
+        );
+        assert_eq!(p.ttft_median_ms, v["median_ttft_ms"].as_f64());
+        assert_eq!(p.status, Status::Valid);
+        v["burstiness"] = 0.5.into();
+        let Burst::Paced(p) = read(&path, &v).unwrap() else {
+            panic!()
+        };
+        assert_eq!(p.load.arrivals, Arrivals::Gamma { burstiness: 0.5 });
+        v["request_rate"] = 0.into();
+        let err = format!("{:#}", read(&path, &v).unwrap_err());
+        assert!(
+            err.contains("request_rate: expected a rate above 0"),
+            "{err}"
+        );
+    }
+
+    /// Two clients' results merged into one (completed, tokens and
+    /// throughputs summed over the same duration, latencies kept): more in
+    /// flight on average than the cap allows, refused. Hand-made from a real
+    /// file; the merged file the issue saw is not stored.
+    #[test]
+    fn more_in_flight_on_average_than_the_cap_is_refused_as_merged_clients() {
+        // vLLM's file states the mean latency; SGLang's line, its mean taken
+        // out, lists each request's TTFT and gaps.
+        let (sweep, v) = real("vllm-bench/er0080-sweep-max_num_seqs=4-run=0.json");
+        let lists = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/real/sglang-bench/benchmaq-qwen35-27b-h100-tp4-dp2-c100.jsonl");
+        let text = std::fs::read_to_string(&lists).unwrap();
+        let mut line =
+            super::super::json::parse_python_json_line(&lists, text.lines().next().unwrap(), 1)
+                .unwrap();
+        line.as_object_mut().unwrap().remove("mean_e2e_latency_ms");
+        for (path, mut v) in [(sweep, v), (lists, line)] {
+            let cap = v["max_concurrency"].as_u64().unwrap();
+            let duration = v["duration"].as_f64().unwrap();
+            let mean = match v["mean_e2el_ms"].as_f64() {
+                Some(ms) => ms / 1000.0 * v["completed"].as_f64().unwrap() / duration,
+                None => per_request_latency_sum_s(&v).unwrap() / duration,
+            };
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(mean <= cap as f64, "{name} is within its cap: {mean}");
+            assert_eq!(closed(&path, &v).status, Status::Valid, "{name}");
+            for key in [
+                "completed",
+                "num_prompts",
+                "total_input_tokens",
+                "total_output_tokens",
+            ] {
+                if let Some(n) = v[key].as_u64() {
+                    v[key] = (n * 2).into();
+                }
+            }
+            // Merged lists: every request twice.
+            for key in ["ttfts", "itls", "latencies"] {
+                if let Some(list) = v[key].as_array().cloned() {
+                    v[key] = list.iter().chain(&list).cloned().collect();
+                }
+            }
+            let err = format!("{:#}", read(&path, &v).unwrap_err());
+            assert!(
+                err.contains(&format!(
+                    "max_concurrency {cap}, but its requests were {:.1} in flight on average",
+                    mean * 2.0
+                )),
+                "{name}: {err}"
+            );
+            assert!(err.contains("several clients' results merged"), "{err}");
+            assert!(err.contains(&name), "{err}");
+        }
+    }
 
     /// A real vllm bench file edited to send 3 requests more than it
     /// counts completed, with no `failed` key (no real file shows this yet):
@@ -728,18 +1034,10 @@ mod tests {
             .join("tests/fixtures/real/vllm-bench/er0080-bench_serve_v0.25.1.json");
         let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         let completed = v["completed"].as_u64().unwrap();
-        assert_eq!(
-            burst_cell(&At::root(&path, &v), "vllm bench serve")
-                .unwrap()
-                .cell
-                .status,
-            Status::Valid
-        );
+        assert_eq!(closed(&path, &v).status, Status::Valid);
         v["num_prompts"] = (completed + 3).into();
         v.as_object_mut().unwrap().remove("failed");
-        let cell = burst_cell(&At::root(&path, &v), "vllm bench serve")
-            .unwrap()
-            .cell;
+        let cell = closed(&path, &v);
         assert_eq!(cell.status, Status::Error);
         assert_eq!(
             cell.total_tok_per_s, None,

@@ -74,6 +74,7 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
     Ok(Imported {
         meta: json!({ "source": format!("Imported from {file_name} (the measurement table as CSV).") }),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
+        paced: Vec::new(),
         notes_markdown: None,
         warnings: Vec::new(),
         layout: "sitegen's measurement table".into(),

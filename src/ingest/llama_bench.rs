@@ -759,6 +759,7 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
     Ok(Imported {
         meta,
         cells,
+        paced: Vec::new(),
         notes_markdown: None,
         warnings,
         layout,

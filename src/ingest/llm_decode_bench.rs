@@ -294,6 +294,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
     Ok(Imported {
         meta,
         cells: cells.into_values().map(|p| p.cell).collect(),
+        paced: Vec::new(),
         notes_markdown: None,
         warnings,
         layout: layout(&value),

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use serde_json::Value;
 
+use crate::model::paced::PacedPoint;
 use crate::model::{Cell, DecodeCell, Run, RunMeta, SCHEMA_VERSION};
 
 /// One format `sitegen ingest` reads, declared in its importer's file: a
@@ -171,6 +172,8 @@ impl Format {
 pub struct Imported {
     pub meta: Value,
     pub cells: Vec<Cell>,
+    /// Points measured at a paced request rate: never cells.
+    pub paced: Vec<PacedPoint>,
     pub notes_markdown: Option<String>,
     /// What was read but could not be put in a cell, one sentence each.
     pub warnings: Vec<String>,
@@ -184,6 +187,7 @@ impl Imported {
         Imported {
             meta,
             cells: cells.into_iter().map(Cell::Decode).collect(),
+            paced: Vec::new(),
             notes_markdown: None,
             warnings: Vec::new(),
             layout,
@@ -194,6 +198,7 @@ impl Imported {
         Imported {
             meta: serde_json::to_value(&run.meta).expect("run metadata is JSON"),
             cells: run.cells,
+            paced: run.paced,
             notes_markdown: run.notes_markdown,
             warnings: Vec::new(),
             layout: "published Speed test matrix page".into(),
@@ -214,6 +219,7 @@ pub struct Outcome {
     /// The run, cards merged: what the files said with `--meta` over it.
     pub meta: Value,
     pub cells: Vec<Cell>,
+    pub paced: Vec<PacedPoint>,
     /// Card fields (dotted paths) the file stated.
     pub from_file: Vec<String>,
     /// Card fields `--meta` gave or replaced.
@@ -299,6 +305,29 @@ impl Outcome {
                 ),
             };
             out.push_str(&format!("    {line}\n"));
+        }
+        if !self.paced.is_empty() {
+            out.push_str(&format!(
+                "  and {} (requests sent at a rate; never in a concurrency matrix):\n",
+                crate::model::format::counted(self.paced.len(), "paced point")
+            ));
+        }
+        for p in &self.paced {
+            let cap = p
+                .load
+                .max_concurrency
+                .map_or_else(String::new, |n| format!(", at most {n} in flight"));
+            out.push_str(&format!(
+                "    paced   {:>6} at {} req/s{cap}: {}{}{}\n",
+                context_label(p.context_tokens),
+                crate::model::format::rate_per_s(p.load.requested_per_s),
+                p.status.label(),
+                p.total_tok_per_s
+                    .map_or_else(String::new, |v| format!(", {} tok/s", tok_per_s(v))),
+                p.reason
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!(" ({r})"))
+            ));
         }
         for w in &self.warnings {
             out.push_str(&format!("  warning: {w}\n"));
@@ -431,6 +460,8 @@ pub fn import(
         let (meta, missing) = merge_meta(imported.meta, patch.as_ref());
         let mut cells = imported.cells;
         cells.sort_by_key(Cell::key);
+        let mut paced = imported.paced;
+        paced.sort_by_key(PacedPoint::key);
         notes.push(imported.notes_markdown);
         outcomes.push(Outcome {
             id: run_id.clone(),
@@ -440,6 +471,7 @@ pub fn import(
             dir: opts.data.join(&run_id),
             meta,
             cells,
+            paced,
             from_file,
             from_meta: from_meta.clone(),
             missing,
@@ -461,6 +493,7 @@ pub fn import(
             id: outcome.id.clone(),
             meta,
             cells: outcome.cells.clone(),
+            paced: outcome.paced.clone(),
             notes_markdown,
         };
         crate::store::check_run(&opts.data, &run, opts.force)?;

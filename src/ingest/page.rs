@@ -218,6 +218,7 @@ impl<'a> Parser<'a> {
             id: id.to_string(),
             meta,
             cells: Vec::new(),
+            paced: Vec::new(),
             notes_markdown: None,
         };
         let mut seen = std::collections::HashMap::new();

@@ -16,7 +16,8 @@ use std::path::Path;
 
 use super::Imported;
 use super::burst::{
-    burst_cell, burst_meta, cells_of, engine_of_backend, push_unique, server_info, settings_of,
+    Burst, burst_cell, burst_meta, cells_of, engine_of_backend, paced_of, push_unique, server_info,
+    settings_of,
 };
 use super::file_name;
 use super::json::{At, parse_python_json_line};
@@ -78,6 +79,7 @@ fn model_of(at: &At) -> Option<String> {
 
 pub fn parse_jsonl(file: &Path, text: &str) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
+    let mut paced = Vec::new();
     let mut model = None;
     let mut engine: Option<(String, Option<String>)> = None;
     let mut gpus: Option<u64> = None;
@@ -119,14 +121,13 @@ pub fn parse_jsonl(file: &Path, text: &str) -> anyhow::Result<Imported> {
         }
         let burst = burst_cell(&at, TOOL)?;
         warnings.extend(burst.warnings);
-        push_unique(
-            &mut cells,
-            format!("{}: {}", file.display(), at.path),
-            burst.cell,
-            settings_of(at.value),
-        )?;
+        let place = format!("{}: {}", file.display(), at.path);
+        match burst.cell {
+            Burst::Closed(cell) => push_unique(&mut cells, place, cell, settings_of(at.value))?,
+            Burst::Paced(point) => paced.push((place, point)),
+        }
     }
-    if cells.is_empty() {
+    if cells.is_empty() && paced.is_empty() {
         anyhow::bail!(
             "{}: expected one JSON result per line, found none",
             file.display()
@@ -144,6 +145,7 @@ pub fn parse_jsonl(file: &Path, text: &str) -> anyhow::Result<Imported> {
     Ok(Imported {
         meta,
         cells: cells_of(cells)?.into_iter().map(Cell::Decode).collect(),
+        paced: paced_of(paced)?,
         notes_markdown: None,
         warnings,
         layout: "bench_serving JSONL; SGLang's lines record no version of the tool".into(),

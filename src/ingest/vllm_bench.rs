@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::burst::{burst_cell, burst_meta, cells_of, engine_of_backend, push_unique, settings_of};
+use super::burst::{
+    Burst, burst_cell, burst_meta, cells_of, engine_of_backend, paced_of, push_unique, settings_of,
+};
 use super::json::{At, parse_python_json};
 use super::{Imported, file_name};
 use crate::model::Cell;
@@ -95,6 +97,7 @@ fn read_results(file: &Path, text: &str) -> anyhow::Result<(Value, Option<Vec<us
 
 pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     let mut cells = Vec::new();
+    let mut paced = Vec::new();
     let mut model: Option<(String, PathBuf)> = None;
     let mut backend = None;
     let mut warnings = Vec::new();
@@ -150,7 +153,12 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             backend = backend.or(at.opt_str("backend")?.map(str::to_string));
             let burst = burst_cell(&at, TOOL)?;
             warnings.extend(burst.warnings);
-            push_unique(&mut cells, place, burst.cell, settings_of(at.value))?;
+            match burst.cell {
+                Burst::Closed(cell) => {
+                    push_unique(&mut cells, place, cell, settings_of(at.value))?;
+                }
+                Burst::Paced(point) => paced.push((place, point)),
+            }
         }
     }
     layouts.dedup();
@@ -166,6 +174,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
             &names,
         ),
         cells: cells_of(cells)?.into_iter().map(Cell::Decode).collect(),
+        paced: paced_of(paced)?,
         notes_markdown: None,
         warnings,
         layout: layouts.join("; "),

@@ -124,6 +124,20 @@ pub fn tok_per_s_short(value: f64) -> String {
     }
 }
 
+/// A request rate in requests a second, as precise as it was given up to
+/// thousandths and no more: 1.5 -> "1.5", 16 -> "16", 0.125 -> "0.125",
+/// 1200 -> "1,200".
+pub fn rate_per_s(value: f64) -> String {
+    let text = grouped(value, 3);
+    match text.split_once('.') {
+        Some((whole, frac)) => match frac.trim_end_matches('0') {
+            "" => whole.to_string(),
+            frac => format!("{whole}.{frac}"),
+        },
+        None => text,
+    }
+}
+
 /// A whole-millisecond latency: "13,540 ms".
 pub fn millis(ms: f64) -> String {
     format!("{} ms", grouped(ms, 0))
@@ -511,6 +525,19 @@ pub(crate) fn usd(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_rates_keep_the_precision_they_were_given() {
+        for (v, want) in [
+            (1.5, "1.5"),
+            (16.0, "16"),
+            (0.125, "0.125"),
+            (1200.0, "1,200"),
+            (2.0 / 3.0, "0.667"),
+        ] {
+            assert_eq!(rate_per_s(v), want, "{v}");
+        }
+    }
 
     #[test]
     fn table_throughput_formats_of_the_reference_pages() {

@@ -13,6 +13,7 @@ pub mod figure;
 pub mod format;
 pub mod labels;
 pub mod launch;
+pub mod paced;
 pub mod reason;
 pub(crate) mod redact;
 pub mod slo;
@@ -575,6 +576,7 @@ impl Run {
             id: id.into(),
             meta: serde_json::from_value(meta).expect("a valid run.json"),
             cells: Vec::new(),
+            paced: Vec::new(),
             notes_markdown: None,
         }
     }
@@ -1109,6 +1111,9 @@ pub struct Run {
     pub meta: RunMeta,
     /// Sorted by [`Cell::key`], no two with the same key.
     pub cells: Vec<Cell>,
+    /// Points measured at a paced request rate (`paced/`), sorted by
+    /// [`paced::PacedPoint::key`]: never cells of a concurrency matrix.
+    pub paced: Vec<paced::PacedPoint>,
     /// `notes.md` beside `run.json`, if any.
     pub notes_markdown: Option<String>,
 }

@@ -178,3 +178,84 @@ pub fn cell(cell: &Cell) -> Result<(), Invalid> {
     }
     Ok(())
 }
+
+/// Checks a paced point: a positive finite rate, a cap of at least 1, figures
+/// only when Valid and a throughput then, a reason when Error, and the
+/// requests adding up.
+pub fn paced(point: &crate::model::paced::PacedPoint) -> Result<(), Invalid> {
+    let rate = point.load.requested_per_s;
+    if !(rate.is_finite() && rate > 0.0) {
+        return Err(invalid(
+            "load.requested_per_s",
+            format!(
+                "expected a finite rate above 0 (an infinite rate is a burst, a decode cell), found {rate}"
+            ),
+        ));
+    }
+    if let crate::model::paced::Arrivals::Gamma { burstiness } = point.load.arrivals
+        && !(burstiness.is_finite() && burstiness > 0.0)
+    {
+        return Err(invalid(
+            "load.arrivals.burstiness",
+            format!("expected a finite number above 0, found {burstiness}"),
+        ));
+    }
+    if point.load.max_concurrency == Some(0) {
+        return Err(invalid("load.max_concurrency", "expected at least 1"));
+    }
+    for (field, v) in [
+        ("achieved_per_s", point.achieved_per_s),
+        ("avg_in_flight", point.avg_in_flight),
+        ("total_tok_per_s", point.total_tok_per_s),
+        ("per_request_tok_per_s", point.per_request_tok_per_s),
+        ("ttft_median_ms", point.ttft_median_ms),
+        ("tbt_median_ms", point.tbt_median_ms),
+        ("measured_s", point.measured_s),
+    ] {
+        check_number(field, v)?;
+    }
+    match point.status {
+        Status::Valid => figure_presence(
+            "total_tok_per_s",
+            point.status,
+            point.total_tok_per_s.is_some(),
+            true,
+        )?,
+        Status::Error => {
+            if point
+                .reason
+                .as_ref()
+                .is_none_or(|r| r.words().trim().is_empty())
+            {
+                return Err(invalid(
+                    "reason",
+                    "expected why the point failed (status is error)",
+                ));
+            }
+            figure_presence(
+                "total_tok_per_s",
+                point.status,
+                point.total_tok_per_s.is_some(),
+                false,
+            )?;
+        }
+        other => {
+            return Err(invalid(
+                "status",
+                format!("expected \"valid\" or \"error\" for a paced point, found {other:?}"),
+            ));
+        }
+    }
+    if let (Some(sent), Some(done), Some(failed)) = (
+        point.sent_requests,
+        point.completed_requests,
+        point.failed_requests,
+    ) && done + failed > sent
+    {
+        return Err(invalid(
+            "sent_requests",
+            format!("expected at least completed + failed ({done} + {failed}), found {sent}"),
+        ));
+    }
+    Ok(())
+}

@@ -15,12 +15,15 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::model::paced::PacedPoint;
 use crate::model::slo::{self, SloFile};
 use crate::model::validate::{self, Invalid};
 use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
 
 pub(crate) const RUN_FILE: &str = "run.json";
 pub(crate) const CELLS_DIR: &str = "cells";
+/// Paced points (requests sent at a rate), one file each.
+pub(crate) const PACED_DIR: &str = "paced";
 pub(crate) const NOTES_FILE: &str = "notes.md";
 
 #[derive(Debug, thiserror::Error)]
@@ -167,26 +170,11 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
         .map_err(|e| errors.push(e))
         .ok();
 
-    let cells_dir = dir.join(CELLS_DIR);
     let mut cells: Vec<(PathBuf, Cell)> = Vec::new();
-    if cells_dir.is_dir() {
-        let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(&cells_dir)
-            .min_depth(1)
-            .max_depth(1)
-            .into_iter()
-            .map(|e| e.map(|e| e.into_path()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| StoreError::Io {
-                path: cells_dir.clone(),
-                error: e.into(),
-            })?;
-        paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
-        paths.sort();
-        for path in paths {
-            match read_cell(&path) {
-                Ok(cell) => cells.push((path, cell)),
-                Err(e) => errors.push(e),
-            }
+    for path in json_files(&dir.join(CELLS_DIR))? {
+        match read_cell(&path) {
+            Ok(cell) => cells.push((path, cell)),
+            Err(e) => errors.push(e),
         }
     }
     cells.sort_by_key(|(_, c)| c.key());
@@ -196,6 +184,24 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
                 first: pair[0].0.clone(),
                 second: pair[1].0.clone(),
                 key: describe_key(&pair[0].1),
+            });
+        }
+    }
+
+    let mut paced: Vec<(PathBuf, PacedPoint)> = Vec::new();
+    for path in json_files(&dir.join(PACED_DIR))? {
+        match read_paced(&path) {
+            Ok(point) => paced.push((path, point)),
+            Err(e) => errors.push(e),
+        }
+    }
+    paced.sort_by_key(|(_, p)| p.key());
+    for pair in paced.windows(2) {
+        if pair[0].1.key() == pair[1].1.key() {
+            errors.push(StoreError::DuplicateCell {
+                first: pair[0].0.clone(),
+                second: pair[1].0.clone(),
+                key: describe_paced(&pair[0].1),
             });
         }
     }
@@ -215,8 +221,52 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
         id,
         meta: meta.expect("run.json was read when nothing failed"),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
+        paced: paced.into_iter().map(|(_, p)| p).collect(),
         notes_markdown,
     })
+}
+
+/// The `.json` files directly in `folder`, sorted; none when it is absent.
+fn json_files(folder: &Path) -> Result<Vec<PathBuf>, StoreError> {
+    if !folder.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(folder)
+        .min_depth(1)
+        .max_depth(1)
+        .into_iter()
+        .map(|e| e.map(|e| e.into_path()))
+        .collect::<Result<_, _>>()
+        .map_err(|e| StoreError::Io {
+            path: folder.to_path_buf(),
+            error: e.into(),
+        })?;
+    paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
+    paths.sort();
+    Ok(paths)
+}
+
+fn describe_paced(point: &PacedPoint) -> String {
+    let cap = point
+        .load
+        .max_concurrency
+        .map_or(String::new(), |n| format!(" capped at {n}"));
+    format!(
+        "paced point at {} tokens, {} requests/s{cap}",
+        point.context_tokens, point.load.requested_per_s
+    )
+}
+
+/// Reads one paced point (`paced/*.json`), validated.
+pub fn read_paced(path: &Path) -> Result<PacedPoint, StoreError> {
+    let text = fs::read_to_string(path).map_err(io_err(path))?;
+    let value: serde_json::Value = parse_json(path, &text)?;
+    let serde_json::Value::Object(object) = value else {
+        return Err(field_err(path, "(document)", "expected a JSON object"));
+    };
+    let point: PacedPoint = from_value(path, object)?;
+    checked(path, validate::paced(&point))?;
+    Ok(point)
 }
 
 fn describe_key(cell: &Cell) -> String {
@@ -566,6 +616,10 @@ pub(crate) fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), S
     for cell in &run.cells {
         validate_cell(&target.join(CELLS_DIR).join(cell.key().file_name()), cell)?;
     }
+    for point in &run.paced {
+        let path = target.join(PACED_DIR).join(point.key().file_name());
+        checked(&path, validate::paced(point))?;
+    }
     Ok(())
 }
 
@@ -591,6 +645,18 @@ pub(crate) fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathB
             });
         }
         write_cell(staging.path(), cell)?;
+    }
+    let mut seen = HashSet::new();
+    for point in &run.paced {
+        let path = staging.path().join(PACED_DIR).join(point.key().file_name());
+        if !seen.insert(point.key()) {
+            return Err(StoreError::DuplicateCell {
+                first: path.clone(),
+                second: path,
+                key: describe_paced(point),
+            });
+        }
+        write_atomically(&path, to_json(point).as_bytes())?;
     }
     if let Some(notes) = &run.notes_markdown {
         write_atomically(&staging.path().join(NOTES_FILE), notes.as_bytes())?;
@@ -759,6 +825,7 @@ mod tests {
             id: "r1".into(),
             meta,
             cells: vec![],
+            paced: vec![],
             notes_markdown: Some("hello".into()),
         };
         write_run(tmp.path(), &run, false).unwrap();

@@ -94,13 +94,14 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("vllm-bench/er0080-sweep-max_num_seqs=4-run=1.json", "vllm-bench", Imports(&[GPU, COUNT, ENGINE])),
         ("vllm-bench/er0080-sweep-max_num_seqs=4-summary.json", "vllm-bench", Imports(&[GPU, COUNT, ENGINE])),
         ("vllm-bench/vllm-benchmark-muma-append-result-repeats.json", "vllm-bench", Imports(&[GPU, COUNT])),
-        ("vllm-bench/vllm-benchmarks-ascend-serving_llama8B_tp1_qps_1.json", "vllm-bench", Refused("request_rate 1.0 and no max_concurrency: a paced run")),
-        ("vllm-bench/vllm-benchmarks-ascend-serving_llama8B_tp1_sharegpt_qps_1-20250217.json", "vllm-bench", Refused("request_rate 1.0 and no max_concurrency: a paced run")),
+        ("vllm-bench/vllm-benchmarks-ascend-serving_llama8B_tp1_qps_1.json", "vllm-bench", Refused("request_rate 1: a paced run whose file records no duration and no completed count, only latencies")),
+        ("vllm-bench/vllm-benchmarks-ascend-serving_llama8B_tp1_sharegpt_qps_1-20250217.json", "vllm-bench", Refused("request_rate 1: a paced run whose file records no duration and no completed count, only latencies")),
         ("vllm-bench/emulated-vllm-0.33.0-c1.json", "vllm-bench", Imports(&[GPU, COUNT])),
         ("vllm-bench/emulated-vllm-0.33.0-c4.json", "vllm-bench", Imports(&[GPU, COUNT])),
         ("vllm-bench/emulated-vllm-0.33.0-unlimited-16.json", "vllm-bench", Imports(&[GPU, COUNT])),
         ("vllm-bench/emulated-vllm-bench-rs-multi-turn-c4.json", "vllm-bench", Imports(&[GPU, COUNT, ENGINE])),
-        ("sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl", "sglang-bench", Refused("request_rate 1.0 and no max_concurrency: a paced run")),
+        ("sglang-bench/datacrunch-llama_3_3_70b_online_output.jsonl", "sglang-bench", Imports(&[MODEL, GPU, COUNT])),
+        ("sglang-bench/datacrunch-llama_405b_online_output.jsonl", "sglang-bench", Imports(&[MODEL, GPU, COUNT])),
         ("sglang-bench/datacrunch-llama_3_3_70b_offline_output.jsonl", "sglang-bench", Imports(&[MODEL, GPU, COUNT])),
         ("sglang-bench/benchmaq-qwen35-27b-h100-tp4-dp2-c100.jsonl", "sglang-bench", Imports(&[GPU])),
         ("sglang-bench/tonyli-agg_n100_in512_out128_c32.jsonl", "sglang-bench", Imports(&[GPU])),
@@ -554,6 +555,54 @@ fn bursts_of(v: &Value) -> Vec<Value> {
 /// vllm bench serve and SGLang's bench_serving: one cell per setting; a
 /// setting measured again is one cell with a repeat per record, its total
 /// the median of theirs, its other figures the median record's.
+/// Whether a burst tool's result paced its requests: a finite
+/// `request_rate` outside multi-turn mode.
+fn is_paced(r: &Value) -> bool {
+    r["mode"] != "multi_turn" && r["request_rate"].as_f64().is_some_and(f64::is_finite)
+}
+
+/// A paced result is a paced point with the file's figures, never a cell.
+fn check_paced(rel: &str, r: &Value, run: &Run) {
+    let completed = num(r, "completed").unwrap();
+    let duration = num(r, "duration").unwrap();
+    let ctx = (num(r, "total_input_tokens").unwrap() / completed).round() as u64;
+    let rate = num(r, "request_rate").unwrap();
+    let cap = num(r, "max_concurrency").map(|n| n as u32);
+    let p = run
+        .paced
+        .iter()
+        .find(|p| {
+            p.context_tokens == ctx
+                && p.load.requested_per_s == rate
+                && p.load.max_concurrency == cap
+        })
+        .unwrap_or_else(|| panic!("{rel}: a paced point at {ctx} tokens, {rate}/s, cap {cap:?}"));
+    let what = |f: &str| format!("{rel}: {ctx} tokens at {rate}/s: {f}");
+    assert_eq!(
+        p.completed_requests,
+        Some(completed as u64),
+        "{}",
+        what("completed")
+    );
+    assert_figure(
+        &what("total tok/s"),
+        p.total_tok_per_s,
+        Some(num(r, "total_output_tokens").unwrap() / duration),
+    );
+    assert_figure(
+        &what("achieved rate"),
+        p.achieved_per_s,
+        Some(completed / duration),
+    );
+    assert_figure(&what("TTFT"), p.ttft_median_ms, num(r, "median_ttft_ms"));
+    assert_figure(&what("ITL"), p.tbt_median_ms, num(r, "median_itl_ms"));
+    assert_figure(
+        &what("per-request tok/s"),
+        p.per_request_tok_per_s,
+        num(r, "median_tpot_ms").map(|t| 1000.0 / t),
+    );
+}
+
 fn check_bursts(rel: &str, records: &[Value], run: &Run) {
     let records: Vec<&Value> = records.iter().filter(|r| r["type"] != "warmup").collect();
     let key = |r: &Value| {
@@ -572,6 +621,16 @@ fn check_bursts(rel: &str, records: &[Value], run: &Run) {
         (ctx, n)
     };
     let total = |r: &Value| num(r, "total_output_tokens").unwrap() / num(r, "duration").unwrap();
+    let (paced, records): (Vec<&Value>, Vec<&Value>) =
+        records.into_iter().partition(|r| is_paced(r));
+    assert_eq!(
+        run.paced.len(),
+        paced.len(),
+        "{rel}: one point per paced result"
+    );
+    for r in &paced {
+        check_paced(rel, r, run);
+    }
     for r in &records {
         let (ctx, n) = key(r);
         let completed = num(r, "completed").unwrap();

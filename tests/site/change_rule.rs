@@ -89,6 +89,7 @@ fn run(i: usize, cells: &[(u64, u32, f64)], factor: f64, noise: Noise, rng: &mut
                 sitegen::store::parse_cell(std::path::Path::new("sim"), &c.to_string()).unwrap()
             })
             .collect(),
+        paced: Vec::new(),
         notes_markdown: None,
     }
 }
