@@ -95,7 +95,7 @@ pub(crate) fn render_site(
                 regression: j.verdict == crate::judge::change::Verdict::Regression,
             }
         });
-        page = page.with_capacity(run, slo);
+        page = page.with_capacity(run, slo).with_paced(run, slo)?;
         let price = crate::compare::cost::price_for(prices, run);
         if let Some(p) = price {
             page = page.with_cost(run, p);

@@ -4,7 +4,8 @@
 //! it too, and what breaks first above it. Numbers and enums only; the run
 //! page, the comparison and the CSV word them.
 
-use crate::model::slo::{SloTier, min_requests};
+use crate::model::paced::PacedPoint;
+use crate::model::slo::{Latency, SloTier, min_requests};
 use crate::model::{DecodeCell, Run, Status};
 
 /// A limit of a tier.
@@ -35,13 +36,56 @@ pub struct Reading {
     pub requests: Option<u64>,
 }
 
+/// What a tier is judged on: a decode cell's or a paced point's status,
+/// stated percentiles and medians.
+pub trait LatencyFigures {
+    fn status(&self) -> Status;
+    fn latency(&self) -> Option<&Latency>;
+    fn ttft_median_ms(&self) -> Option<f64>;
+    fn per_request_tok_per_s(&self) -> Option<f64>;
+}
+
+impl LatencyFigures for DecodeCell {
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn latency(&self) -> Option<&Latency> {
+        self.latency.as_deref()
+    }
+    fn ttft_median_ms(&self) -> Option<f64> {
+        self.ttft_median_ms
+    }
+    fn per_request_tok_per_s(&self) -> Option<f64> {
+        self.per_request_tok_per_s
+    }
+}
+
+impl LatencyFigures for PacedPoint {
+    fn status(&self) -> Status {
+        self.status
+    }
+    fn latency(&self) -> Option<&Latency> {
+        self.latency.as_deref()
+    }
+    fn ttft_median_ms(&self) -> Option<f64> {
+        self.ttft_median_ms
+    }
+    fn per_request_tok_per_s(&self) -> Option<f64> {
+        self.per_request_tok_per_s
+    }
+}
+
 /// A cell's figure for `limit` at `percentile`: the percentile its source
 /// stated, or at the median the cell's own median (TTFT) or 1000 / its
 /// median per-request tok/s (TPOT: a request's rate is 1 / its time per
 /// output token, and a median survives that turn). Never another
 /// percentile's figure.
-pub fn reading(cell: &DecodeCell, limit: Limit, percentile: u8) -> Option<Reading> {
-    let stated = cell.latency.as_deref().and_then(|l| match limit {
+pub fn reading<C: LatencyFigures + ?Sized>(
+    cell: &C,
+    limit: Limit,
+    percentile: u8,
+) -> Option<Reading> {
+    let stated = cell.latency().and_then(|l| match limit {
         Limit::Ttft => l.ttft_ms.as_ref(),
         Limit::Tpot => l.tpot_ms.as_ref(),
     });
@@ -57,8 +101,8 @@ pub fn reading(cell: &DecodeCell, limit: Limit, percentile: u8) -> Option<Readin
         return None;
     }
     let value = match limit {
-        Limit::Ttft => cell.ttft_median_ms?,
-        Limit::Tpot => 1000.0 / cell.per_request_tok_per_s.filter(|r| *r > 0.0)?,
+        Limit::Ttft => cell.ttft_median_ms()?,
+        Limit::Tpot => 1000.0 / cell.per_request_tok_per_s().filter(|r| *r > 0.0)?,
     };
     Some(Reading {
         value,
@@ -125,9 +169,12 @@ pub struct FewRequests {
 }
 
 /// The cell against the tier, and the figures behind it.
-pub fn judge_cell(cell: &DecodeCell, tier: &SloTier) -> (Judged, Vec<Reading>) {
-    if cell.status != Status::Valid {
-        return (Judged::Fails(vec![Breach::Status(cell.status)]), Vec::new());
+pub fn judge_cell<C: LatencyFigures + ?Sized>(cell: &C, tier: &SloTier) -> (Judged, Vec<Reading>) {
+    if cell.status() != Status::Valid {
+        return (
+            Judged::Fails(vec![Breach::Status(cell.status())]),
+            Vec::new(),
+        );
     }
     let missing: Vec<Limit> = Limit::ALL
         .into_iter()
@@ -254,7 +301,7 @@ fn row(cells: &[&DecodeCell], tier: &SloTier) -> RowOutcome {
     let judged: Vec<(u32, Judged, Vec<Reading>)> = cells
         .iter()
         .map(|c| {
-            let (j, r) = judge_cell(c, tier);
+            let (j, r) = judge_cell(*c, tier);
             (c.concurrency, j, r)
         })
         .collect();

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod findings;
 pub mod frontier;
 pub mod grid;
+pub mod paced;
 pub mod plan;
 pub mod ratio;
 pub mod setup;

@@ -1,4 +1,4 @@
-//! `runs/<id>/data.json`: a run with all its cells, as one document.
+//! `runs/<id>/data.json`: a run with all its cells and paced points, as one document.
 
 use std::collections::BTreeMap;
 
@@ -16,6 +16,9 @@ struct RunDocument<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     notes_markdown: Option<&'a str>,
     cells: &'a [Cell],
+    /// Points measured at a paced request rate (absent when none).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    paced: &'a [crate::model::paced::PacedPoint],
 }
 
 pub fn run_json(run: &Run) -> String {
@@ -24,6 +27,7 @@ pub fn run_json(run: &Run) -> String {
         meta: &run.meta,
         notes_markdown: run.notes_markdown.as_deref(),
         cells: &run.cells,
+        paced: &run.paced,
     })
 }
 

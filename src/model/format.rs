@@ -365,7 +365,7 @@ pub(crate) const NO_PROMPT: &str = "0 (no prompt)";
 
 /// Context length label: 8192 -> "8K", 1_043_456 -> "1019K", 1_048_576 -> "1024K".
 /// A length that is not a whole number of K is written in tokens: "3,000".
-pub(crate) fn context_label(tokens: u64) -> String {
+pub fn context_label(tokens: u64) -> String {
     if tokens == 0 {
         NO_PROMPT.to_string()
     } else if tokens >= TOKENS_PER_K && tokens.is_multiple_of(TOKENS_PER_K) {

@@ -14,6 +14,7 @@ mod compare_truth;
 pub mod compare_words;
 pub(crate) mod index_page;
 pub mod markdown;
+pub mod paced;
 pub mod run_page;
 pub(crate) mod series_page;
 

@@ -75,6 +75,8 @@ pub struct RunPage {
     pub capacity: Option<super::capacity::CapacitySection>,
     /// What the matrix's mark means, when a cell met the chosen tier.
     pub capacity_mark: Option<String>,
+    /// Points measured at a paced request rate (`with_paced`).
+    pub paced: Option<super::paced::PacedSection>,
 }
 
 /// A run's place in its series: a link, and how it compares with the
@@ -495,6 +497,7 @@ impl RunPage {
             electricity_note: None,
             capacity: None,
             capacity_mark: None,
+            paced: None,
             gpus: run.meta.hardware.gpu_count,
             total_column: columns
                 .iter()
@@ -559,6 +562,16 @@ impl RunPage {
             self.capacity_mark = Some(capacity::mark_legend(tier));
         }
         self
+    }
+
+    /// The "Paced load" section, when the run has paced points.
+    pub(crate) fn with_paced(
+        mut self,
+        run: &Run,
+        slo: &crate::model::slo::SloFile,
+    ) -> Result<Self, ChartError> {
+        self.paced = super::paced::section(run, slo)?;
+        Ok(self)
     }
 
     pub(crate) fn with_cost(mut self, run: &Run, price: &crate::model::GpuPrice) -> Self {

@@ -14,6 +14,7 @@ mod compare_pages;
 mod cost;
 mod digest;
 mod many_runs;
+mod paced_pages;
 mod run_pages;
 mod series_pages;
 mod telemetry_pages;
