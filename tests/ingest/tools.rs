@@ -124,6 +124,7 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("llama-bench/strix-halo-testing-llama32-1b-hip-depth.jsonl", "llama-bench", Imports(&[COUNT])),
         ("llama-bench/strix-halo-toolboxes-qwen36-35b-rocm724-tg-depth-curve.jsonl", "llama-bench", Imports(&[COUNT])),
         ("llama-bench/strix-halo-toolboxes-deepseek-v4-rocm714-pp2048-ubatch-sweep.jsonl", "llama-bench", Refused("the tests ran at different settings (n_ubatch: 256, 512, 1024, 2048)")),
+        ("llama-bench/strix-halo-testing-shisa-8b-tg1-to-tg8192-raw-runs.jsonl", "llama-bench", Refused("the tests ran at different settings (backends: \"ROCm\", \"Vulkan\"")),
         ("llmperf/leaderboard-groq_70b-summary.json", "llmperf", Imports(&[GPU, COUNT, ENGINE])),
         ("llmperf/leaderboard-bedrock_70b-summary.json", "llmperf", Imports(&[GPU, COUNT, ENGINE])),
         ("llmperf/leaderboard-anyscale_13b-summary.json", "llmperf", Imports(&[GPU, COUNT, ENGINE])),
