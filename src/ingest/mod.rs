@@ -8,6 +8,7 @@
 pub mod aiperf;
 pub mod burst;
 pub mod csv;
+pub mod genai_bench;
 pub mod genai_perf;
 mod gpu_summary;
 pub mod guidellm;
@@ -72,6 +73,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &llama_bench::IMPORTER,
     &llmperf::IMPORTER,
     &sglang_bench::IMPORTER,
+    &genai_bench::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

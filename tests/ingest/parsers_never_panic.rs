@@ -134,6 +134,13 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/llmperf/leaderboard-groq_70b-summary.json",
         true,
     ),
+    // Read alone, a run file has no experiment_metadata.json beside it:
+    // refused after its own figures are read.
+    (
+        "genai-bench",
+        "tests/fixtures/real/genai-bench/sglgb-parallel-D100_100_text-to-text_zai-org_GLM-4.6_num_concurrency_1_time_300s.json",
+        false,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.
