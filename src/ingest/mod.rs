@@ -16,6 +16,7 @@ pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
 pub mod llmperf;
+pub mod llmperf_bench;
 pub mod page;
 pub mod sglang_bench;
 pub mod vllm_bench;
@@ -74,6 +75,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &llmperf::IMPORTER,
     &sglang_bench::IMPORTER,
     &genai_bench::IMPORTER,
+    &llmperf_bench::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

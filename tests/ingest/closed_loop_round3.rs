@@ -1,7 +1,7 @@
-//! Importing genai-bench run files (with their experiment_metadata.json), each
-//! against the real files in tests/fixtures/real/ (provenance in SOURCES.md):
-//! every figure a cell holds is the file's own number, computed here from the
-//! file.
+//! Importing genai-bench run files (with their experiment_metadata.json) and
+//! llmperf-bench's keyed results, each against the real files in
+//! tests/fixtures/real/ (provenance in SOURCES.md): every figure a cell holds
+//! is the file's own number, computed here from the file.
 
 use crate::common;
 
@@ -313,6 +313,104 @@ fn genai_bench_names_a_missing_figure_never_fills_it_in() {
             "aggregated_metrics.stats.ttft",
             "aggregated_metrics.stats.tpot",
             "aggregated_metrics.stats.output_inference_speed",
+        ],
+    );
+}
+
+// -------------------------------------------------------------- llmperf-bench
+
+const LLMPERF_BENCH: [&str; 2] = [
+    "llmperf-bench/philschmid-meta-llama_Meta-Llama-3-8B-Instruct_tp_1",
+    "llmperf-bench/philschmid-mistralai_Mistral-7B-Instruct-v0.2_tp_1",
+];
+
+#[test]
+fn llmperf_bench_results_import_as_llmperf_summaries_and_the_summary_agrees() {
+    for stem in LLMPERF_BENCH {
+        let results_path = real(&format!("{stem}_results.json"));
+        let summary_path = real(&format!("{stem}_summary.json"));
+        let results = json(&results_path);
+        let summary = json(&summary_path);
+        let r = import_run(std::slice::from_ref(&results_path), &[GPU, COUNT, ENGINE]);
+        assert_eq!(r.run.cells.len(), 8, "{stem}: concurrencies 1 ... 128");
+        for (key, s) in summary.as_object().unwrap() {
+            let v = &results[key];
+            let n: u32 = key.parse().unwrap();
+            let c = r
+                .run
+                .decode_cells()
+                .find(|c| c.concurrency == n)
+                .unwrap_or_else(|| panic!("{stem}: c{n}"));
+            let what = |f: &str| format!("{stem} c{n}: {f}");
+            assert_eq!(c.status, Status::Valid, "{}", what("status"));
+            // The summary's throughput is llmperf's total over the test.
+            assert_figure(
+                &what("total"),
+                c.total_tok_per_s,
+                num(s, "throughput_token_per_s"),
+            );
+            assert_figure(
+                &what("total = results"),
+                c.total_tok_per_s,
+                num(v, "results_mean_output_throughput_token_per_s"),
+            );
+            // The median TTFT is llmperf's p50, never the summary's mean.
+            let p50 = num(v, "results_ttft_s_quantiles_p50").unwrap() * 1000.0;
+            assert_figure(&what("TTFT median"), c.ttft_median_ms, Some(p50));
+            let mean = num(s, "first-time-to-token_mean_in_ms").unwrap();
+            assert_figure(
+                &what("summary mean = results mean"),
+                Some(mean),
+                num(v, "results_ttft_s_mean").map(|m| m * 1000.0),
+            );
+            assert_ne!(c.ttft_median_ms, Some(mean), "{}", what("not the mean"));
+            assert_figure(
+                &what("ITL mean"),
+                num(s, "latency_ms_per_token"),
+                num(v, "results_inter_token_latency_s_mean").map(|m| m * 1000.0),
+            );
+            assert_eq!(
+                c.completed_requests,
+                v["results_num_completed_requests"].as_u64()
+            );
+            let by = c.measured_by.as_ref().unwrap();
+            assert_eq!(by.tool, "llmperf-bench");
+            assert_eq!(&by.raw, v);
+            assert!(by.definitions["source"].contains("never from a mean"));
+        }
+        assert_eq!(
+            r.run.meta.served_model,
+            results["1"]["model"].as_str().unwrap()
+        );
+        // The keyed summary alone is refused, naming the results beside it.
+        let err = refusal(std::slice::from_ref(&summary_path));
+        let results_name = results_path.file_name().unwrap().to_string_lossy();
+        assert!(
+            err.contains(&format!("import {results_name} beside it")),
+            "{err}"
+        );
+        assert!(err.contains(&summary_path.display().to_string()), "{err}");
+    }
+    // Read by hand from the file: Llama 3 8B at 128 requests at once.
+    let r = import_run(
+        &[real(&format!("{}_results.json", LLMPERF_BENCH[0]))],
+        &[GPU, COUNT, ENGINE],
+    );
+    let c128 = r.run.decode_cells().find(|c| c.concurrency == 128).unwrap();
+    assert_figure("c128 total", c128.total_tok_per_s, Some(396.16427670787317));
+}
+
+#[test]
+fn llmperf_bench_names_a_missing_figure_never_fills_it_in() {
+    each_key_is_named(
+        &format!("{}_results.json", LLMPERF_BENCH[1]),
+        &[],
+        &[
+            "8.num_concurrent_requests",
+            "8.results_num_completed_requests",
+            "8.results_mean_output_throughput_token_per_s",
+            "8.results_ttft_s_quantiles_p50",
+            "8.results_inter_token_latency_s_quantiles_p50",
         ],
     );
 }

@@ -141,6 +141,11 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/genai-bench/sglgb-parallel-D100_100_text-to-text_zai-org_GLM-4.6_num_concurrency_1_time_300s.json",
         false,
     ),
+    (
+        "llmperf-bench",
+        "tests/fixtures/real/llmperf-bench/philschmid-mistralai_Mistral-7B-Instruct-v0.2_tp_1_results.json",
+        true,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.
