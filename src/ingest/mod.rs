@@ -6,6 +6,7 @@
 //! input was read, so a bad file writes nothing.
 
 pub mod aiperf;
+pub mod aiperf_records;
 pub mod burst;
 pub mod csv;
 pub mod genai_bench;
@@ -76,6 +77,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &sglang_bench::IMPORTER,
     &genai_bench::IMPORTER,
     &llmperf_bench::IMPORTER,
+    &aiperf_records::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

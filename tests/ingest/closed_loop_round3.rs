@@ -1,7 +1,8 @@
-//! Importing genai-bench run files (with their experiment_metadata.json) and
-//! llmperf-bench's keyed results, each against the real files in
-//! tests/fixtures/real/ (provenance in SOURCES.md): every figure a cell holds
-//! is the file's own number, computed here from the file.
+//! Importing genai-bench run files (with their experiment_metadata.json),
+//! llmperf-bench's keyed results and AIPerf's per-request records
+//! (profile_export.jsonl), each against the real files in tests/fixtures/real/
+//! (provenance in SOURCES.md): every figure a cell holds is the file's own
+//! number, computed here from the file.
 
 use crate::common;
 
@@ -12,7 +13,7 @@ use common::ingest::{COUNT, ENGINE, GPU, meta_for};
 use common::real;
 use serde_json::Value;
 use sitegen::ingest::{Outcome, import};
-use sitegen::model::{DecodeCell, DecodeTest, Run, Status};
+use sitegen::model::{Cell, DecodeCell, DecodeTest, Run, Status};
 
 struct Imported {
     _tmp: tempfile::TempDir,
@@ -412,5 +413,97 @@ fn llmperf_bench_names_a_missing_figure_never_fills_it_in() {
             "8.results_ttft_s_quantiles_p50",
             "8.results_inter_token_latency_s_quantiles_p50",
         ],
+    );
+}
+
+// ------------------------------------------------------------- AIPerf records
+
+const RECORDS: &str = "aiperf-records/aiperf-repo-example-run1-profile_export.jsonl";
+const SUMMARY: &str = "aiperf-records/aiperf-repo-example-run1-profile_export_aiperf.json";
+
+#[test]
+fn aiperf_records_aggregate_to_aiperfs_own_summary() {
+    let records = import_run(&[real(RECORDS)], &[GPU, COUNT, ENGINE]);
+    let summary = import_run(&[real(SUMMARY)], &[GPU, COUNT, ENGINE]);
+    let (Cell::Decode(a), Cell::Decode(b)) = (&records.run.cells[0], &summary.run.cells[0]) else {
+        panic!("decode cells");
+    };
+    assert_eq!(records.run.cells.len(), 1);
+    assert_eq!(
+        (a.context_tokens, a.concurrency),
+        (b.context_tokens, b.concurrency)
+    );
+    assert_eq!((a.context_tokens, a.concurrency), (550, 100));
+    assert_eq!(a.status, b.status);
+    // 11 of 100 requests were cancelled (499): not Valid, as the summary says.
+    assert_eq!(a.status, Status::Error);
+    assert_eq!(a.reason, b.reason);
+    assert_eq!(a.completed_requests, Some(89));
+    assert_eq!(a.completed_requests, b.completed_requests);
+    assert_eq!(a.output_tokens, b.output_tokens);
+    assert_eq!(a.output_tokens, Some(21624));
+    assert_figure("duration", a.measured_s, b.measured_s);
+    assert_figure("duration", a.measured_s, Some(9.317788951));
+    let (la, lb) = (a.latency.as_ref().unwrap(), b.latency.as_ref().unwrap());
+    for (what, qa, qb) in [
+        ("ttft", &la.ttft_ms, &lb.ttft_ms),
+        ("tpot", &la.tpot_ms, &lb.tpot_ms),
+        ("tbt", &la.tbt_ms, &lb.tbt_ms),
+        ("e2e", &la.e2e_ms, &lb.e2e_ms),
+    ] {
+        let (qa, qb) = (qa.as_ref().unwrap(), qb.as_ref().unwrap());
+        for p in [50, 90, 95, 99] {
+            assert_figure(&format!("{what} p{p}"), qa.at(p), qb.at(p));
+        }
+        assert_eq!(qa.requests, qb.requests, "{what}");
+    }
+    // AIPerf's numbers, as its summary prints them.
+    let ttft = la.ttft_ms.as_ref().unwrap();
+    assert_figure("ttft p50", ttft.p50, Some(2369.317693));
+    assert_figure("ttft p99", ttft.p99, Some(3833.3894000399996));
+    assert_figure(
+        "icl p99",
+        la.tbt_ms.as_ref().unwrap().p99,
+        Some(140.53429476),
+    );
+    assert_eq!(records.run.meta.served_model, "openai/gpt-oss-20b");
+    let by = a.measured_by.as_ref().unwrap();
+    assert!(by.definitions["latency"].contains("np.percentile"));
+}
+
+#[test]
+fn aiperf_records_that_disagree_with_the_summary_or_lack_it_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let records = tmp.path().join("profile_export.jsonl");
+    let text = std::fs::read_to_string(real(RECORDS)).unwrap();
+    std::fs::write(&records, &text).unwrap();
+    // No summary beside: the concurrency is not in the records.
+    let err = refusal(std::slice::from_ref(&records));
+    assert!(
+        err.contains("state neither the concurrency nor the model"),
+        "{err}"
+    );
+    assert!(err.contains("profile_export_aiperf.json"), "{err}");
+    // With it, one record's TTFT changed: refused, naming the figure.
+    std::fs::copy(real(SUMMARY), tmp.path().join("profile_export_aiperf.json")).unwrap();
+    assert_eq!(
+        import_run(std::slice::from_ref(&records), &[GPU, COUNT, ENGINE])
+            .run
+            .cells
+            .len(),
+        1
+    );
+    let edited = text.replacen(
+        "\"ttft\":{\"value\":1680.543782",
+        "\"ttft\":{\"value\":1690.543782",
+        1,
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&records, edited).unwrap();
+    let err = refusal(std::slice::from_ref(&records));
+    assert!(err.contains("ttft.avg: the records give"), "{err}");
+    assert!(
+        err.contains("sitegen does not print a number AIPerf did not"),
+        "{err}"
     );
 }

@@ -146,6 +146,13 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/llmperf-bench/philschmid-mistralai_Mistral-7B-Instruct-v0.2_tp_1_results.json",
         true,
     ),
+    // Read alone, the records have no AIPerf summary beside them: refused
+    // after every record is read.
+    (
+        "aiperf-records",
+        "tests/fixtures/real/aiperf-records/aiperf-repo-example-run1-profile_export.jsonl",
+        false,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.

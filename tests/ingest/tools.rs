@@ -109,6 +109,9 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("sglang-bench/emulated-sglang-0.5.23.jsonl", "sglang-bench", Imports(&[MODEL, GPU, COUNT])),
         ("aiperf/aiperf-repo-example-run1-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
         ("aiperf/aiperf-repo-example-run1-profile_export_aiperf.csv", "aiperf", Refused("AIPerf's CSV export records neither the concurrency nor the model")),
+        ("aiperf-records/aiperf-repo-example-run1-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf-records/aiperf-repo-example-run1-profile_export.jsonl", "aiperf-records", Imports(&[GPU, COUNT, ENGINE])),
+        ("aiperf-records/nvda-ci-aiperf-plot-fixture-qwen-c1-profile_export.jsonl", "aiperf-records", Refused("carry no min_request_timestamp and max_response_timestamp metrics, from which AIPerf computes benchmark_duration")),
         ("genai-bench/baseten-training-experiment_metadata.json", "genai-bench", Refused("genai-bench's experiment_metadata.json (the experiment's model, GPUs, traffic scenarios and latency unit), not a run file")),
         ("genai-bench/baseten-training-N2000_200_200_20_text-to-text_num_concurrency_2_time_63s.json", "genai-bench", Imports(&[ENGINE])),
         ("genai-bench/baseten-training-N2000_200_200_20_text-to-text_num_concurrency_16_time_15s.json", "genai-bench", Imports(&[ENGINE])),
@@ -153,7 +156,7 @@ const CORPUS: &[(&str, &str, Expect)] = {
 };
 
 /// Folders of real files found for formats sitegen does not import yet.
-const AWAITING_IMPORTER: [&str; 4] = ["inference-perf", "aiperf-records", "mlperf", "llm-d-report"];
+const AWAITING_IMPORTER: [&str; 3] = ["inference-perf", "mlperf", "llm-d-report"];
 
 #[test]
 fn every_real_file_is_in_the_corpus_and_in_sources() {
@@ -212,9 +215,12 @@ fn every_real_file_is_in_the_corpus_and_in_sources() {
         // one lineage (vllm-ascend's CI in nv-action/vllm-benchmarks and its
         // fork): three real files, one origin.
         // llmperf-bench's keyed files are in one public repository only
-        // (philschmid/llmperf-bench).
+        // (philschmid/llmperf-bench); of AIPerf's per-request records, two
+        // runs were taken: one with the summary that proves it, one of the
+        // later layout.
         let (least, repositories) = match format {
             "vllm-offline" | "llmperf-bench" => (3, 1),
+            "aiperf-records" => (2, 2),
             _ => (3, 2),
         };
         assert!(files.len() >= least, "{format}: {files:?}");
@@ -259,7 +265,7 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
             // llama_bench_llmperf.rs beside this file.
             "genai-perf" | "llama-bench" | "llmperf" => {}
             // Figure by figure in closed_loop_round3.rs.
-            "genai-bench" | "llmperf-bench" => {}
+            "genai-bench" | "llmperf-bench" | "aiperf-records" => {}
             other => panic!("{rel}: no figure check for {other}"),
         }
     };
