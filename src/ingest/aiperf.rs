@@ -75,14 +75,14 @@ pub fn layout(value: &Value) -> String {
 
 /// A metric object by any of its names: at the top (0.4 and later) or
 /// under `records` (earlier).
-fn metric<'a>(root: &At<'a>, names: &[&str]) -> Option<At<'a>> {
+pub(crate) fn metric<'a>(root: &At<'a>, names: &[&str]) -> Option<At<'a>> {
     names
         .iter()
         .find_map(|n| root.first_child(&[n, &format!("records.{n}")]))
 }
 
 /// A statistic of a metric in milliseconds, converted from its unit.
-fn ms(m: &At, stat: &str) -> anyhow::Result<Option<f64>> {
+pub(crate) fn ms(m: &At, stat: &str) -> anyhow::Result<Option<f64>> {
     let Some(v) = m.opt_f64(stat)? else {
         return Ok(None);
     };
@@ -134,7 +134,7 @@ const LATENCY_DEFINITION: &str = "AIPerf's percentiles over the requests that co
      → e2e_ms; output tokens as AIPerf's tokenizer counted them";
 
 /// The requests kept in flight, from the profiling phase's load settings.
-fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
+pub(crate) fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
     let phases = root
         .child("input_config.phases")
         .map(|p| p.elements())

@@ -345,22 +345,7 @@ fn measured_cell(
     );
     // Requests sent that the file counts neither completed nor failed were
     // lost somewhere: the burst's figures leave them out, so not Valid.
-    if sent > completed + failed {
-        cell.status = Status::Error;
-        let part = Part::RequestsUnaccounted {
-            unaccounted: sent - completed - failed,
-            requests: sent,
-            completed,
-            failed,
-        };
-        cell.reason = Some(match cell.reason.take() {
-            Some(Reason::Coded(mut parts)) => {
-                parts.push(part);
-                Reason::Coded(parts)
-            }
-            _ => Reason::of(part),
-        });
-    }
+    mark_unaccounted(&mut cell, sent, completed, failed);
     const E2E: &[&str] = &["e2el", "e2e_latency", "latency"];
     let ttft = figure_ms(at, "median", &["ttft"])?;
     let tpot = figure_ms(at, "median", &["tpot"])?;
@@ -654,6 +639,29 @@ pub(crate) fn counted_cell(
         }));
     }
     cell
+}
+
+/// Requests sent that a file counts neither completed nor failed were lost
+/// somewhere: the figures leave them out, so the cell is not Valid, and its
+/// reason names them (after any other part of it).
+pub(crate) fn mark_unaccounted(cell: &mut DecodeCell, sent: u64, completed: u64, failed: u64) {
+    if sent <= completed + failed {
+        return;
+    }
+    cell.status = Status::Error;
+    let part = Part::RequestsUnaccounted {
+        unaccounted: sent - completed - failed,
+        requests: sent,
+        completed,
+        failed,
+    };
+    cell.reason = Some(match cell.reason.take() {
+        Some(Reason::Coded(mut parts)) => {
+            parts.push(part);
+            Reason::Coded(parts)
+        }
+        _ => Reason::of(part),
+    });
 }
 
 /// The result as the file had it, less the per-request lists a detailed run

@@ -78,6 +78,7 @@ pub fn parse_csv(file: &Path, text: &str) -> anyhow::Result<Imported> {
         notes_markdown: None,
         warnings: Vec::new(),
         layout: "sitegen's measurement table".into(),
+        split: Vec::new(),
     })
 }
 

@@ -27,7 +27,12 @@
 //! refused, saying which differ and how to split the file. Rows of one test
 //! at the same settings are repeats: generation repeats are combined (the
 //! median, with an interval over them), prompt repeats refused (a prefill
-//! cell holds one measurement).
+//! cell holds one measurement). Generation tests of different lengths
+//! (`-n 128,8192`: tg128 and tg8192) are different settings, never repeats:
+//! a file with several lengths makes one run per length, its id suffixed
+//! `-tg<length>` and its `max_output_tokens` that length, and its prompt
+//! tests, if any, one run of their own suffixed `-pp`. A file with one
+//! length is one run, its `max_output_tokens` that length.
 //!
 //! The output is often captured with `2>&1`: lines of ggml's log before
 //! the JSON are skipped and named in a warning.
@@ -471,7 +476,9 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
         );
     }
 
-    let mut decode: Vec<ReadCell> = Vec::new();
+    // Generation tests by their length: each length is a setting of its
+    // own (tg128 and tg8192 at one depth are not repeats of each other).
+    let mut decode: BTreeMap<u64, Vec<ReadCell>> = BTreeMap::new();
     let mut prefill: Vec<(String, PrefillCell)> = Vec::new();
     let mut at_depth: Vec<String> = Vec::new();
     let mut combined: Vec<String> = Vec::new();
@@ -600,7 +607,12 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
                     definitions: decode_definitions(depth),
                     raw: raw(value),
                 });
-                push_unique(&mut decode, place, cell, common_settings.clone())?;
+                push_unique(
+                    decode.entry(g).or_default(),
+                    place,
+                    cell,
+                    common_settings.clone(),
+                )?;
             }
             Test::Both(..) => {} // skipped above
         }
@@ -744,8 +756,6 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
         meta["measured_at"] = Value::from(*t);
     }
 
-    let mut cells: Vec<Cell> = prefill.into_iter().map(|(_, c)| Cell::Prefill(c)).collect();
-    cells.extend(cells_of(decode)?.into_iter().map(Cell::Decode));
     let mut layout = match build {
         Some(b) => format!("llama-bench build {b} ({output})"),
         None => format!("llama-bench, no build_number ({output})"),
@@ -756,13 +766,71 @@ pub fn parse(file: &Path, text: &str, given: &Given) -> anyhow::Result<Imported>
             crate::model::format::counted(start.skipped, "line")
         ));
     }
-    Ok(Imported {
+    let prefill: Vec<Cell> = prefill.into_iter().map(|(_, c)| Cell::Prefill(c)).collect();
+    if decode.len() <= 1 {
+        let mut cells = prefill;
+        if let Some((g, reads)) = decode.into_iter().next() {
+            meta["run"]["max_output_tokens"] = Value::from(g);
+            cells.extend(cells_of(reads)?.into_iter().map(Cell::Decode));
+        }
+        return Ok(Imported {
+            meta,
+            cells,
+            paced: Vec::new(),
+            notes_markdown: None,
+            warnings,
+            layout,
+            split: Vec::new(),
+        });
+    }
+    // Several generation lengths: one run per length ("-tg128"), its
+    // max_output_tokens that length, and the prompt tests, if any, a run of
+    // their own ("-pp"), so that each measurement is stored once.
+    let lengths: Vec<String> = decode.keys().map(|g| format!("tg{g}")).collect();
+    warnings.push(format!(
+        "{}: the generation tests ran at {} lengths ({}): each length is a run of its own \
+         (the run id followed by -tg<length>){}",
+        file.display(),
+        decode.len(),
+        lengths.join(", "),
+        if prefill.is_empty() {
+            String::new()
+        } else {
+            ", and the prompt tests a run of their own (-pp)".into()
+        }
+    ));
+    let part = |meta: Value, cells: Vec<Cell>| Imported {
         meta,
         cells,
         paced: Vec::new(),
         notes_markdown: None,
+        warnings: Vec::new(),
+        layout: layout.clone(),
+        split: Vec::new(),
+    };
+    let mut split = Vec::new();
+    if !prefill.is_empty() {
+        let mut m = meta.clone();
+        m["run"]["decode_test"] = Value::from("none");
+        split.push(("-pp".to_string(), part(m, prefill)));
+    }
+    for (g, reads) in decode {
+        let mut m = meta.clone();
+        m["run"]["max_output_tokens"] = Value::from(g);
+        if let Some(run) = m["run"].as_object_mut() {
+            run.remove("prefill_mode");
+        }
+        let cells = cells_of(reads)?.into_iter().map(Cell::Decode).collect();
+        split.push((format!("-tg{g}"), part(m, cells)));
+    }
+    Ok(Imported {
+        meta,
+        cells: Vec::new(),
+        paced: Vec::new(),
+        notes_markdown: None,
         warnings,
         layout,
+        split,
     })
 }
 

@@ -298,6 +298,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
         notes_markdown: None,
         warnings,
         layout: layout(&value),
+        split: Vec::new(),
     })
 }
 

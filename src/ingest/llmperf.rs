@@ -220,7 +220,7 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
 
 /// What a summary was measured at: its keys other than the results and
 /// the time, for telling a repeat from another setting.
-fn settings_of(value: &Value) -> Value {
+pub(crate) fn settings_of(value: &Value) -> Value {
     match value.as_object() {
         Some(m) => Value::Object(
             m.iter()
@@ -233,7 +233,7 @@ fn settings_of(value: &Value) -> Value {
 }
 
 /// One decode cell from one summary.
-fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeCell> {
+pub(crate) fn read_summary(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<DecodeCell> {
     let file = root.file.display();
     let n = root.u64("num_concurrent_requests")?;
     if n == 0 {

@@ -6,8 +6,10 @@
 //! input was read, so a bad file writes nothing.
 
 pub mod aiperf;
+pub mod aiperf_records;
 pub mod burst;
 pub mod csv;
+pub mod genai_bench;
 pub mod genai_perf;
 mod gpu_summary;
 pub mod guidellm;
@@ -15,6 +17,7 @@ pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
 pub mod llmperf;
+pub mod llmperf_bench;
 pub mod page;
 pub mod sglang_bench;
 pub mod vllm_bench;
@@ -73,6 +76,9 @@ pub const IMPORTERS: &[&Importer] = &[
     &llama_bench::IMPORTER,
     &llmperf::IMPORTER,
     &sglang_bench::IMPORTER,
+    &genai_bench::IMPORTER,
+    &llmperf_bench::IMPORTER,
+    &aiperf_records::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it
@@ -179,6 +185,12 @@ pub struct Imported {
     pub warnings: Vec<String>,
     /// The tool version or layout recognised, e.g. "guidellm 0.8.1".
     pub layout: String,
+    /// When not empty, the input is several runs: different settings one
+    /// file measured (llama-bench's generation lengths), which must never be
+    /// merged as repeats. Each is a run of its own, its id the run id
+    /// followed by the suffix ("-tg128"); these cells are then empty and
+    /// these warnings said of every part.
+    pub split: Vec<(String, Imported)>,
 }
 
 impl Imported {
@@ -191,7 +203,26 @@ impl Imported {
             notes_markdown: None,
             warnings: Vec::new(),
             layout,
+            split: Vec::new(),
         }
+    }
+
+    /// The runs this input makes, each with the suffix of its run id: itself
+    /// (no suffix), or its parts, each carrying the warnings said of all.
+    fn into_runs(self) -> Vec<(String, Imported)> {
+        if self.split.is_empty() {
+            return vec![(String::new(), self)];
+        }
+        let shared = self.warnings;
+        self.split
+            .into_iter()
+            .map(|(suffix, mut part)| {
+                let mut warnings = shared.clone();
+                warnings.append(&mut part.warnings);
+                part.warnings = warnings;
+                (suffix, part)
+            })
+            .collect()
     }
 
     pub(crate) fn from_run(run: Run) -> Imported {
@@ -202,6 +233,7 @@ impl Imported {
             notes_markdown: run.notes_markdown,
             warnings: Vec::new(),
             layout: "published Speed test matrix page".into(),
+            split: Vec::new(),
         }
     }
 }
@@ -456,27 +488,32 @@ pub fn import(
                 .and_then(|n| u32::try_from(n).ok()),
         };
         let imported = format.read(group, &given)?;
-        let from_file = leaf_paths(&imported.meta);
-        let (meta, missing) = merge_meta(imported.meta, patch.as_ref());
-        let mut cells = imported.cells;
-        cells.sort_by_key(Cell::key);
-        let mut paced = imported.paced;
-        paced.sort_by_key(PacedPoint::key);
-        notes.push(imported.notes_markdown);
-        outcomes.push(Outcome {
-            id: run_id.clone(),
-            format: *format,
-            layout: imported.layout,
-            files: group.iter().map(|(f, _)| f.clone()).collect(),
-            dir: opts.data.join(&run_id),
-            meta,
-            cells,
-            paced,
-            from_file,
-            from_meta: from_meta.clone(),
-            missing,
-            warnings: imported.warnings,
-        });
+        for (suffix, imported) in imported.into_runs() {
+            let run_id = format!("{run_id}{suffix}");
+            crate::store::check_run_id(&run_id)
+                .with_context(|| format!("{}: choose a run id with --id", first.display()))?;
+            let from_file = leaf_paths(&imported.meta);
+            let (meta, missing) = merge_meta(imported.meta, patch.as_ref());
+            let mut cells = imported.cells;
+            cells.sort_by_key(Cell::key);
+            let mut paced = imported.paced;
+            paced.sort_by_key(PacedPoint::key);
+            notes.push(imported.notes_markdown);
+            outcomes.push(Outcome {
+                id: run_id.clone(),
+                format: *format,
+                layout: imported.layout,
+                files: group.iter().map(|(f, _)| f.clone()).collect(),
+                dir: opts.data.join(&run_id),
+                meta,
+                cells,
+                paced,
+                from_file,
+                from_meta: from_meta.clone(),
+                missing,
+                warnings: imported.warnings,
+            });
+        }
     }
     if opts.dry_run {
         return Ok(outcomes);

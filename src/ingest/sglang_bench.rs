@@ -149,5 +149,6 @@ pub fn parse_jsonl(file: &Path, text: &str) -> anyhow::Result<Imported> {
         notes_markdown: None,
         warnings,
         layout: "bench_serving JSONL; SGLang's lines record no version of the tool".into(),
+        split: Vec::new(),
     })
 }

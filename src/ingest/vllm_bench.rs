@@ -178,5 +178,6 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
         notes_markdown: None,
         warnings,
         layout: layouts.join("; "),
+        split: Vec::new(),
     })
 }

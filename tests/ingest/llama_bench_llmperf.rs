@@ -28,6 +28,8 @@ const LLAMA_BENCH: &[(&str, Expect)] = {
         ("llama-bench/strix-halo-toolboxes-qwen36-35b-rocm724-tg-depth-curve.jsonl", Imports(&[COUNT])),
         ("llama-bench/strix-halo-toolboxes-deepseek-v4-rocm714-pp2048-ubatch-sweep.jsonl",
          Refused("the tests ran at different settings (n_ubatch: 256, 512, 1024, 2048); the same test at each setting (pp2048 at n_depth 0 ×4) is several results for one cell, not repeats: a run is one configuration, so import each setting as a run of its own")),
+        ("llama-bench/strix-halo-testing-shisa-8b-tg1-to-tg8192-raw-runs.jsonl",
+         Refused("the tests ran at different settings (backends: \"ROCm\", \"Vulkan\"; flash_attn: false, true; gpu_info: \"AMD Radeon Graphics\", \"Radeon 8060S Graphics\")")),
     ]
 };
 
@@ -286,6 +288,18 @@ fn check_llama_bench(rel: &str, rows: &[Value], imported: &Imported) {
         .min()
         .unwrap();
     assert_eq!(m.measured_at.as_deref(), Some(first_time), "{rel}");
+    // The generation length the file states (one per file here).
+    let lengths: std::collections::BTreeSet<u64> = rows
+        .iter()
+        .filter(|r| r["n_gen"] != 0 && r["n_prompt"] == 0)
+        .map(|r| r["n_gen"].as_u64().unwrap())
+        .collect();
+    assert!(lengths.len() <= 1, "{rel}: one generation length");
+    assert_eq!(
+        m.run.max_output_tokens.map(u64::from),
+        lengths.first().copied(),
+        "{rel}: max output tokens"
+    );
     let want_test = if any_decode {
         DecodeTest::FixedTokens
     } else {
@@ -320,10 +334,25 @@ fn every_llama_bench_file_imports_with_its_figures_or_is_refused_for_a_true_reas
             Expect::Refused(why) => {
                 let err = refusal(&file, None);
                 assert!(err.contains(why), "{rel}: {err}");
-                // True of the file: the rows differ in n_ubatch alone.
-                let ubatch: Vec<f64> = rows.iter().map(|r| num(r, "n_ubatch").unwrap()).collect();
-                assert_eq!(ubatch, [256.0, 512.0, 1024.0, 2048.0]);
-                assert!(err.contains("jq -c 'select(.n_ubatch == 256)'"), "{err}");
+                if rel.contains("ubatch-sweep") {
+                    // True of the file: the rows differ in n_ubatch alone.
+                    let ubatch: Vec<f64> =
+                        rows.iter().map(|r| num(r, "n_ubatch").unwrap()).collect();
+                    assert_eq!(ubatch, [256.0, 512.0, 1024.0, 2048.0]);
+                    assert!(err.contains("jq -c 'select(.n_ubatch == 256)'"), "{err}");
+                } else {
+                    // True of the file: two backends, each with and without
+                    // flash attention.
+                    let kinds: std::collections::BTreeSet<String> = rows
+                        .iter()
+                        .map(|r| format!("{} {}", r["backends"], r["flash_attn"]))
+                        .collect();
+                    assert_eq!(kinds.len(), 4, "{kinds:?}");
+                    assert!(
+                        err.contains("jq -c 'select(.backends == \"ROCm\")'"),
+                        "{err}"
+                    );
+                }
             }
             Expect::Imports(missing) => {
                 let imported = import_checked(&file, missing, None);
@@ -481,6 +510,117 @@ fn llama_bench_repeats_combine_for_generation_and_are_refused_for_prompts() {
         err.contains("[1]: a second pp8192 at n_depth 0 at the same settings"),
         "{err}"
     );
+}
+
+/// The lines of a real llama-bench JSONL file that `keep` selects, as they
+/// are (the split its refusal suggests, done with jq -c 'select(...)').
+fn write_lines(dir: &Path, name: &str, file: &Path, keep: impl Fn(&Value) -> bool) -> PathBuf {
+    let text = std::fs::read_to_string(file).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && keep(&serde_json::from_str(l).unwrap()))
+        .collect();
+    let path = dir.join(name);
+    std::fs::write(&path, kept.join("\n") + "\n").unwrap();
+    path
+}
+
+/// Imports a file that makes several runs, with every card given.
+fn import_runs(file: &Path) -> (tempfile::TempDir, Vec<Outcome>, Vec<Run>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let meta = meta_for(&[COUNT]);
+    let written = import(
+        None,
+        &[file.to_path_buf()],
+        &common::ingest::options(tmp.path(), Some("x"), meta.as_deref(), None, false),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e:#}", file.display()));
+    let runs = written
+        .iter()
+        .map(|o| sitegen::store::load_run(&o.dir).unwrap())
+        .collect();
+    (tmp, written, runs)
+}
+
+#[test]
+fn llama_bench_generation_lengths_are_runs_of_their_own_not_repeats() {
+    // lhl's shisa-v2 8B file: tg1 ... tg8192 and pp1 ... pp8192 at depth 0,
+    // on ROCm (each test 4 times) and Vulkan (once), with and without flash
+    // attention. Refused whole (different settings); split as the refusal
+    // says, each generation length is a run of its own.
+    let real_file = real("llama-bench/strix-halo-testing-shisa-8b-tg1-to-tg8192-raw-runs.jsonl");
+    let rows = llama_rows(&real_file);
+    let tmp = tempfile::tempdir().unwrap();
+    let vulkan = |r: &Value| r["backends"] == "Vulkan" && r["flash_attn"] == false;
+    let file = write_lines(tmp.path(), "vulkan.jsonl", &real_file, vulkan);
+    let (_data, outcomes, runs) = import_runs(&file);
+    let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
+    let lengths = [
+        1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192,
+    ];
+    let mut want: Vec<String> = vec!["x-pp".into()];
+    want.extend(lengths.iter().map(|g| format!("x-tg{g}")));
+    assert_eq!(ids, want);
+    for (run, o) in runs.iter().zip(&outcomes) {
+        assert!(
+            o.warnings
+                .iter()
+                .any(|w| w.contains("at 14 lengths (tg1, tg2,")),
+            "{:?}",
+            o.warnings
+        );
+        if o.id == "x-pp" {
+            assert_eq!(run.meta.run.decode_test, DecodeTest::None);
+            assert_eq!(run.meta.run.max_output_tokens, None);
+            assert_eq!(run.prefill_cells().count(), 14);
+            assert_eq!(run.decode_cells().count(), 0);
+            continue;
+        }
+        let g: u64 = o.id.strip_prefix("x-tg").unwrap().parse().unwrap();
+        let row = rows
+            .iter()
+            .find(|r| vulkan(r) && r["n_gen"] == g && r["n_prompt"] == 0)
+            .unwrap();
+        assert_eq!(run.meta.run.max_output_tokens, Some(g as u32), "{}", o.id);
+        assert_eq!(run.meta.run.decode_test, DecodeTest::FixedTokens);
+        assert_eq!(run.meta.run.prefill_mode, None, "{}", o.id);
+        assert_eq!(run.cells.len(), 1, "{}", o.id);
+        let c = run.decode_cell(0, 1).unwrap();
+        // Its own figure, not a blend of the lengths.
+        assert_figure(&o.id, c.total_tok_per_s, num(row, "avg_ts"));
+        assert!(c.repeats.is_empty());
+        assert_eq!(c.output_tokens, Some(g * 5), "{}", o.id);
+    }
+    let tg128 = runs[want.iter().position(|i| i == "x-tg128").unwrap()]
+        .decode_cell(0, 1)
+        .unwrap();
+    assert_figure("tg128", tg128.total_tok_per_s, Some(43.415714));
+    let tg8192 = runs.last().unwrap().decode_cell(0, 1).unwrap();
+    assert_figure("tg8192", tg8192.total_tok_per_s, Some(28.120159));
+
+    // ROCm without flash attention ran each test 4 times: the 4 rows of one
+    // length are repeats of one setting (combined), never of another length.
+    let rocm = |r: &Value| r["backends"] == "ROCm" && r["flash_attn"] == false && r["n_gen"] != 0;
+    let file = write_lines(tmp.path(), "rocm-tg.jsonl", &real_file, rocm);
+    let (_data, outcomes, runs) = import_runs(&file);
+    assert_eq!(outcomes.len(), 14, "no prompt tests: no -pp run");
+    for (run, o) in runs.iter().zip(&outcomes) {
+        let g: u64 = o.id.strip_prefix("x-tg").unwrap().parse().unwrap();
+        let mut ts: Vec<f64> = rows
+            .iter()
+            .filter(|r| rocm(r) && r["n_gen"] == g)
+            .map(|r| num(r, "avg_ts").unwrap())
+            .collect();
+        assert_eq!(ts.len(), 4, "{}", o.id);
+        ts.sort_by(f64::total_cmp);
+        let c = run.decode_cell(0, 1).unwrap();
+        assert_eq!(c.repeats.len(), 4, "{}", o.id);
+        assert_figure(&o.id, c.total_tok_per_s, Some((ts[1] + ts[2]) / 2.0));
+    }
+    let tg128 = runs[7].decode_cell(0, 1).unwrap();
+    assert_eq!(outcomes[7].id, "x-tg128");
+    // 37.205605, 37.236084: the middle two of tg128's four repeats.
+    assert_figure("ROCm tg128", tg128.total_tok_per_s, Some(37.2208445));
 }
 
 #[test]

@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod closed_loop_round3;
 mod genai_perf_vllm_offline;
 mod gpu_telemetry;
 mod llama_bench_llmperf;

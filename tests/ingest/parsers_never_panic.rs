@@ -134,6 +134,25 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/llmperf/leaderboard-groq_70b-summary.json",
         true,
     ),
+    // Read alone, a run file has no experiment_metadata.json beside it:
+    // refused after its own figures are read.
+    (
+        "genai-bench",
+        "tests/fixtures/real/genai-bench/sglgb-parallel-D100_100_text-to-text_zai-org_GLM-4.6_num_concurrency_1_time_300s.json",
+        false,
+    ),
+    (
+        "llmperf-bench",
+        "tests/fixtures/real/llmperf-bench/philschmid-mistralai_Mistral-7B-Instruct-v0.2_tp_1_results.json",
+        true,
+    ),
+    // Read alone, the records have no AIPerf summary beside them: refused
+    // after every record is read.
+    (
+        "aiperf-records",
+        "tests/fixtures/real/aiperf-records/aiperf-repo-example-run1-profile_export.jsonl",
+        false,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.
