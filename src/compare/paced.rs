@@ -8,24 +8,40 @@ use crate::model::Run;
 use crate::model::paced::PacedPoint;
 use crate::model::slo::{SloTier, min_requests};
 
-/// The points of one context and cap, rates ascending.
+/// The points of one workload and cap, rates ascending.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sweep<'a> {
-    pub context_tokens: u64,
+    /// The smallest and largest mean prompt of its points: one number when
+    /// the prompts were fixed, a narrow range when each rate drew its own
+    /// random lengths.
+    pub context_tokens: (u64, u64),
     pub max_concurrency: Option<u32>,
     pub points: Vec<&'a PacedPoint>,
 }
 
+/// Mean prompts within this share of a sweep's smallest are one workload:
+/// a tool drawing random lengths per rate gives each rate its own mean
+/// (SGLang's 1,024-token random prompts: 509 to 515), which is still one
+/// sweep of rates, while a different dataset or length is not.
+pub const SAME_WORKLOAD: f64 = 0.05;
+
 /// The run's paced points as sweeps, by context then cap (uncapped first).
 pub fn sweeps(run: &Run) -> Vec<Sweep<'_>> {
+    let mut points: Vec<&PacedPoint> = run.paced.iter().collect();
+    points.sort_by_key(|p| (p.load.max_concurrency.unwrap_or(0), p.context_tokens));
     let mut out: Vec<Sweep> = Vec::new();
-    for p in &run.paced {
-        match out.iter_mut().find(|s| {
-            s.context_tokens == p.context_tokens && s.max_concurrency == p.load.max_concurrency
-        }) {
-            Some(s) => s.points.push(p),
-            None => out.push(Sweep {
-                context_tokens: p.context_tokens,
+    for p in points {
+        match out.last_mut() {
+            Some(s)
+                if s.max_concurrency == p.load.max_concurrency
+                    && (p.context_tokens as f64)
+                        <= s.context_tokens.0 as f64 * (1.0 + SAME_WORKLOAD) =>
+            {
+                s.context_tokens.1 = p.context_tokens;
+                s.points.push(p);
+            }
+            _ => out.push(Sweep {
+                context_tokens: (p.context_tokens, p.context_tokens),
                 max_concurrency: p.load.max_concurrency,
                 points: vec![p],
             }),
@@ -35,7 +51,7 @@ pub fn sweeps(run: &Run) -> Vec<Sweep<'_>> {
         s.points
             .sort_by(|a, b| a.load.requested_per_s.total_cmp(&b.load.requested_per_s));
     }
-    out.sort_by_key(|s| (s.context_tokens, s.max_concurrency.unwrap_or(0)));
+    out.sort_by_key(|s| (s.context_tokens.0, s.max_concurrency.unwrap_or(0)));
     out
 }
 
@@ -192,6 +208,29 @@ mod tests {
         assert_eq!(rate, 8.0);
         assert_eq!(breach.code(), "ttft");
         assert!(!c.estimate, "every percentile over at least 662 requests");
+    }
+
+    #[test]
+    fn random_prompt_means_a_few_percent_apart_are_one_sweep_and_others_not() {
+        let at = |ctx: u64, rate: f64| {
+            let mut p = point(rate, 100.0, 20.0, 1000);
+            p.context_tokens = ctx;
+            p
+        };
+        let r = run(vec![
+            at(513, 4.0),
+            at(224, 4.0),
+            at(509, 1.0),
+            at(225, 8.0),
+            at(515, 2.0),
+        ]);
+        let s = sweeps(&r);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].context_tokens, (224, 225));
+        assert_eq!(s[1].context_tokens, (509, 515));
+        let rates: Vec<f64> = s[1].points.iter().map(|p| p.load.requested_per_s).collect();
+        assert_eq!(rates, vec![1.0, 2.0, 4.0]);
+        assert_eq!(sweeps(&run(vec![at(1000, 1.0), at(1060, 2.0)])).len(), 2);
     }
 
     #[test]

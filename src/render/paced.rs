@@ -3,7 +3,7 @@
 //! against per-user speed, and each sweep's capacity in requests a second
 //! within every latency tier. Never mixed into the concurrency matrix.
 
-use crate::compare::capacity::Breach;
+use crate::compare::capacity::{Breach, Limit};
 use crate::compare::paced::{PacedCapacity, Sweep, capacity, sweeps};
 use crate::model::format;
 use crate::model::paced::{Arrivals, PacedPoint};
@@ -33,12 +33,22 @@ pub struct PacedRow {
     pub cells: Vec<String>,
 }
 
-/// "1K tokens" or "1K tokens, at most 25 in flight".
+/// "1K tokens", "509–515 tokens" or "1K tokens, at most 25 in flight".
 fn sweep_label(s: &Sweep) -> String {
     let cap = s
         .max_concurrency
         .map_or_else(String::new, |n| format!(", at most {n} in flight"));
-    format!("{} tokens{cap}", format::context_label(s.context_tokens))
+    let (low, high) = s.context_tokens;
+    let context = if low == high {
+        format::context_label(low)
+    } else {
+        format!(
+            "{}–{}",
+            format::context_label(low),
+            format::context_label(high)
+        )
+    };
+    format!("{context} tokens{cap}")
 }
 
 /// "4 req/s".
@@ -136,6 +146,37 @@ pub fn capacity_sentence(sweep: &Sweep, tier: &SloTier) -> String {
             format!("{head}: {within}{then}{below}.{estimate}")
         }
     }
+}
+
+/// A tier's sentences: one per sweep, or one for all when no sweep has
+/// the figures to be judged (the same sentence repeated says nothing more).
+fn tier_sentences(sweeps: &[Sweep], tier: &SloTier) -> Vec<String> {
+    let mut missing: Vec<Limit> = Vec::new();
+    for s in sweeps {
+        match capacity(s, tier) {
+            PacedCapacity::NotRecorded { limits, .. } => {
+                for l in limits {
+                    if !missing.contains(&l) {
+                        missing.push(l);
+                    }
+                }
+            }
+            PacedCapacity::Judged(_) => {
+                return sweeps.iter().map(|s| capacity_sentence(s, tier)).collect();
+            }
+        }
+    }
+    let names: Vec<String> = Limit::ALL
+        .into_iter()
+        .filter(|l| missing.contains(l))
+        .map(|l| limit_name(l, tier.percentile))
+        .collect();
+    vec![format!(
+        "{} ({}): not judged: every sweep has a point that records no {}.",
+        tier.name,
+        tier_limits(tier),
+        format::or_list(&names)
+    )]
 }
 
 fn breach_words(b: Breach, tier: &SloTier) -> String {
@@ -236,7 +277,7 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<PacedSection>, ChartEr
     let capacity = slo
         .tiers
         .iter()
-        .flat_map(|t| sweeps.iter().map(move |s| capacity_sentence(s, t)))
+        .flat_map(|t| tier_sentences(&sweeps, t))
         .collect();
     let (chart_svg, chart_note) = chart(&sweeps)?;
     Ok(Some(PacedSection {
