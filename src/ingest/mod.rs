@@ -11,6 +11,7 @@ pub mod csv;
 pub mod genai_perf;
 mod gpu_summary;
 pub mod guidellm;
+pub mod inference_perf;
 pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
@@ -73,6 +74,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &llama_bench::IMPORTER,
     &llmperf::IMPORTER,
     &sglang_bench::IMPORTER,
+    &inference_perf::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

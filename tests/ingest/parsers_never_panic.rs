@@ -134,6 +134,11 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/llmperf/leaderboard-groq_70b-summary.json",
         true,
     ),
+    (
+        "inference-perf",
+        "tests/fixtures/real/inference-perf/wva-staircase-20260803-stage_2_lifecycle_metrics.json",
+        true,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.

@@ -63,6 +63,8 @@ fn read_json(path: &Path) -> Value {
     }
 }
 
+/// Why inference-perf's summary report is refused.
+const IP_SUMMARY: &str = "inference-perf's summary_lifecycle_metrics.json, not one stage: it pools every stage of its run";
 /// Every file of tests/fixtures/real/, its format and what it gives.
 #[rustfmt::skip]
 const CORPUS: &[(&str, &str, Expect)] = {
@@ -139,12 +141,23 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("vllm-offline/vllm-benchmarks-ascend-latency_llama8B_tp1-20250217.json", "vllm-offline", Refused("not the batch size, input or output length; sitegen does not assume vLLM's defaults (batch 8, input 32, output 128)")),
         ("vllm-offline/vllm-benchmarks-ascend-throughput_llama8B_tp1.json", "vllm-offline", Refused("an offline throughput run of 200 prompts: every prompt submitted at once to the engine's own scheduler, no concurrency level and no window; sitegen has no cell for it")),
         ("vllm-offline/vllm-benchmarks-ascend-throughput_llama8B_tp1-20250218.json", "vllm-offline", Refused("an offline throughput run of 200 prompts: every prompt submitted at once to the engine's own scheduler, no concurrency level and no window; sitegen has no cell for it")),
+        ("inference-perf/kubecon25-vllm-stage_0_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_1_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_2_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_3_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_4_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_5_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_6_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-summary_lifecycle_metrics.json", "inference-perf", Refused(IP_SUMMARY)),
+        ("inference-perf/wva-staircase-20260803-stage_0_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-stage_1_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-stage_2_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-summary_lifecycle_metrics.json", "inference-perf", Refused(IP_SUMMARY)),
     ]
 };
 
 /// Folders of real files found for formats sitegen does not import yet.
-const AWAITING_IMPORTER: [&str; 6] = [
-    "inference-perf",
+const AWAITING_IMPORTER: [&str; 5] = [
     "genai-bench",
     "llmperf-bench",
     "aiperf-records",
@@ -247,6 +260,9 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
                 check_bursts(rel, &lines, run)
             }
             "aiperf" => check_aiperf(rel, &value(), run),
+            "inference-perf" => {
+                super::inference_perf_mlperf::check_inference_perf_stage(rel, &value(), run)
+            }
             // Figure by figure in genai_perf_vllm_offline.rs and
             // llama_bench_llmperf.rs beside this file.
             "genai-perf" | "llama-bench" | "llmperf" => {}
