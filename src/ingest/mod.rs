@@ -16,6 +16,7 @@ pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
 pub mod llmperf;
+pub mod mlperf;
 pub mod page;
 pub mod sglang_bench;
 pub mod vllm_bench;
@@ -75,6 +76,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &llmperf::IMPORTER,
     &sglang_bench::IMPORTER,
     &inference_perf::IMPORTER,
+    &mlperf::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

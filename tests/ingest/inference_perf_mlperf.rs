@@ -1,8 +1,9 @@
-//! Importing kubernetes-sigs/inference-perf's lifecycle reports. Their real
-//! files (tests/fixtures/real/inference-perf, with their provenance in
+//! Importing the paced tools: kubernetes-sigs/inference-perf's lifecycle
+//! reports and MLPerf LoadGen's `mlperf_log_summary.txt`. Their real files
+//! (tests/fixtures/real/inference-perf and mlperf, with their provenance in
 //! SOURCES.md) are rows of `CORPUS` in tools.rs; here each point's figures
-//! are read from the file and compared with the point, and the case of one
-//! run made of several stage files.
+//! are read from the file and compared with the point, and the cases of one
+//! run made of several stage files and of a summary given with --context.
 
 use crate::common;
 
@@ -13,7 +14,7 @@ use common::ingest::{COUNT, ENGINE, GPU, MODEL, meta_for, options};
 use common::real;
 use serde_json::Value;
 use sitegen::ingest::import;
-use sitegen::model::paced::Arrivals;
+use sitegen::model::paced::{Arrivals, PacedPoint};
 use sitegen::model::{Run, Status};
 
 fn num(v: &Value, path: &str) -> Option<f64> {
@@ -218,4 +219,143 @@ fn inference_perf_summary_pools_its_stages_and_is_refused() {
         );
         assert!(err.contains("import the stage_N_lifecycle_metrics.json files instead"));
     }
+}
+
+/// A number of LoadGen's summary by its key, as the file writes it.
+fn loadgen(text: &str, key: &str) -> Option<f64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.split_whitespace().collect::<Vec<_>>().join(" ") == key)
+            .then(|| v.trim().parse().ok())
+            .flatten()
+    })
+}
+
+const SERVER: &str = "mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-server-mlperf_log_summary.txt";
+const INTERACTIVE: &str =
+    "mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-interactive-mlperf_log_summary.txt";
+const INVALID: &str = "mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt";
+
+fn import_mlperf(rel: &str, context: u64) -> (tempfile::TempDir, Run, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let opts = options(
+        tmp.path(),
+        Some("x"),
+        meta_for(CARDS).as_deref(),
+        Some(context),
+        false,
+    );
+    let mut out = import(None, &[real(rel)], &opts).unwrap_or_else(|e| panic!("{rel}: {e:#}"));
+    let o = out.remove(0);
+    let run = sitegen::store::load_run(&o.dir).unwrap();
+    (tmp, run, o.layout)
+}
+
+/// A Server summary with --context: one paced point with LoadGen's own numbers.
+fn check_mlperf_server(rel: &str, p: &PacedPoint, text: &str) {
+    let what = |f: &str| format!("{rel}: {f}");
+    let get = |k: &str| loadgen(text, k);
+    let ms = |k: &str| get(k).map(|ns| ns / 1e6);
+    assert_eq!(
+        Some(p.load.requested_per_s),
+        get("target_qps"),
+        "{}",
+        what("rate")
+    );
+    assert_eq!(p.load.arrivals, Arrivals::Poisson);
+    assert_eq!(p.load.max_concurrency, None);
+    assert_figure(
+        &what("achieved"),
+        p.achieved_per_s,
+        get("Completed samples per second"),
+    );
+    let valid = text.contains("Result is : VALID");
+    assert_eq!(p.status == Status::Valid, valid, "{}", what("status"));
+    let l = p.latency.as_deref().unwrap();
+    for (q, at) in [
+        ("p50", "50.00"),
+        ("p90", "90.00"),
+        ("p95", "95.00"),
+        ("p99", "99.00"),
+    ] {
+        let pick = |qs: &Option<sitegen::model::slo::Quantiles>| {
+            qs.as_ref().and_then(|x| match q {
+                "p50" => x.p50,
+                "p90" => x.p90,
+                "p95" => x.p95,
+                _ => x.p99,
+            })
+        };
+        assert_figure(
+            &what(&format!("TTFT {q}")),
+            pick(&l.ttft_ms),
+            ms(&format!("{at} percentile first token latency (ns)")),
+        );
+        assert_figure(
+            &what(&format!("TPOT {q}")),
+            pick(&l.tpot_ms),
+            ms(&format!("{at} percentile time to output token (ns)")),
+        );
+        assert_figure(
+            &what(&format!("e2e {q}")),
+            pick(&l.e2e_ms),
+            ms(&format!("{at} percentile latency (ns)")),
+        );
+    }
+    if valid {
+        assert_figure(
+            &what("tok/s"),
+            p.total_tok_per_s,
+            get("Completed tokens per second"),
+        );
+        assert_figure(
+            &what("TTFT median"),
+            p.ttft_median_ms,
+            ms("50.00 percentile first token latency (ns)"),
+        );
+        assert_figure(
+            &what("per-request tok/s"),
+            p.per_request_tok_per_s,
+            ms("50.00 percentile time to output token (ns)").map(|t| 1000.0 / t),
+        );
+    } else {
+        assert_eq!(p.total_tok_per_s, None);
+    }
+    let defs = &p.measured_by.as_ref().unwrap().definitions;
+    let targets = &defs["targets"];
+    assert!(
+        targets.contains(&format!(
+            "ttft_latency {} ms",
+            get("ttft_latency (ns)").unwrap() / 1e6
+        )),
+        "{targets}"
+    );
+    sitegen::model::validate::paced(p).unwrap();
+}
+
+#[test]
+fn mlperf_server_summaries_import_with_context_and_carry_loadgens_numbers() {
+    for rel in [SERVER, INTERACTIVE, INVALID] {
+        let text = std::fs::read_to_string(real(rel)).unwrap();
+        let (_tmp, run, layout) = import_mlperf(rel, 1024);
+        assert!(run.cells.is_empty());
+        assert_eq!(run.paced.len(), 1, "{rel}");
+        let p = &run.paced[0];
+        assert_eq!(p.context_tokens, 1024);
+        check_mlperf_server(rel, p, &text);
+        assert!(layout.contains("Server scenario"), "{layout}");
+        // The SUT name is no model's: the card comes from --meta.
+        assert_eq!(run.meta.model, "Given-Model");
+        assert!(
+            run.meta
+                .source
+                .as_deref()
+                .unwrap_or("")
+                .contains("SUT name PySUT")
+        );
+    }
+    let (_tmp, run, _) = import_mlperf(INVALID, 1024);
+    let words = run.paced[0].reason.as_ref().unwrap().words();
+    assert!(words.starts_with("MLPerf LoadGen: Result is INVALID (Performance constraints satisfied : NO; Early stopping satisfied: NO)"), "{words}");
+    assert!(words.contains("TTFT constrain not met"), "{words}");
 }

@@ -65,6 +65,12 @@ fn read_json(path: &Path) -> Value {
 
 /// Why inference-perf's summary report is refused.
 const IP_SUMMARY: &str = "inference-perf's summary_lifecycle_metrics.json, not one stage: it pools every stage of its run";
+/// Why a LoadGen Server summary is refused without --context (it imports
+/// with it: inference_perf_mlperf.rs).
+const MLPERF_NO_CONTEXT: &str = "the summary states no prompt length (MLPerf's LLM datasets have prompts of many lengths, and mlperf_log_summary.txt records neither their mean nor the tokens sent), so the point's context is unknown: give it with --context";
+/// Why a LoadGen Offline summary is refused.
+const MLPERF_OFFLINE: &str = "Scenario : Offline: LoadGen sent every sample at once";
+
 /// Every file of tests/fixtures/real/, its format and what it gives.
 #[rustfmt::skip]
 const CORPUS: &[(&str, &str, Expect)] = {
@@ -153,15 +159,19 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("inference-perf/wva-staircase-20260803-stage_1_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
         ("inference-perf/wva-staircase-20260803-stage_2_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
         ("inference-perf/wva-staircase-20260803-summary_lifecycle_metrics.json", "inference-perf", Refused(IP_SUMMARY)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-server-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-interactive-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
+        ("mlperf/mlctest-v5.0-reference-cpu-mixtral-8x7b-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
     ]
 };
 
 /// Folders of real files found for formats sitegen does not import yet.
-const AWAITING_IMPORTER: [&str; 5] = [
+const AWAITING_IMPORTER: [&str; 4] = [
     "genai-bench",
     "llmperf-bench",
     "aiperf-records",
-    "mlperf",
     "llm-d-report",
 ];
 
