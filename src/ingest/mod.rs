@@ -13,11 +13,13 @@ pub mod genai_bench;
 pub mod genai_perf;
 mod gpu_summary;
 pub mod guidellm;
+pub mod inference_perf;
 pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
 pub mod llmperf;
 pub mod llmperf_bench;
+pub mod mlperf;
 pub mod page;
 pub mod sglang_bench;
 pub mod vllm_bench;
@@ -79,6 +81,8 @@ pub const IMPORTERS: &[&Importer] = &[
     &genai_bench::IMPORTER,
     &llmperf_bench::IMPORTER,
     &aiperf_records::IMPORTER,
+    &inference_perf::IMPORTER,
+    &mlperf::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

@@ -36,7 +36,8 @@ pub enum Arrivals {
     /// Gamma-distributed gaps with this shape (vLLM's `--burstiness`):
     /// below 1 burstier than Poisson, above 1 more even.
     Gamma { burstiness: f64 },
-    /// Evenly spaced (inference-perf's and guidellm's `constant`).
+    /// Evenly spaced (guidellm's `constant`; inference-perf's `constant` is
+    /// not: it draws exponential gaps scaled to fill the stage).
     Constant,
     /// The file states a rate but not how arrivals were spaced.
     NotStated,

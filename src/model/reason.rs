@@ -191,6 +191,19 @@ pub enum Part {
     RequestsNotCounted { uncounted: u64, requests: u64 },
     /// An Error row of a published page, which shows no reason.
     PageGivesNoReason,
+    /// MLPerf LoadGen judged the run INVALID: its own lines, verbatim.
+    LoadgenInvalid {
+        /// The constraint lines LoadGen answered NO
+        /// ("Performance constraints satisfied : NO").
+        unmet: Vec<String>,
+        /// Its recommendations, each a bullet of its "Recommendations:".
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        recommendations: Vec<String>,
+        /// Early stopping results that were unsuccessful, each with its
+        /// label ("TTFT Early Stopping Result: Run unsuccessful. ...").
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        early_stopping: Vec<String>,
+    },
 }
 
 /// Failures of one kind, as a tool counted them.
@@ -529,6 +542,20 @@ impl Part {
                  server"
             ),
             Part::PageGivesNoReason => "the published page gives no reason".to_string(),
+            Part::LoadgenInvalid {
+                unmet,
+                recommendations,
+                early_stopping,
+            } => {
+                let mut s = format!("MLPerf LoadGen: Result is INVALID ({})", unmet.join("; "));
+                if !recommendations.is_empty() {
+                    s.push_str(&format!("; recommendations: {}", recommendations.join(" ")));
+                }
+                for e in early_stopping {
+                    s.push_str(&format!("; {e}"));
+                }
+                s
+            }
         }
     }
 }
@@ -835,6 +862,30 @@ mod tests {
             (
                 Part::PageGivesNoReason,
                 "the published page gives no reason",
+            ),
+            (
+                Part::LoadgenInvalid {
+                    unmet: vec![
+                        "Performance constraints satisfied : NO".into(),
+                        "Early stopping satisfied: NO".into(),
+                    ],
+                    recommendations: vec![
+                        "TTFT constrain not met: Reduce target QPS to improve latency.".into(),
+                    ],
+                    early_stopping: vec![
+                        "TTFT Early Stopping Result: Run unsuccessful. Processed 884736 queries."
+                            .into(),
+                    ],
+                },
+                "MLPerf LoadGen: Result is INVALID (Performance constraints satisfied : NO; Early stopping satisfied: NO); recommendations: TTFT constrain not met: Reduce target QPS to improve latency.; TTFT Early Stopping Result: Run unsuccessful. Processed 884736 queries.",
+            ),
+            (
+                Part::LoadgenInvalid {
+                    unmet: vec!["Min duration satisfied : NO".into()],
+                    recommendations: Vec::new(),
+                    early_stopping: Vec::new(),
+                },
+                "MLPerf LoadGen: Result is INVALID (Min duration satisfied : NO)",
             ),
         ];
         for (part, words) in cases {

@@ -9,6 +9,7 @@ mod common;
 mod closed_loop_round3;
 mod genai_perf_vllm_offline;
 mod gpu_telemetry;
+mod inference_perf_mlperf;
 mod llama_bench_llmperf;
 mod missing_keys;
 mod parsers_never_panic;

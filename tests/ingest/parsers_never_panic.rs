@@ -153,6 +153,18 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/aiperf-records/aiperf-repo-example-run1-profile_export.jsonl",
         false,
     ),
+    (
+        "inference-perf",
+        "tests/fixtures/real/inference-perf/wva-staircase-20260803-stage_2_lifecycle_metrics.json",
+        true,
+    ),
+    // A Server summary is read whole before it asks for --context, which
+    // this run does not give.
+    (
+        "mlperf",
+        "tests/fixtures/real/mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt",
+        false,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.

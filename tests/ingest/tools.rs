@@ -63,6 +63,14 @@ fn read_json(path: &Path) -> Value {
     }
 }
 
+/// Why inference-perf's summary report is refused.
+const IP_SUMMARY: &str = "inference-perf's summary_lifecycle_metrics.json, not one stage: it pools every stage of its run";
+/// Why a LoadGen Server summary is refused without --context (it imports
+/// with it: inference_perf_mlperf.rs).
+const MLPERF_NO_CONTEXT: &str = "the summary states no prompt length (MLPerf's LLM datasets have prompts of many lengths, and mlperf_log_summary.txt records neither their mean nor the tokens sent), so the point's context is unknown: give it with --context";
+/// Why a LoadGen Offline summary is refused.
+const MLPERF_OFFLINE: &str = "Scenario : Offline: LoadGen sent every sample at once";
+
 /// Every file of tests/fixtures/real/, its format and what it gives.
 #[rustfmt::skip]
 const CORPUS: &[(&str, &str, Expect)] = {
@@ -153,11 +161,28 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("vllm-offline/vllm-benchmarks-ascend-latency_llama8B_tp1-20250217.json", "vllm-offline", Refused("not the batch size, input or output length; sitegen does not assume vLLM's defaults (batch 8, input 32, output 128)")),
         ("vllm-offline/vllm-benchmarks-ascend-throughput_llama8B_tp1.json", "vllm-offline", Refused("an offline throughput run of 200 prompts: every prompt submitted at once to the engine's own scheduler, no concurrency level and no window; sitegen has no cell for it")),
         ("vllm-offline/vllm-benchmarks-ascend-throughput_llama8B_tp1-20250218.json", "vllm-offline", Refused("an offline throughput run of 200 prompts: every prompt submitted at once to the engine's own scheduler, no concurrency level and no window; sitegen has no cell for it")),
+        ("inference-perf/kubecon25-vllm-stage_0_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_1_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_2_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_3_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_4_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_5_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-stage_6_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/kubecon25-vllm-summary_lifecycle_metrics.json", "inference-perf", Refused(IP_SUMMARY)),
+        ("inference-perf/wva-staircase-20260803-stage_0_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-stage_1_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-stage_2_lifecycle_metrics.json", "inference-perf", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("inference-perf/wva-staircase-20260803-summary_lifecycle_metrics.json", "inference-perf", Refused(IP_SUMMARY)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-server-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-interactive-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
+        ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
+        ("mlperf/mlctest-v5.0-reference-cpu-mixtral-8x7b-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
     ]
 };
 
 /// Folders of real files found for formats sitegen does not import yet.
-const AWAITING_IMPORTER: [&str; 3] = ["inference-perf", "mlperf", "llm-d-report"];
+const AWAITING_IMPORTER: [&str; 1] = ["llm-d-report"];
 
 #[test]
 fn every_real_file_is_in_the_corpus_and_in_sources() {
@@ -262,6 +287,9 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
                 check_bursts(rel, &lines, run)
             }
             "aiperf" => check_aiperf(rel, &value(), run),
+            "inference-perf" => {
+                super::inference_perf_mlperf::check_inference_perf_stage(rel, &value(), run)
+            }
             // Figure by figure in genai_perf_vllm_offline.rs and
             // llama_bench_llmperf.rs beside this file.
             "genai-perf" | "llama-bench" | "llmperf" => {}
