@@ -9,6 +9,7 @@ mod common;
 mod genai_perf_vllm_offline;
 mod gpu_telemetry;
 mod llama_bench_llmperf;
+mod llmd_report;
 mod missing_keys;
 mod parsers_never_panic;
 mod schema;

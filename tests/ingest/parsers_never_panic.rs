@@ -134,6 +134,12 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/llmperf/leaderboard-groq_70b-summary.json",
         true,
     ),
+    // No real Benchmark Report was found (SOURCES.md, "Found for issue 38").
+    (
+        "llm-d-report",
+        "tests/fixtures/hand-written/llm-d-report-vllm-converter.hand-written.yaml",
+        true,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.
