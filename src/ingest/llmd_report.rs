@@ -214,15 +214,15 @@ fn run_meta(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<Value> {
     }
     if let Some(own) = root.child(&format!("scenario.load.native.config.{NATIVE_KEY}.run")) {
         meta["run"] = own.value.clone();
-    } else if let Some(load) = root.child("scenario.load.standardized") {
-        if let Some(tool) = load.opt_str("tool")?.filter(|t| !t.is_empty()) {
-            meta["run"]["benchmark_tool"]["name"] = json!(tool);
-            if let Some(v) = load.opt_str("tool_version")?.filter(|t| !t.is_empty()) {
-                meta["run"]["benchmark_tool"]["version"] = json!(v);
-            }
-            if BURST_TOOLS.contains(&tool) {
-                meta["run"]["decode_test"] = json!("request_burst");
-            }
+    } else if let Some(load) = root.child("scenario.load.standardized")
+        && let Some(tool) = load.opt_str("tool")?.filter(|t| !t.is_empty())
+    {
+        meta["run"]["benchmark_tool"]["name"] = json!(tool);
+        if let Some(v) = load.opt_str("tool_version")?.filter(|t| !t.is_empty()) {
+            meta["run"]["benchmark_tool"]["version"] = json!(v);
+        }
+        if BURST_TOOLS.contains(&tool) {
+            meta["run"]["decode_test"] = json!("request_burst");
         }
     }
     Ok(meta)

@@ -328,7 +328,7 @@ fn a_report_whose_load_sitegen_cannot_place_is_refused_naming_the_field() {
     load.remove("concurrency");
     load.insert("rate_qps".into(), Value::Null);
     let file = write_report(tmp.path(), "no-load.yaml", &report);
-    let err = import_error(&[file.clone()]);
+    let err = import_error(&[file]);
     assert!(
         err.contains("no-load.yaml: scenario.load.standardized"),
         "{err}"
