@@ -48,6 +48,34 @@ pub enum Command {
     /// Markdown for people, JSON for machines, and an exit code for CI
     /// (1 on a regression, 2 on data that cannot be read).
     Check(CheckArgs),
+    /// Write runs of the data folder in another tool's format: llm-d's
+    /// Benchmark Report v0.2.1, one YAML report per load point, into
+    /// <out>/<run-id>/.
+    Export(ExportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The format to write: llm-d-report (llm-d's Benchmark Report v0.2.1).
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Folder holding the runs, as for sitegen build.
+    #[arg(long, default_value = "data")]
+    pub data: PathBuf,
+    /// Folder the reports go into, one folder per run (replaced as a whole).
+    #[arg(long, default_value = "export")]
+    pub out: PathBuf,
+    /// The runs to export, by id; every run when none is named.
+    #[arg(value_name = "RUN")]
+    pub runs: Vec<String>,
+}
+
+/// `--format` of `sitegen export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// llm-d's Benchmark Report v0.2.1.
+    #[value(name = "llm-d-report")]
+    LlmdReport,
 }
 
 #[derive(Debug, Args)]

@@ -185,6 +185,19 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             eprintln!("{}", report.next);
         }
+        Command::Export(args) => {
+            let sitegen::cli::ExportFormat::LlmdReport = args.format;
+            let opts = sitegen::app::export::ExportOptions {
+                data: args.data,
+                out: args.out,
+                runs: args.runs,
+            };
+            for exported in sitegen::app::export::export_llmd_reports(&opts)? {
+                for line in exported.lines() {
+                    eprintln!("{line}");
+                }
+            }
+        }
         Command::Schema(args) => {
             for (name, text) in sitegen::store::schema::data_schemas() {
                 let path = args.out.join(name);

@@ -1,5 +1,7 @@
-//! Downloads published next to the pages: one file per format.
+//! Downloads published next to the pages, and the formats `sitegen export`
+//! writes: one file per format.
 
 pub mod capacity;
 pub mod csv;
 pub mod json;
+pub mod llmd_report;

@@ -17,6 +17,7 @@ pub mod inference_perf;
 pub mod json;
 pub mod llama_bench;
 pub mod llm_decode_bench;
+pub mod llmd_report;
 pub mod llmperf;
 pub mod llmperf_bench;
 pub mod mlperf;
@@ -83,10 +84,12 @@ pub const IMPORTERS: &[&Importer] = &[
     &aiperf_records::IMPORTER,
     &inference_perf::IMPORTER,
     &mlperf::IMPORTER,
+    &llmd_report::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it
-/// looks like guidellm's), and its first non-empty line as JSON.
+/// looks like guidellm's or an llm-d Benchmark Report), and its first
+/// non-empty line as JSON.
 pub struct Sniffed<'a> {
     pub text: &'a str,
     pub whole: Option<Value>,
@@ -99,7 +102,10 @@ impl<'a> Sniffed<'a> {
         let trimmed = text.trim_start();
         let whole = if trimmed.starts_with(['{', '[']) {
             json::parse_python_json(probe, text).ok()
-        } else if text.lines().any(|l| l.starts_with("benchmarks:")) {
+        } else if text
+            .lines()
+            .any(|l| l.starts_with("benchmarks:") || l.starts_with("results:"))
+        {
             json::parse_yaml(probe, text).ok()
         } else {
             None

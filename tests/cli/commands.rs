@@ -626,3 +626,70 @@ fn a_setting_measured_twice_is_one_cell_with_its_repeats_on_the_page() {
     );
     assert!(page.contains(&shown), "{shown} on the page");
 }
+
+#[test]
+fn export_writes_llm_d_reports_that_ingest_reads_back_and_says_what_it_left_out() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_dir().display().to_string();
+    let run = "step-3.5-flash-h200x4-vllm-0.29.0";
+    let out = sitegen(
+        &[
+            "export",
+            "--format",
+            "llm-d-report",
+            "--data",
+            &data,
+            "--out",
+            "reports",
+            run,
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stderr(&out);
+    assert!(
+        said.contains(&format!("llm-d Benchmark Reports into reports/{run}")),
+        "{said}"
+    );
+    assert!(said.contains("left out: 7 prefill cells"), "{said}");
+    assert!(said.contains("decode 64K × 4 (Looped)"), "{said}");
+    let dir = tmp.path().join("reports").join(run);
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().display().to_string())
+        .collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.ends_with("decode-00008192-x004.yaml")),
+        "{files:?}"
+    );
+    let mut args = vec!["ingest", "llm-d-report", "--data", "back", "--id", "back"];
+    args.extend(files.iter().map(String::as_str));
+    let out = sitegen(&args, tmp.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("read as Benchmark Report v0.2.1"),
+        "{}",
+        stderr(&out)
+    );
+    // A run that is not there: named, with the runs that are.
+    let out = sitegen(
+        &[
+            "export",
+            "--format",
+            "llm-d-report",
+            "--data",
+            &data,
+            "nope",
+        ],
+        tmp.path(),
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("nope: no such run in"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!tmp.path().join("export").exists(), "nothing is written");
+}

@@ -3,6 +3,7 @@
 
 pub mod figures;
 pub mod ingest;
+pub mod llmd_report;
 pub mod site_check;
 pub mod tier;
 

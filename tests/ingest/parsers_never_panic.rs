@@ -165,6 +165,12 @@ const IMPORTER_INPUTS: &[(&str, &str, bool)] = &[
         "tests/fixtures/real/mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt",
         false,
     ),
+    // No real Benchmark Report was found (SOURCES.md, "Found for issue 38").
+    (
+        "llm-d-report",
+        "tests/fixtures/hand-written/llm-d-report-vllm-converter.hand-written.yaml",
+        true,
+    ),
 ];
 
 /// The importer of that name, as `sitegen ingest` calls it on one file.
