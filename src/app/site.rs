@@ -133,6 +133,9 @@ pub(crate) fn render_site(
             format!("{dir}capacity.json"),
             export::capacity::capacity_json(run, slo).into_bytes(),
         )?;
+        if let Some(csv) = export::paced::paced_csv(run) {
+            add(format!("{dir}paced.csv"), csv.into_bytes())?;
+        }
     }
     for c in comparisons {
         let html = render::compare_page::ComparePage::new(runs, c)?

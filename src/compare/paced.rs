@@ -136,13 +136,15 @@ pub fn capacity(sweep: &Sweep, tier: &SloTier) -> PacedCapacity {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::model::Status;
     use crate::model::paced::{Arrivals, PacedLoad};
     use crate::model::slo::{Latency, Quantiles};
 
-    fn point(rate: f64, p99_ttft: f64, p99_tpot: f64, requests: u64) -> PacedPoint {
+    /// A Valid point at `rate` req/s on 1,024-token prompts, with p99
+    /// TTFT and TPOT over `requests` (for the run page's tests too).
+    pub(crate) fn point(rate: f64, p99_ttft: f64, p99_tpot: f64, requests: u64) -> PacedPoint {
         let mut p = PacedPoint::new(
             1024,
             PacedLoad {
@@ -176,7 +178,8 @@ mod tests {
         .unwrap()
     }
 
-    fn run(points: Vec<PacedPoint>) -> Run {
+    /// A run of these paced points and no cell.
+    pub(crate) fn run(points: Vec<PacedPoint>) -> Run {
         let mut run = Run::for_test(
             "r",
             serde_json::json!({"schema_version": 1, "model": "m", "served_model": "m",

@@ -5,3 +5,4 @@ pub mod capacity;
 pub mod csv;
 pub mod json;
 pub mod llmd_report;
+pub mod paced;

@@ -25,6 +25,8 @@ pub struct PacedSection {
     pub chart_svg: Option<String>,
     /// Why there is no chart, when there is none.
     pub chart_note: Option<String>,
+    /// What the chart's points are.
+    pub chart_caption: &'static str,
 }
 
 pub struct PacedRow {
@@ -33,20 +35,18 @@ pub struct PacedRow {
     pub cells: Vec<String>,
 }
 
-/// "1K tokens", "509–515 tokens" or "1K tokens, at most 25 in flight".
+/// "1,024 tokens", "509–515 tokens" or "1,024 tokens, at most 25 in flight".
 fn sweep_label(s: &Sweep) -> String {
     let cap = s
         .max_concurrency
         .map_or_else(String::new, |n| format!(", at most {n} in flight"));
+    // Mean prompts are measured, not planned contexts: written in full,
+    // so a range never mixes "2K" with "2,049".
     let (low, high) = s.context_tokens;
     let context = if low == high {
-        format::context_label(low)
+        format::count(low)
     } else {
-        format!(
-            "{}–{}",
-            format::context_label(low),
-            format::context_label(high)
-        )
+        format!("{}–{}", format::count(low), format::count(high))
     };
     format!("{context} tokens{cap}")
 }
@@ -209,7 +209,7 @@ fn at(q: Option<&Quantiles>, p: u8) -> Option<f64> {
 type Column = (&'static str, fn(&PacedPoint) -> Option<String>);
 
 const COLUMNS: &[Column] = &[
-    ("Context", |p| Some(format::context_label(p.context_tokens))),
+    ("Prompt tokens", |p| Some(format::count(p.context_tokens))),
     ("Requested", |p| Some(rate(p.load.requested_per_s))),
     ("Completed", |p| p.achieved_per_s.map(rate)),
     ("Cap", |p| p.load.max_concurrency.map(|n| n.to_string())),
@@ -291,6 +291,7 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<PacedSection>, ChartEr
         rows,
         chart_svg,
         chart_note,
+        chart_caption: "Output tok/s against per-user tok/s: each point is one rate of the table below, each line one sweep joining its Valid points in rate order.",
     }))
 }
 
@@ -338,49 +339,14 @@ fn chart(sweeps: &[Sweep]) -> Result<(Option<String>, Option<String>), ChartErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::paced::PacedLoad;
-    use crate::model::slo::Latency;
+    use crate::compare::paced::tests::run;
 
     fn point(rate: f64, p99_ttft: f64, per_user: Option<f64>) -> PacedPoint {
-        let mut p = PacedPoint::new(
-            1024,
-            PacedLoad {
-                requested_per_s: rate,
-                arrivals: Arrivals::Poisson,
-                max_concurrency: None,
-            },
-            Status::Valid,
-            None,
-        );
-        p.total_tok_per_s = Some(rate * 100.0);
+        let mut p = crate::compare::paced::tests::point(rate, p99_ttft, 30.0, 1000);
         p.achieved_per_s = Some(rate * 0.9);
         p.per_request_tok_per_s = per_user;
         p.completed_requests = Some(1000);
-        p.latency = Some(Box::new(Latency {
-            ttft_ms: Some(Quantiles {
-                p99: Some(p99_ttft),
-                requests: Some(1000),
-                ..Quantiles::default()
-            }),
-            tpot_ms: Some(Quantiles {
-                p99: Some(30.0),
-                requests: Some(1000),
-                ..Quantiles::default()
-            }),
-            ..Latency::default()
-        }));
         p
-    }
-
-    fn run(points: Vec<PacedPoint>) -> Run {
-        let mut run = Run::for_test(
-            "r",
-            serde_json::json!({"schema_version": 1, "model": "m", "served_model": "m",
-                "hardware": {"gpu": "H200", "gpu_count": 1}, "engine": {"name": "vllm"},
-                "run": {"decode_test": "request_burst"}}),
-        );
-        run.paced = points;
-        run
     }
 
     fn interactive() -> SloFile {
@@ -401,7 +367,7 @@ mod tests {
         assert_eq!(
             s.capacity,
             vec![
-                "Interactive (p99 TTFT ≤ 450 ms and p99 TPOT ≤ 40 ms), 1K tokens: up to 2 req/s (1.8 req/s completed, 200.0 tok/s); then at 4 req/s: p99 TTFT 600 ms > 450 ms."
+                "Interactive (p99 TTFT ≤ 450 ms and p99 TPOT ≤ 40 ms), 1,024 tokens: up to 2 req/s (1.8 req/s completed, 200.0 tok/s); then at 4 req/s: p99 TTFT 600 ms > 450 ms."
             ]
         );
         for (row, p) in s.rows.iter().zip(&r.paced) {

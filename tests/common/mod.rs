@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod figures;
+pub mod html;
 pub mod ingest;
 pub mod llmd_report;
 pub mod site_check;

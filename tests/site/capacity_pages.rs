@@ -7,19 +7,8 @@ use crate::common;
 
 use std::path::Path;
 
-use scraper::{Html, Selector};
-
-fn sel(s: &str) -> Selector {
-    Selector::parse(s).unwrap()
-}
-
-fn text(e: scraper::ElementRef) -> String {
-    e.text()
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+use crate::common::html::{sel, text};
+use scraper::Html;
 
 /// One tier: p99 TTFT ≤ 2,000 ms and p99 TPOT ≤ 50 ms.
 const SLO: &str = r#"{"tiers": [{"name": "Tight", "percentile": 99, "ttft_ms": 2000, "tpot_ms": 50, "source": "a test's own"}]}"#;

@@ -5,20 +5,9 @@
 
 use crate::common;
 
-use scraper::{Html, Selector};
+use crate::common::html::{sel, text};
+use scraper::Html;
 use sitegen::ingest::{ImportOptions, import};
-
-fn sel(s: &str) -> Selector {
-    Selector::parse(s).unwrap()
-}
-
-fn text(e: scraper::ElementRef) -> String {
-    e.text()
-        .collect::<String>()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 fn rows(page: &Html, table: &str) -> Vec<Vec<String>> {
     page.select(&sel(&format!("{table} tbody tr")))
@@ -89,10 +78,10 @@ fn paced_points_have_their_own_section_and_never_enter_the_matrix() {
             "{} req/s",
             sitegen::model::format::rate_per_s(p.load.requested_per_s)
         );
-        let context = sitegen::model::format::context_label(p.context_tokens);
+        let context = sitegen::model::format::count(p.context_tokens);
         let row = shown
             .iter()
-            .find(|r| r[col("Requested")] == requested && r[col("Context")] == context)
+            .find(|r| r[col("Requested")] == requested && r[col("Prompt tokens")] == context)
             .unwrap_or_else(|| panic!("a row for {context} at {requested}"));
         assert_eq!(
             row[col("Output tok/s")],
@@ -137,4 +126,9 @@ fn paced_points_have_their_own_section_and_never_enter_the_matrix() {
     )
     .unwrap();
     assert_eq!(json["paced"].as_array().unwrap().len(), points.len());
+    // paced.csv: a row per point; the run without points has no such file.
+    let csv = std::fs::read_to_string(after.join(format!("runs/{glm}/paced.csv"))).unwrap();
+    assert_eq!(csv.lines().count(), points.len() + 1, "{csv}");
+    assert!(!before.join(format!("runs/{glm}/paced.csv")).exists());
+    assert!(common::site_check::link_problems(&after).is_empty());
 }
