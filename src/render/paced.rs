@@ -70,21 +70,21 @@ fn arrivals_words(points: &[PacedPoint]) -> String {
             Arrivals::NotStated => "arrivals whose spacing the file does not state".to_string(),
         })
         .collect();
-    kinds.dedup();
     kinds.sort();
     kinds.dedup();
     format::and_list(&kinds)
 }
 
-/// The capacity of a sweep within a tier, in one sentence.
-pub fn capacity_sentence(sweep: &Sweep, tier: &SloTier) -> String {
+/// The capacity of a sweep within a tier (as `compare::paced::capacity`
+/// found it), in one sentence.
+fn capacity_sentence(sweep: &Sweep, tier: &SloTier, found: PacedCapacity) -> String {
     let head = format!(
         "{} ({}), {}",
         tier.name,
         tier_limits(tier),
         sweep_label(sweep)
     );
-    match capacity(sweep, tier) {
+    match found {
         PacedCapacity::NotRecorded { limits, rate: r } => {
             let names: Vec<String> = limits
                 .iter()
@@ -151,25 +151,25 @@ pub fn capacity_sentence(sweep: &Sweep, tier: &SloTier) -> String {
 /// A tier's sentences: one per sweep, or one for all when no sweep has
 /// the figures to be judged (the same sentence repeated says nothing more).
 fn tier_sentences(sweeps: &[Sweep], tier: &SloTier) -> Vec<String> {
-    let mut missing: Vec<Limit> = Vec::new();
-    for s in sweeps {
-        match capacity(s, tier) {
-            PacedCapacity::NotRecorded { limits, .. } => {
-                for l in limits {
-                    if !missing.contains(&l) {
-                        missing.push(l);
-                    }
-                }
-            }
-            PacedCapacity::Judged(_) => {
-                return sweeps.iter().map(|s| capacity_sentence(s, tier)).collect();
-            }
-        }
+    let found: Vec<PacedCapacity> = sweeps.iter().map(|s| capacity(s, tier)).collect();
+    if found.iter().any(|c| matches!(c, PacedCapacity::Judged(_))) {
+        return sweeps
+            .iter()
+            .zip(found)
+            .map(|(s, c)| capacity_sentence(s, tier, c))
+            .collect();
     }
-    let names: Vec<String> = Limit::ALL
+    let missing: Vec<Limit> = Limit::ALL
         .into_iter()
-        .filter(|l| missing.contains(l))
-        .map(|l| limit_name(l, tier.percentile))
+        .filter(|l| {
+            found.iter().any(
+                |c| matches!(c, PacedCapacity::NotRecorded { limits, .. } if limits.contains(l)),
+            )
+        })
+        .collect();
+    let names: Vec<String> = missing
+        .iter()
+        .map(|l| limit_name(*l, tier.percentile))
         .collect();
     vec![format!(
         "{} ({}): not judged: every sweep has a point that records no {}.",
