@@ -403,6 +403,29 @@ mod tests {
     }
 
     #[test]
+    fn a_capacity_is_called_an_estimate_only_when_its_percentiles_rest_on_too_few_requests() {
+        let sentences = |requests: u64| {
+            let mut p = point(1.0, 100.0, Some(50.0));
+            let latency = p.latency.as_mut().unwrap();
+            latency.ttft_ms.as_mut().unwrap().requests = Some(requests);
+            latency.tpot_ms.as_mut().unwrap().requests = Some(requests);
+            section(&run(vec![p]), &interactive())
+                .unwrap()
+                .unwrap()
+                .capacity
+        };
+        // MLPerf's early stopping asks 662 requests of a p99.
+        assert!(
+            sentences(661)[0].contains("An estimate: some p99 behind it stands on fewer requests")
+        );
+        assert!(
+            !sentences(662)[0].contains("estimate"),
+            "{:?}",
+            sentences(662)
+        );
+    }
+
+    #[test]
     fn no_rate_within_the_tier_is_said_with_what_broke_first() {
         let r = run(vec![point(1.0, 500.0, Some(50.0))]);
         let s = section(&r, &interactive()).unwrap().unwrap();
