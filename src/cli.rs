@@ -42,7 +42,7 @@ pub enum Command {
     /// Set up a results repository: data/ with an example run, a GitHub Pages
     /// workflow that builds with a released sitegen, .gitignore and README.
     Init(InitArgs),
-    /// Write the JSON Schemas of the data files (run.json, cells, comparisons.json, changes.json, prices.json, slo.json) and of the capacity download.
+    /// Write the JSON Schemas of the data files (run.json, cells, paced points, sessions windows, comparisons.json, changes.json, prices.json, slo.json) and of the capacity download.
     Schema(SchemaArgs),
     /// Judge the newest run of every series against the runs before it:
     /// Markdown for people, JSON for machines, and an exit code for CI
@@ -396,6 +396,28 @@ pub struct RunArgs {
     /// default: the first --gpu-count.
     #[arg(long, value_name = "INDEXES")]
     pub gpu_index: Option<String>,
+    /// Sessions at once, e.g. 1,4,16: adds the sessions workload (a shared
+    /// prefix, then turns on a growing context), one window per number.
+    #[arg(long, value_name = "N,...")]
+    pub sessions: Option<String>,
+    /// Tokens every session shares at its start (system prompt and tools).
+    #[arg(long, default_value = "2K", requires = "sessions")]
+    pub session_prefix: String,
+    /// New user tokens each turn appends.
+    #[arg(long, default_value_t = 512, requires = "sessions")]
+    pub session_user: u64,
+    /// Output tokens of each answer.
+    #[arg(long, default_value_t = 256, requires = "sessions")]
+    pub session_answer: u32,
+    /// Turns of a session; default: as many as the context window holds, at most 16.
+    #[arg(long, requires = "sessions")]
+    pub session_turns: Option<u32>,
+    /// Wait between an answer and the next turn, e.g. 2s.
+    #[arg(long, default_value = "0s", requires = "sessions")]
+    pub think_time: humantime::Duration,
+    /// Measure the sessions workload alone, not the matrix.
+    #[arg(long, requires = "sessions")]
+    pub sessions_only: bool,
     /// JSON merged over run.json's cards (same field names as run.json).
     #[arg(long)]
     pub meta: Option<PathBuf>,
@@ -479,7 +501,40 @@ impl RunArgs {
         }
         let metrics_every: std::time::Duration = self.metrics_interval.into();
         let gpu_index = self.gpu_index.as_deref().map(parse_gpu_index).transpose()?;
+        let sessions = match &self.sessions {
+            None => None,
+            Some(list) => {
+                let prefix = match self.session_prefix.trim() {
+                    "0" => vec![0],
+                    text => plan::parse_contexts(text)
+                        .map_err(|e| anyhow::anyhow!("--session-prefix: {e}"))?,
+                };
+                let [prefix_tokens] = prefix[..] else {
+                    anyhow::bail!(
+                        "--session-prefix: expected one number of tokens like 2K, found {}",
+                        self.session_prefix
+                    );
+                };
+                if self.session_answer == 0 {
+                    anyhow::bail!("--session-answer: expected at least 1 token");
+                }
+                if self.session_turns == Some(0) {
+                    anyhow::bail!("--session-turns: expected at least 1 turn");
+                }
+                Some(crate::runner::sessions::SessionOptions {
+                    sessions: plan::parse_concurrency(list)
+                        .map_err(|e| anyhow::anyhow!("--sessions: {e}"))?,
+                    prefix_tokens,
+                    user_tokens: self.session_user,
+                    answer_tokens: self.session_answer,
+                    max_turns: self.session_turns,
+                    think_time: self.think_time.into(),
+                    only: self.sessions_only,
+                })
+            }
+        };
         Ok(RunOptions {
+            sessions,
             repeat: self.repeat,
             api_key: std::env::var(&self.api_key_env)
                 .ok()

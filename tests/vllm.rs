@@ -174,6 +174,8 @@ fn main_server(tools: &Tools) -> std::sync::MutexGuard<'_, Option<Server>> {
         *guard = Some(serve(&[
             "--reasoning-parser",
             "deepseek_r1",
+            // Each answer's usage says the prompt tokens found in the prefix cache.
+            "--enable-prompt-tokens-details",
             // 32,768 tokens: 16 streams of 512 + 128 fit.
             "--kv-cache-memory-bytes",
             &(32_768 * 2048).to_string(),

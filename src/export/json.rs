@@ -1,4 +1,5 @@
-//! `runs/<id>/data.json`: a run with all its cells and paced points, as one document.
+//! `runs/<id>/data.json`: a run with all its cells, paced points and sessions
+//! windows, as one document.
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,9 @@ struct RunDocument<'a> {
     /// Points measured at a paced request rate (absent when none).
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     paced: &'a [crate::model::paced::PacedPoint],
+    /// Sessions windows (absent when none).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    sessions: &'a [crate::model::sessions::SessionWindow],
 }
 
 pub fn run_json(run: &Run) -> String {
@@ -28,6 +32,7 @@ pub fn run_json(run: &Run) -> String {
         notes_markdown: run.notes_markdown.as_deref(),
         cells: &run.cells,
         paced: &run.paced,
+        sessions: &run.sessions,
     })
 }
 

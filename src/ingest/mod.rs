@@ -541,6 +541,9 @@ pub fn import(
             meta,
             cells: outcome.cells.clone(),
             paced: outcome.paced.clone(),
+            // No format sitegen imports states a sessions workload yet
+            // (docs/data-format.md, "Sessions").
+            sessions: Vec::new(),
             notes_markdown,
         };
         crate::store::check_run(&opts.data, &run, opts.force)?;

@@ -219,6 +219,7 @@ impl<'a> Parser<'a> {
             meta,
             cells: Vec::new(),
             paced: Vec::new(),
+            sessions: Vec::new(),
             notes_markdown: None,
         };
         let mut seen = std::collections::HashMap::new();

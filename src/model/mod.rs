@@ -16,6 +16,7 @@ pub mod launch;
 pub mod paced;
 pub mod reason;
 pub(crate) mod redact;
+pub mod sessions;
 pub mod slo;
 pub mod table;
 pub mod validate;
@@ -577,6 +578,7 @@ impl Run {
             meta: serde_json::from_value(meta).expect("a valid run.json"),
             cells: Vec::new(),
             paced: Vec::new(),
+            sessions: Vec::new(),
             notes_markdown: None,
         }
     }
@@ -1114,6 +1116,9 @@ pub struct Run {
     /// Points measured at a paced request rate (`paced/`), sorted by
     /// [`paced::PacedPoint::key`]: never cells of a concurrency matrix.
     pub paced: Vec<paced::PacedPoint>,
+    /// Sessions windows (`sessions/`), sorted by
+    /// [`sessions::SessionWindow::key`]: never cells of a matrix either.
+    pub sessions: Vec<sessions::SessionWindow>,
     /// `notes.md` beside `run.json`, if any.
     pub notes_markdown: Option<String>,
 }

@@ -179,6 +179,143 @@ pub fn cell(cell: &Cell) -> Result<(), Invalid> {
     Ok(())
 }
 
+/// Checks a sessions window: a workload that can run, every depth from 1 to
+/// its turns in order, figures only where the status carries them, a reason
+/// wherever the status is not Valid, and counts that add up.
+pub fn sessions(window: &crate::model::sessions::SessionWindow) -> Result<(), Invalid> {
+    let w = &window.workload;
+    if window.sessions == 0 {
+        return Err(invalid("sessions", "expected at least 1 session"));
+    }
+    if !(window.window_s.is_finite() && window.window_s > 0.0) {
+        return Err(invalid(
+            "window_s",
+            format!(
+                "expected a finite number of seconds above 0, found {}",
+                window.window_s
+            ),
+        ));
+    }
+    for (field, v) in [
+        ("workload.user_tokens_per_turn", w.user_tokens_per_turn),
+        ("workload.answer_tokens", w.answer_tokens),
+        ("workload.turns", u64::from(w.turns)),
+    ] {
+        if v == 0 {
+            return Err(invalid(field, "expected at least 1"));
+        }
+    }
+    for (field, v) in [
+        ("total_tok_per_s", window.total_tok_per_s),
+        ("turns_per_s", window.turns_per_s),
+        ("sessions_per_s", window.sessions_per_s),
+        ("ttft_median_ms", window.ttft_median_ms),
+        ("per_session_tok_per_s", window.per_session_tok_per_s),
+    ] {
+        check_number(field, v)?;
+    }
+    needs_reason("reason", window.status, window.reason.as_ref())?;
+    let measured = !matches!(window.status, Status::OverCapacity);
+    figure_presence(
+        "total_tok_per_s",
+        window.status,
+        window.total_tok_per_s.is_some(),
+        window.status.has_figures(),
+    )?;
+    for (field, done, started) in [
+        (
+            "turns_completed",
+            window.turns_completed,
+            window.turns_started,
+        ),
+        (
+            "sessions_completed",
+            window.sessions_completed,
+            window.sessions_started,
+        ),
+    ] {
+        if let (Some(done), Some(started)) = (done, started)
+            && done > started
+        {
+            return Err(invalid(
+                field,
+                format!("expected at most the {started} started, found {done}"),
+            ));
+        }
+    }
+    if let Some(c) = &window.server_cache
+        && c.cached_tokens > c.looked_up_tokens
+    {
+        return Err(invalid(
+            "server_cache.cached_tokens",
+            format!(
+                "expected at most the {} looked up, found {}",
+                c.looked_up_tokens, c.cached_tokens
+            ),
+        ));
+    }
+    let mut last_turn = 0;
+    for (i, d) in window.depths.iter().enumerate() {
+        let at = |field: &str| format!("depths[{i}].{field}");
+        if d.turn <= last_turn || d.turn > w.turns {
+            return Err(invalid(
+                &at("turn"),
+                format!(
+                    "expected a turn after {last_turn} and at most the workload's {} (depths in order)",
+                    w.turns
+                ),
+            ));
+        }
+        last_turn = d.turn;
+        if !measured && d.status != Status::OverCapacity {
+            return Err(invalid(
+                &at("status"),
+                "expected over_capacity: the window is over capacity",
+            ));
+        }
+        needs_reason(&at("reason"), d.status, d.reason.as_ref())?;
+        for (field, v) in [
+            ("per_session_tok_per_s", d.per_session_tok_per_s),
+            ("cold_ttft_ms", d.cold_ttft_ms),
+        ] {
+            check_number(&at(field), v)?;
+        }
+        figure_presence(
+            &at("ttft_ms"),
+            d.status,
+            d.ttft_ms.is_some(),
+            d.status.has_figures(),
+        )?;
+        if let (Some(c), Some(p)) = (d.cached_tokens, d.prompt_tokens)
+            && c > p
+        {
+            return Err(invalid(
+                &at("cached_tokens"),
+                format!("expected at most the {p} prompt tokens, found {c}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A reason wherever `status` is not Valid.
+fn needs_reason(
+    field: &str,
+    status: Status,
+    reason: Option<&crate::model::reason::Reason>,
+) -> Result<(), Invalid> {
+    if status != Status::Valid && reason.is_none_or(|r| r.words().trim().is_empty()) {
+        return Err(invalid(
+            field,
+            format!(
+                "expected why it is not Valid (status is {})",
+                status.label()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks a paced point: a positive finite rate, a cap of at least 1, figures
 /// only when Valid and a throughput then, a reason when Error, and the
 /// requests adding up.

@@ -112,6 +112,11 @@ pub struct RequestRecord {
     pub asked_tokens: Option<u64>,
     /// Whether any event of its stream carried a token count (usage).
     pub stream_usage: bool,
+    /// Prompt tokens the server said it found in its prefix cache, and the
+    /// field that said it (client.rs).
+    pub cached_tokens: Option<(u64, &'static str)>,
+    /// The whole answer, where kept (a session's turn).
+    pub text: Option<String>,
 }
 
 /// The figures of a window and the raw material behind them.
@@ -254,7 +259,7 @@ fn percentiles(values: &[(f64, f64)]) -> Option<Percentiles> {
 }
 
 /// The latency percentiles of `values` over `requests` requests.
-fn quantiles(values: &[(f64, f64)], requests: usize) -> Option<Quantiles> {
+pub(crate) fn quantiles(values: &[(f64, f64)], requests: usize) -> Option<Quantiles> {
     let at = |q| weighted_percentile(values, q);
     Some(Quantiles {
         p50: Some(at(0.50)?),

@@ -51,6 +51,9 @@ pub struct Chunk {
     /// Cumulative completion tokens, when the server reports usage per chunk.
     pub completion_tokens: Option<u64>,
     pub prompt_tokens: Option<u64>,
+    /// Prompt tokens the server found in its prefix cache, where it says so
+    /// per request, and the field that said it.
+    pub cached_tokens: Option<(u64, &'static str)>,
     pub finish_reason: Option<String>,
     /// The server's own time per output token for the whole request, sent
     /// with the last chunk (llama.cpp's `timings.predicted_per_token_ms`).
@@ -310,6 +313,7 @@ impl Client {
                 prompt_tokens: usage
                     .and_then(|u| u.get("prompt_tokens"))
                     .and_then(Value::as_u64),
+                cached_tokens: cached_tokens(&v, usage),
                 finish_reason,
                 server_ms_per_token: v
                     .get("timings")
@@ -325,6 +329,28 @@ impl Client {
         }
         Ok(())
     }
+}
+
+/// Where servers say per request how much of the prompt their prefix cache
+/// held: OpenAI's `usage.prompt_tokens_details.cached_tokens` (vLLM with
+/// `--enable-prompt-tokens-details`, SGLang), else llama.cpp's
+/// `timings.cache_n` (prompt tokens reused from its slot).
+pub const CACHED_TOKENS_USAGE: &str = "usage.prompt_tokens_details.cached_tokens";
+pub const CACHED_TOKENS_LLAMA_CPP: &str = "timings.cache_n";
+
+fn cached_tokens(event: &Value, usage: Option<&Value>) -> Option<(u64, &'static str)> {
+    let from_usage = usage
+        .and_then(|u| u.get("prompt_tokens_details"))
+        .and_then(|d| d.get("cached_tokens"))
+        .and_then(Value::as_u64)
+        .map(|n| (n, CACHED_TOKENS_USAGE));
+    from_usage.or_else(|| {
+        event
+            .get("timings")
+            .and_then(|t| t.get("cache_n"))
+            .and_then(Value::as_u64)
+            .map(|n| (n, CACHED_TOKENS_LLAMA_CPP))
+    })
 }
 
 /// What a stream that ends before its first event is called (a refused

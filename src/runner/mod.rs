@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod plan;
 pub mod probe;
 pub mod prompt;
+pub mod sessions;
 pub mod window;
 
 use std::collections::BTreeSet;
@@ -68,6 +69,8 @@ pub struct RunOptions {
     pub gpu_index: Option<Vec<u32>>,
     pub meta: meta::MetaFlags,
     pub meta_file: Option<PathBuf>,
+    /// The sessions workload (`--sessions`), beside or instead of the matrix.
+    pub sessions: Option<sessions::SessionOptions>,
 }
 
 /// Whether the server runs on this host (so its GPUs are this host's).
@@ -122,7 +125,9 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
         }),
         None => found,
     };
+    let sessions_only = opts.sessions.as_ref().is_some_and(|s| s.only);
     let (decode_contexts, prefill) = match &opts.contexts {
+        _ if sessions_only => (Vec::new(), Vec::new()),
         Some(c) => (c.clone(), c.clone()),
         None => {
             let d = plan::default_contexts(max_model_len, opts.max_output);
@@ -130,7 +135,7 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             (d, p)
         }
     };
-    if decode_contexts.is_empty() {
+    if decode_contexts.is_empty() && !sessions_only {
         bail!(
             "no default context (8K and up) fits max_model_len {max_model_len} with {} output tokens: pass --contexts, e.g. --contexts 1K,2K",
             opts.max_output
@@ -157,7 +162,9 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     .repeated(opts.repeat);
     let run_dir = opts.data.join(&opts.run_id);
     let done = cells_done(&plan, &run_dir, opts.force, opts.keep_errors)?;
-    print_plan(&plan, &done);
+    if !sessions_only {
+        print_plan(&plan, &done);
+    }
 
     let meta = meta::build_meta(
         &opts.meta,
@@ -233,14 +240,26 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
     if opts.dry_run {
         // The whole probe ran; sizing one prompt per context shows the run
         // could build its prompts. Nothing is measured or written.
-        measure.size_prompts().await?;
+        if !sessions_only {
+            measure.size_prompts().await?;
+        }
         eprintln!(
             "dry run: the probe, the token count and the prompt sizing passed; nothing was measured or written"
         );
         return Ok(());
     }
+    let sessions = opts.sessions.clone();
+    let work = async {
+        if !sessions.as_ref().is_some_and(|s| s.only) {
+            measure.all().await?;
+        }
+        if let Some(s) = &sessions {
+            measure.sessions(s).await?;
+        }
+        anyhow::Ok(())
+    };
     tokio::select! {
-        result = measure.all() => result,
+        result = work => result,
         _ = tokio::signal::ctrl_c() => {
             bail!("interrupted: the cell in flight was discarded; finished cells are kept, run the same command to resume")
         }
@@ -531,11 +550,17 @@ impl Measure {
         Ok(())
     }
 
-    /// Writes a finished cell (and, before the first, run.json) and says so.
-    fn record(&self, cell: &Cell, bar: &ProgressBar) -> anyhow::Result<()> {
+    /// Writes run.json before the run's first result.
+    fn write_meta_once(&self) -> anyhow::Result<()> {
         if !self.meta_written.swap(true, Ordering::SeqCst) {
             store::write_meta(&self.run_dir, &self.meta)?;
         }
+        Ok(())
+    }
+
+    /// Writes a finished cell (and, before the first, run.json) and says so.
+    fn record(&self, cell: &Cell, bar: &ProgressBar) -> anyhow::Result<()> {
+        self.write_meta_once()?;
         store::write_cell(&self.run_dir, cell)?;
         say(bar, describe(cell));
         bar.inc(1);
@@ -586,7 +611,13 @@ impl Measure {
 
     /// Text `id` at `target` tokens as the server counts the request.
     async fn prompt(&self, id: prompt::TextId, target: u64) -> anyhow::Result<prompt::Prompt> {
-        let target = target.saturating_sub(self.template_tokens).max(1);
+        self.text(id, target.saturating_sub(self.template_tokens).max(1))
+            .await
+    }
+
+    /// Text `id` of `target` tokens, as the server's tokenizer counts it
+    /// (else as its usage suggests).
+    async fn text(&self, id: prompt::TextId, target: u64) -> anyhow::Result<prompt::Prompt> {
         match self.tokenize {
             Some(style) => {
                 let client = &self.client;

@@ -128,6 +128,8 @@ pub(crate) struct Plan {
     pub max_output: u32,
     /// Windows per decode cell.
     pub repeat: u32,
+    /// The server's KV cache, where known.
+    pub kv: Option<KvCache>,
 }
 
 impl Plan {
@@ -161,6 +163,7 @@ impl Plan {
             window_s,
             max_output,
             repeat: 1,
+            kv,
         }
     }
 

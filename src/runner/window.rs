@@ -143,6 +143,43 @@ pub async fn record_request(
     deadline: Option<Instant>,
     live_tokens: Option<&AtomicU64>,
 ) -> RequestRecord {
+    record(
+        client,
+        settings,
+        body,
+        stream,
+        t0,
+        deadline,
+        live_tokens,
+        false,
+    )
+    .await
+}
+
+/// [`record_request`] keeping the whole answer (`RequestRecord::text`), as a
+/// session's next turn sends it back; never cancelled.
+pub(crate) async fn record_turn(
+    client: &Client,
+    settings: &RequestSettings,
+    body: &Value,
+    stream: u32,
+    t0: Instant,
+    live_tokens: Option<&AtomicU64>,
+) -> RequestRecord {
+    record(client, settings, body, stream, t0, None, live_tokens, true).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn record(
+    client: &Client,
+    settings: &RequestSettings,
+    body: &Value,
+    stream: u32,
+    t0: Instant,
+    deadline: Option<Instant>,
+    live_tokens: Option<&AtomicU64>,
+    keep_text: bool,
+) -> RequestRecord {
     let start = Instant::now();
     let secs = |at: Instant| {
         at.saturating_duration_since(t0).as_secs_f64()
@@ -156,6 +193,7 @@ pub async fn record_request(
     };
     let mut counted = 0u64;
     let mut tail = String::new();
+    let mut whole = keep_text.then(String::new);
     let mut reasoning_tail = String::new();
     let mut finish_reason = None;
     let mut last_event = start;
@@ -168,6 +206,12 @@ pub async fn record_request(
             let trusted = settings.token_count == crate::model::TokenCount::StreamUsage;
             if let Some(p) = chunk.prompt_tokens.filter(|_| trusted) {
                 record.prompt_tokens = Some(p);
+            }
+            if chunk.cached_tokens.is_some() {
+                record.cached_tokens = chunk.cached_tokens;
+            }
+            if let Some(w) = whole.as_mut() {
+                w.push_str(&chunk.text);
             }
             // Usage on the chunk is the truth; without it an event that
             // stands for a token is one (docs/measurement.md, "Token counts").
@@ -203,6 +247,7 @@ pub async fn record_request(
         }
     };
     record.text_tail = last_chars(&tail);
+    record.text = whole;
     record.reasoning_tail = last_chars(&reasoning_tail);
     match outcome {
         None => {
@@ -244,10 +289,12 @@ fn last_chars(tail: &str) -> String {
         .collect()
 }
 
-/// What a decode window recorded.
-pub struct WindowRecording {
+/// What a window recorded: `records`, what its streams returned (the
+/// requests of a decode window, the turns of a sessions window), and what
+/// was read of the server and its GPUs meanwhile.
+pub struct WindowRecording<R = Vec<RequestRecord>> {
     pub window_start_unix_s: f64,
-    pub records: Vec<RequestRecord>,
+    pub records: R,
     pub server: Option<ServerSamples>,
     /// The gauges of each `/metrics` sample, as `server.samples` holds them.
     pub(crate) gauges: Vec<metrics::Gauges>,
@@ -282,6 +329,62 @@ pub(crate) async fn decode_window(
     sampling: Sampling<'_>,
     live_tokens: Arc<AtomicU64>,
 ) -> WindowRecording {
+    let mut recording = measured_window(client, window, sampling, |t0, deadline| async move {
+        let mut tasks = tokio::task::JoinSet::new();
+        for (stream, prompt) in prompts.iter().enumerate() {
+            let client = client.clone();
+            let body = completion_body(settings, prompt, max_output);
+            let settings = settings.clone();
+            let live = Arc::clone(&live_tokens);
+            tasks.spawn(async move {
+                let mut records = Vec::new();
+                while Instant::now() < deadline {
+                    let r = record_request(
+                        &client,
+                        &settings,
+                        &body,
+                        stream as u32,
+                        t0,
+                        Some(deadline),
+                        Some(&live),
+                    )
+                    .await;
+                    let failed = matches!(r.finish, Some(Finish::Error(_)));
+                    records.push(r);
+                    // A failing stream is not retried: the cell reports it as an error.
+                    if failed {
+                        break;
+                    }
+                }
+                records
+            });
+        }
+        let mut records = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            records.extend(done.expect("a stream task panicked"));
+        }
+        records
+    })
+    .await;
+    recording
+        .records
+        .sort_by(|a, b| a.stream.cmp(&b.stream).then(a.start.total_cmp(&b.start)));
+    recording
+}
+
+/// Runs `streams(t0, deadline)` for a window of `window`, reading the
+/// server's counters just before it and just after the streams end, its
+/// gauges every interval inside the window, and its GPUs beside.
+pub(crate) async fn measured_window<R, F, Fut>(
+    client: &Client,
+    window: Duration,
+    sampling: Sampling<'_>,
+    streams: F,
+) -> WindowRecording<R>
+where
+    F: FnOnce(Instant, Instant) -> Fut,
+    Fut: std::future::Future<Output = R>,
+{
     let Sampling {
         metrics_every: sample_metrics,
         gpus,
@@ -304,46 +407,10 @@ pub(crate) async fn decode_window(
         .map_or(0.0, |d| d.as_secs_f64());
     let t0 = Instant::now();
     let deadline = t0 + window;
-    let mut tasks = tokio::task::JoinSet::new();
-    for (stream, prompt) in prompts.iter().enumerate() {
-        let client = client.clone();
-        let body = completion_body(settings, prompt, max_output);
-        let settings = settings.clone();
-        let live = Arc::clone(&live_tokens);
-        tasks.spawn(async move {
-            let mut records = Vec::new();
-            while Instant::now() < deadline {
-                let r = record_request(
-                    &client,
-                    &settings,
-                    &body,
-                    stream as u32,
-                    t0,
-                    Some(deadline),
-                    Some(&live),
-                )
-                .await;
-                let failed = matches!(r.finish, Some(Finish::Error(_)));
-                records.push(r);
-                // A failing stream is not retried: the cell reports it as an error.
-                if failed {
-                    break;
-                }
-            }
-            records
-        });
-    }
     let sampler = sample_metrics.map(|every| {
         let client = client.clone();
         tokio::spawn(async move { sample_server(&client, t0, deadline, every).await })
     });
-    let streams = async {
-        let mut records = Vec::new();
-        while let Some(done) = tasks.join_next().await {
-            records.extend(done.expect("a stream task panicked"));
-        }
-        records
-    };
     // The GPUs are read on this task, beside the streams: every interval
     // and at the deadline.
     let gpu_readings = async {
@@ -352,8 +419,7 @@ pub(crate) async fn decode_window(
             None => Vec::new(),
         }
     };
-    let (mut records, gpu_samples) = tokio::join!(streams, gpu_readings);
-    records.sort_by(|a, b| a.stream.cmp(&b.stream).then(a.start.total_cmp(&b.start)));
+    let (records, gpu_samples) = tokio::join!(streams(t0, deadline), gpu_readings);
     let sampled = match sampler {
         Some(handle) => handle.await.ok().flatten(),
         None => None,

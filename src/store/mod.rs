@@ -1,7 +1,8 @@
 //! Reads, validates and writes the `data/` directory.
 //!
 //! Layout: `data/<run-id>/run.json`, `data/<run-id>/cells/*.json` (one file per
-//! cell), optional `data/<run-id>/notes.md`. Every error names the file, the
+//! cell), `paced/*.json` and `sessions/*.json` (one file per paced point and
+//! per sessions window, [`Record`]), optional `data/<run-id>/notes.md`. Every error names the file, the
 //! field and what was expected. Every write goes to a temporary file or folder
 //! first and is renamed into place, so nothing already written is half-overwritten.
 
@@ -16,6 +17,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::model::paced::PacedPoint;
+use crate::model::sessions::SessionWindow;
 use crate::model::slo::{self, SloFile};
 use crate::model::validate::{self, Invalid};
 use crate::model::{Cell, DecodeCell, PrefillCell, Run, RunMeta};
@@ -24,6 +26,8 @@ pub(crate) const RUN_FILE: &str = "run.json";
 pub(crate) const CELLS_DIR: &str = "cells";
 /// Paced points (requests sent at a rate), one file each.
 pub(crate) const PACED_DIR: &str = "paced";
+/// Sessions windows (turns on a growing context), one file each.
+pub(crate) const SESSIONS_DIR: &str = "sessions";
 pub(crate) const NOTES_FILE: &str = "notes.md";
 
 #[derive(Debug, thiserror::Error)]
@@ -188,23 +192,8 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
         }
     }
 
-    let mut paced: Vec<(PathBuf, PacedPoint)> = Vec::new();
-    for path in json_files(&dir.join(PACED_DIR))? {
-        match read_paced(&path) {
-            Ok(point) => paced.push((path, point)),
-            Err(e) => errors.push(e),
-        }
-    }
-    paced.sort_by_key(|(_, p)| p.key());
-    for pair in paced.windows(2) {
-        if pair[0].1.key() == pair[1].1.key() {
-            errors.push(StoreError::DuplicateCell {
-                first: pair[0].0.clone(),
-                second: pair[1].0.clone(),
-                key: describe_paced(&pair[0].1),
-            });
-        }
-    }
+    let paced: Vec<PacedPoint> = read_records(dir, &mut errors)?;
+    let sessions: Vec<SessionWindow> = read_records(dir, &mut errors)?;
 
     let notes_path = dir.join(NOTES_FILE);
     let notes_markdown = if notes_path.is_file() {
@@ -221,7 +210,8 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
         id,
         meta: meta.expect("run.json was read when nothing failed"),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
-        paced: paced.into_iter().map(|(_, p)| p).collect(),
+        paced,
+        sessions,
         notes_markdown,
     })
 }
@@ -246,27 +236,130 @@ fn json_files(folder: &Path) -> Result<Vec<PathBuf>, StoreError> {
     Ok(paths)
 }
 
-fn describe_paced(point: &PacedPoint) -> String {
-    let cap = point
-        .load
-        .max_concurrency
-        .map_or(String::new(), |n| format!(" capped at {n}"));
-    format!(
-        "paced point at {} tokens, {} requests/s{cap}",
-        point.context_tokens, point.load.requested_per_s
-    )
+/// A record kept one per file in a folder of its own beside `cells/`:
+/// never a cell of the matrix, read, validated, ordered and written alike.
+pub(crate) trait Record: Serialize + DeserializeOwned {
+    /// Its folder in a run directory.
+    const DIR: &'static str;
+    type Key: Ord + std::hash::Hash + Copy;
+    fn record_key(&self) -> Self::Key;
+    fn file_name(&self) -> String;
+    /// The record in words, for an error that names two files of one key.
+    fn describe(&self) -> String;
+    fn validate(&self) -> Result<(), Invalid>;
 }
 
-/// Reads one paced point (`paced/*.json`), validated.
-pub fn read_paced(path: &Path) -> Result<PacedPoint, StoreError> {
+impl Record for PacedPoint {
+    const DIR: &'static str = PACED_DIR;
+    type Key = crate::model::paced::PacedKey;
+    fn record_key(&self) -> Self::Key {
+        self.key()
+    }
+    fn file_name(&self) -> String {
+        self.key().file_name()
+    }
+    fn describe(&self) -> String {
+        let cap = self
+            .load
+            .max_concurrency
+            .map_or(String::new(), |n| format!(" capped at {n}"));
+        format!(
+            "paced point at {} tokens, {} requests/s{cap}",
+            self.context_tokens, self.load.requested_per_s
+        )
+    }
+    fn validate(&self) -> Result<(), Invalid> {
+        validate::paced(self)
+    }
+}
+
+impl Record for SessionWindow {
+    const DIR: &'static str = SESSIONS_DIR;
+    type Key = crate::model::sessions::SessionKey;
+    fn record_key(&self) -> Self::Key {
+        self.key()
+    }
+    fn file_name(&self) -> String {
+        self.key().file_name()
+    }
+    fn describe(&self) -> String {
+        let w = &self.workload;
+        format!(
+            "{} sessions on a {}-token prefix, {} user and {} answer tokens a turn",
+            self.sessions, w.shared_prefix_tokens, w.user_tokens_per_turn, w.answer_tokens
+        )
+    }
+    fn validate(&self) -> Result<(), Invalid> {
+        validate::sessions(self)
+    }
+}
+
+/// Every record of kind `R` in run directory `dir`, sorted by key; errors
+/// (unreadable files, two files of one key) go to `errors`.
+fn read_records<R: Record>(dir: &Path, errors: &mut Vec<StoreError>) -> Result<Vec<R>, StoreError> {
+    let mut records: Vec<(PathBuf, R)> = Vec::new();
+    for path in json_files(&dir.join(R::DIR))? {
+        match read_record(&path) {
+            Ok(r) => records.push((path, r)),
+            Err(e) => errors.push(e),
+        }
+    }
+    records.sort_by_key(|(_, r)| r.record_key());
+    for pair in records.windows(2) {
+        if pair[0].1.record_key() == pair[1].1.record_key() {
+            errors.push(StoreError::DuplicateCell {
+                first: pair[0].0.clone(),
+                second: pair[1].0.clone(),
+                key: pair[0].1.describe(),
+            });
+        }
+    }
+    Ok(records.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Reads one record file (`paced/*.json`, `sessions/*.json`), validated.
+pub(crate) fn read_record<R: Record>(path: &Path) -> Result<R, StoreError> {
     let text = fs::read_to_string(path).map_err(io_err(path))?;
     let value: serde_json::Value = parse_json(path, &text)?;
     let serde_json::Value::Object(object) = value else {
         return Err(field_err(path, "(document)", "expected a JSON object"));
     };
-    let point: PacedPoint = from_value(path, object)?;
-    checked(path, validate::paced(&point))?;
-    Ok(point)
+    let record: R = from_value(path, object)?;
+    checked(path, record.validate())?;
+    Ok(record)
+}
+
+/// Checks records as [`write_records`] would, writing nothing.
+fn check_records<R: Record>(run_dir: &Path, records: &[R]) -> Result<(), StoreError> {
+    for r in records {
+        checked(&run_dir.join(R::DIR).join(r.file_name()), r.validate())?;
+    }
+    Ok(())
+}
+
+/// Writes records into `run_dir/<R::DIR>/`, refusing two of one key.
+fn write_records<R: Record>(run_dir: &Path, records: &[R]) -> Result<(), StoreError> {
+    let mut seen = HashSet::new();
+    for r in records {
+        let path = run_dir.join(R::DIR).join(r.file_name());
+        if !seen.insert(r.record_key()) {
+            return Err(StoreError::DuplicateCell {
+                first: path.clone(),
+                second: path,
+                key: r.describe(),
+            });
+        }
+        write_record(run_dir, r)?;
+    }
+    Ok(())
+}
+
+/// Writes one record into `run_dir/<R::DIR>/`, validated, atomically.
+pub(crate) fn write_record<R: Record>(run_dir: &Path, record: &R) -> Result<PathBuf, StoreError> {
+    let path = run_dir.join(R::DIR).join(record.file_name());
+    checked(&path, record.validate())?;
+    write_atomically(&path, to_json(record).as_bytes())?;
+    Ok(path)
 }
 
 fn describe_key(cell: &Cell) -> String {
@@ -616,10 +709,8 @@ pub(crate) fn check_run(data_dir: &Path, run: &Run, force: bool) -> Result<(), S
     for cell in &run.cells {
         validate_cell(&target.join(CELLS_DIR).join(cell.key().file_name()), cell)?;
     }
-    for point in &run.paced {
-        let path = target.join(PACED_DIR).join(point.key().file_name());
-        checked(&path, validate::paced(point))?;
-    }
+    check_records(&target, &run.paced)?;
+    check_records(&target, &run.sessions)?;
     Ok(())
 }
 
@@ -646,18 +737,8 @@ pub(crate) fn write_run(data_dir: &Path, run: &Run, force: bool) -> Result<PathB
         }
         write_cell(staging.path(), cell)?;
     }
-    let mut seen = HashSet::new();
-    for point in &run.paced {
-        let path = staging.path().join(PACED_DIR).join(point.key().file_name());
-        if !seen.insert(point.key()) {
-            return Err(StoreError::DuplicateCell {
-                first: path.clone(),
-                second: path,
-                key: describe_paced(point),
-            });
-        }
-        write_atomically(&path, to_json(point).as_bytes())?;
-    }
+    write_records(staging.path(), &run.paced)?;
+    write_records(staging.path(), &run.sessions)?;
     if let Some(notes) = &run.notes_markdown {
         write_atomically(&staging.path().join(NOTES_FILE), notes.as_bytes())?;
     }
@@ -826,6 +907,7 @@ mod tests {
             meta,
             cells: vec![],
             paced: vec![],
+            sessions: vec![],
             notes_markdown: Some("hello".into()),
         };
         write_run(tmp.path(), &run, false).unwrap();

@@ -1613,16 +1613,22 @@ async fn the_emulator_answers_as_real_vllm_0_32_does() {
     };
     let plain = emulator::start(config(0)).await;
     let reasoning = emulator::start(config(5)).await;
+    let details = emulator::start(EmulatorConfig {
+        max_model_len: 4096,
+        prompt_tokens_details: true,
+        ..config(0)
+    })
+    .await;
     sitegen::runner::client::install_tls_provider();
     let http = reqwest::Client::new();
     let mut compared = 0;
     for entry in &index {
         let file = entry["file"].as_str().unwrap();
         let real = std::fs::read_to_string(dir.join(file)).unwrap();
-        let emu = if entry["server"] == "reasoning" {
-            &reasoning
-        } else {
-            &plain
+        let emu = match entry["server"].as_str() {
+            Some("reasoning") => &reasoning,
+            Some("details") => &details,
+            _ => &plain,
         };
         let url = format!("{}{}", emu.url, entry["path"].as_str().unwrap());
         let request = match entry["method"].as_str().unwrap() {

@@ -1,6 +1,7 @@
 //! `sitegen run` against the emulated engine, as one test binary: figures
-//! and statuses against what the engine logged (emulated), server counters
-//! and GPU telemetry against its exporters (telemetry).
+//! and statuses against what the engine logged (emulated), each session
+//! depth against the engine's log (sessions), server counters and GPU
+//! telemetry against its exporters (telemetry).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -10,6 +11,7 @@ mod emulator;
 mod run_cli;
 
 mod emulated;
+mod sessions;
 mod telemetry;
 
 /// The tests of both modules measure timing on a 2-core machine: they run

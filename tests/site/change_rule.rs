@@ -90,6 +90,7 @@ fn run(i: usize, cells: &[(u64, u32, f64)], factor: f64, noise: Noise, rng: &mut
             })
             .collect(),
         paced: Vec::new(),
+        sessions: Vec::new(),
         notes_markdown: None,
     }
 }

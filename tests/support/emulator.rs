@@ -115,6 +115,9 @@ pub struct EmulatorConfig {
     /// prompts of at least `min_tokens` are served as cached but for their
     /// last token, counted so in vLLM's counters.
     pub pretend_cached: Option<PretendCached>,
+    /// vLLM's `--enable-prompt-tokens-details`: the last usage event says
+    /// the prompt tokens found in the prefix cache.
+    pub prompt_tokens_details: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -270,6 +273,7 @@ impl Default for EmulatorConfig {
             spec_draft_tokens: None,
             gpus: None,
             pretend_cached: None,
+            prompt_tokens_details: false,
         }
     }
 }
@@ -1666,6 +1670,11 @@ async fn generate(e: Arc<Engine>, r: Request, tx: mpsc::Sender<Result<Event, Inf
                 // opened it, as here.
                 if api == Api::Chat && e.config.reasoning_tokens > 0 {
                     last["usage"]["completion_tokens_details"] = json!({"reasoning_tokens": 0});
+                }
+                // vLLM 0.32 with --enable-prompt-tokens-details
+                // (tests/fixtures/servers/vllm-0.32.0/prompt_details_stream*.sse).
+                if e.config.prompt_tokens_details {
+                    last["usage"]["prompt_tokens_details"] = json!({"cached_tokens": cached});
                 }
                 let _ = tx.send(Ok(Event::default().data(last.to_string()))).await;
             }

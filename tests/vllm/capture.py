@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Captures real vLLM HTTP exchanges as test fixtures.
 
-    python capture.py OUT_DIR PLAIN_PORT REASONING_PORT [--model tiny-llama] [--seed N]
+    python capture.py OUT_DIR PLAIN_PORT REASONING_PORT [--details-port PORT] [--model tiny-llama] [--seed N]
 
 PLAIN_PORT: a server started by serve.sh with its defaults and no request
 served yet (the first capture is the idle /metrics); REASONING_PORT: one
-started with `--reasoning-parser deepseek_r1`. Standard library only.
+started with `--reasoning-parser deepseek_r1`; --details-port: one started
+with `--max-model-len 4096 --enable-prompt-tokens-details` (each answer's
+usage then says the prompt tokens found in the prefix cache). Standard
+library only.
 Each response body is written byte for byte (chunked transfer decoded, as a
 client reads it) to OUT_DIR/NAME.EXT, and OUT_DIR/index.json lists for each
 the server, method, path, request body, status line and content-type.
@@ -42,6 +45,7 @@ def main():
     ap.add_argument("out_dir")
     ap.add_argument("plain_port", type=int)
     ap.add_argument("reasoning_port", type=int)
+    ap.add_argument("--details-port", type=int, default=None)
     ap.add_argument("--model", default="tiny-llama")
     ap.add_argument("--seed", type=int, default=1, help="the sampling seed of every request")
     ap.add_argument("--only", action="append", default=[],
@@ -87,6 +91,16 @@ def main():
         ("chat_reasoning.json", a.reasoning_port, "POST", "/v1/chat/completions",
          {"model": m, "messages": chat, "max_tokens": 8, **sample}),
     ]
+    if a.details_port is not None:
+        # As sitegen's session turns ask: usage on every chunk. The same
+        # prompt twice: the second finds its first 2 blocks of 128 cached.
+        continuous = {"include_usage": True, "continuous_usage_stats": True}
+        turn = {"model": m, "prompt": words(300), "max_tokens": 4, **sample,
+                "stream": True, "stream_options": continuous}
+        plan += [
+            ("prompt_details_stream.sse", a.details_port, "POST", "/v1/completions", turn),
+            ("prompt_details_stream_repeat.sse", a.details_port, "POST", "/v1/completions", turn),
+        ]
     index = []
     if a.only:
         with open(os.path.join(a.out_dir, "index.json")) as f:
@@ -96,7 +110,7 @@ def main():
         status, ctype, raw = exchange(port, method, path, body)
         with open(os.path.join(a.out_dir, name), "wb") as f:
             f.write(raw)
-        server = "plain" if port == a.plain_port else "reasoning"
+        server = {a.plain_port: "plain", a.reasoning_port: "reasoning"}.get(port, "details")
         index.append({"file": name, "server": server, "method": method, "path": path,
                       "request": body, "status_line": status, "content_type": ctype})
         print(f"{name}: {status}, {ctype}, {len(raw)} bytes")
