@@ -133,6 +133,57 @@ const LATENCY_DEFINITION: &str = "AIPerf's percentiles over the requests that co
      tbt_ms, where a chunk of several tokens counts once, not once per token; request_latency \
      → e2e_ms; output tokens as AIPerf's tokenizer counted them";
 
+/// Refuses a replay of multi-turn sessions or of a trace: AIPerf's
+/// `multi_turn` and `mooncake_trace` datasets (`input_config.input.
+/// custom_dataset_type` in 0.8, `input_config.datasets[].format` later) and
+/// synthetic conversations of more than one turn. Their prompts grow turn
+/// by turn and are found in the prefix cache, so the summary is not a
+/// decode cell at one context, and it gives no figure per turn for a
+/// sessions window (docs/data-format.md, "Sessions").
+pub(crate) fn refuse_sessions(root: &At) -> anyhow::Result<()> {
+    let mut kinds: Vec<(String, &str)> = Vec::new();
+    if let Some(kind) = root.str_at("input_config.input.custom_dataset_type") {
+        kinds.push(("input_config.input.custom_dataset_type".into(), kind));
+    }
+    for (i, d) in root
+        .child("input_config.datasets")
+        .map(|d| d.elements())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        if let Some(kind) = d.str_at("format") {
+            kinds.push((format!("input_config.datasets.{i}.format"), kind));
+        }
+    }
+    for (field, kind) in kinds {
+        if matches!(kind, "multi_turn" | "mooncake_trace") {
+            return Err(root.error(format!(
+                "{field} is {kind:?}: a replay of multi-turn sessions (each turn resends a growing history, \
+                 found in the prefix cache), not a decode cell at one context; AIPerf's summary gives no \
+                 figure per turn, so it is not imported (sitegen run --sessions measures sessions)"
+            )));
+        }
+    }
+    for path in [
+        "input_config.input.conversation.turn.mean",
+        "input_config.conversation.turn.mean",
+    ] {
+        if let Some((parent, key)) = path.rsplit_once('.')
+            && let Some(at) = root.child(parent)
+            && let Some(turns) = at.opt_f64(key)?
+            && turns > 1.0
+        {
+            return Err(root.error(format!(
+                "{path} is {turns}: synthetic conversations of several turns (each resends a growing \
+                 history), not a decode cell at one context; AIPerf's summary gives no figure per turn, \
+                 so it is not imported (sitegen run --sessions measures sessions)"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The requests kept in flight, from the profiling phase's load settings.
 pub(crate) fn concurrency(root: &At, layout: &str) -> anyhow::Result<u32> {
     let phases = root
@@ -194,6 +245,7 @@ pub fn parse_files(files: &[(PathBuf, String)], given: &super::Given) -> anyhow:
         if !value.is_object() {
             return Err(root.error("expected AIPerf's profile export (a JSON object)"));
         }
+        refuse_sessions(&root)?;
         if super::genai_perf::looks_like(&value) {
             anyhow::bail!(
                 "{}: a GenAI-Perf export (AIPerf's predecessor), not AIPerf's: import it as genai-perf",

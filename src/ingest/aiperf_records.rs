@@ -305,6 +305,7 @@ pub fn parse(file: &Path, text: &str) -> anyhow::Result<Imported> {
             root.keys()
         )));
     }
+    super::aiperf::refuse_sessions(&root)?;
     let aiperf_layout = super::aiperf::layout(&summary);
     let concurrency = super::aiperf::concurrency(&root, &aiperf_layout)?;
     let mismatch = |what: &str, ours: f64, theirs: f64| {

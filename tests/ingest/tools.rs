@@ -135,7 +135,9 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
         ("aiperf/emulated-aiperf-0.13.0-c16-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
         ("aiperf/emulated-aiperf-0.13.0-c4-profile_export_aiperf.csv", "aiperf", Refused("AIPerf's CSV export records neither the concurrency nor the model")),
-        ("aiperf/qwen36-aiperf-0.10.0-agent-multiturn-file-c2-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
+        // Multi-turn replays were once read as a decode cell at their mean prompt.
+        ("aiperf/qwen36-aiperf-0.10.0-agent-multiturn-file-c2-profile_export_aiperf.json", "aiperf", Refused("input_config.datasets.0.format is \"multi_turn\": a replay of multi-turn sessions")),
+        ("aiperf/anyscale-aiperf-0.8.0-agentic-mooncake-trace-c64-profile_export_aiperf.json", "aiperf", Refused("input_config.input.custom_dataset_type is \"mooncake_trace\": a replay of multi-turn sessions")),
         ("aiperf/qwen36-aiperf-0.10.0-agent-multiturn-file-c2-profile_export_aiperf.csv", "aiperf", Refused("AIPerf's CSV export records neither the concurrency nor the model")),
         ("gpu-summary/wellflat-gpt-oss-20b-c1-gpu-telemetry-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
         ("gpu-summary/aiperf-fork-plot-fixture-qwen-c1-profile_export_aiperf.json", "aiperf", Imports(&[GPU, COUNT, ENGINE])),
