@@ -30,6 +30,8 @@ struct Tools {
     python: PathBuf,
     /// The server with vLLM's defaults (prefix caching on), a reasoning parser.
     main: Mutex<Option<Server>>,
+    /// A small KV cache and no prefix cache, for the two tests that use it.
+    small: Mutex<Option<Server>>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -54,8 +56,16 @@ fn main() -> std::process::ExitCode {
                 a_refused_prompt_and_a_capped_request_show_the_server_s_words,
             ),
             (
+                "sessions_find_their_history_in_vllm_s_cache_and_its_counters_agree",
+                sessions_find_their_history_in_vllm_s_cache_and_its_counters_agree,
+            ),
+            (
                 "a_small_kv_cache_is_over_capacity_before_any_request_and_never_valid_when_queued",
                 a_small_kv_cache_is_over_capacity_before_any_request_and_never_valid_when_queued,
+            ),
+            (
+                "without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_so",
+                without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_so,
             ),
         ],
     )
@@ -89,6 +99,7 @@ fn tools() -> Result<Tools, String> {
     Ok(Tools {
         python,
         main: Mutex::new(None),
+        small: Mutex::new(None),
     })
 }
 
@@ -182,6 +193,197 @@ fn main_server(tools: &Tools) -> std::sync::MutexGuard<'_, Option<Server>> {
         ]));
     }
     guard
+}
+
+/// The small server, started on first use: 16 KV blocks of 128, at most 4
+/// sequences, a 1,024-token window, and no prefix cache (which no test of
+/// its statuses depends on); each answer's usage says its cached tokens.
+fn small_server(tools: &Tools) -> std::sync::MutexGuard<'_, Option<Server>> {
+    let mut guard = tools.small.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.is_none() {
+        *guard = Some(serve(&[
+            "--max-model-len",
+            "1024",
+            // 2,048 bytes a token for this model: 16 blocks of 128.
+            "--kv-cache-memory-bytes",
+            &(16 * 128 * 2048).to_string(),
+            "--max-num-seqs",
+            "4",
+            "--no-enable-prefix-caching",
+            "--enable-prompt-tokens-details",
+        ]));
+    }
+    guard
+}
+
+/// vLLM's own count of prompt tokens found in its prefix cache.
+fn prefix_cache_hits(url: &str) -> f64 {
+    let text = common::http_get(&format!("{url}/metrics"))
+        .unwrap()
+        .text()
+        .unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("vllm:prefix_cache_hits_total"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// The measure of what agents do: later turns well under a cold
+/// prompt of their context, and the cached share the answers' usage says
+/// agreeing with vLLM's own counter over the window within 2%; the
+/// counter read by this test around the whole run holds the windows' hits
+/// and the second window's warm-up of the shared prefix, nothing else.
+fn sessions_find_their_history_in_vllm_s_cache_and_its_counters_agree(tools: &Tools) {
+    let server = main_server(tools);
+    let server = server.as_ref().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    // A long shared prefix: a later turn computes a small part of its context.
+    let mut args = SESSIONS;
+    args[3] = "1024";
+    let before = prefix_cache_hits(&server.url);
+    let (said, run) = sitegen_run(&server.url, &data, "sessions", &args);
+    let grown = prefix_cache_hits(&server.url) - before;
+    eprintln!("{said}");
+    assert!(run.cells.is_empty(), "--sessions-only");
+    assert_eq!(run.sessions.len(), 2);
+    let mut windows_hits = 0;
+    for w in &run.sessions {
+        let s = w.sessions;
+        assert_eq!(w.status, Status::Valid, "x{s}: {:?}", w.reason);
+        assert_eq!(
+            w.cached_tokens_from.as_deref(),
+            Some("usage.prompt_tokens_details.cached_tokens")
+        );
+        let counters = w.server_cache.as_ref().expect("vLLM's counters");
+        assert_eq!(counters.counter, "vllm:prefix_cache_hits_total");
+        let (usage, counted) = (
+            w.reported_cached_share().unwrap(),
+            counters.share().unwrap(),
+        );
+        eprintln!(
+            "x{s}: cached share {usage:.4} by the answers, {counted:.4} by the counter ({} of {})",
+            counters.cached_tokens, counters.looked_up_tokens
+        );
+        assert!(
+            (usage - counted).abs() <= 0.02 * counted,
+            "x{s}: {usage} against {counted}"
+        );
+        assert!(
+            counted > 0.5,
+            "x{s}: most of every turn's prompt is history"
+        );
+        windows_hits += counters.cached_tokens;
+        let later: Vec<_> = w
+            .depths
+            .iter()
+            .filter(|d| d.turn >= 2 && d.ttft_ms.is_some())
+            .collect();
+        assert!(!later.is_empty(), "x{s}: no later turn in the window");
+        for d in later {
+            let (ttft, cold) = (d.ttft_median_ms().unwrap(), d.cold_ttft_ms.unwrap());
+            eprintln!(
+                "x{s} turn {} at {}: TTFT {ttft:.0} ms, cold {cold:.0} ms",
+                d.turn, d.context_tokens
+            );
+            assert!(
+                ttft < cold / 2.0,
+                "x{s} turn {}: {ttft} ms against cold {cold} ms",
+                d.turn
+            );
+        }
+    }
+    // The cold prompts found nothing; the first window's warm-up found
+    // nothing (the prefix was new), the second's the prefix's 8 blocks.
+    let extra = grown - windows_hits as f64;
+    assert!(
+        (0.0..=1024.0).contains(&extra),
+        "{grown} hits in all, {windows_hits} in the windows"
+    );
+}
+
+/// A sessions workload small enough for either server: 4 turns from 384
+/// to 864 tokens (a 256-token prefix; the main server's test sets 1,024),
+/// 1 and 2 sessions.
+const SESSIONS: [&str; 13] = [
+    "--sessions",
+    "1,2",
+    "--session-prefix",
+    "256",
+    "--session-user",
+    "128",
+    "--session-answer",
+    "32",
+    "--session-turns",
+    "4",
+    "--duration",
+    "8s",
+    "--sessions-only",
+];
+
+/// `--no-enable-prefix-caching`: every turn computes its whole history, so
+/// a later turn costs what a cold prompt of its context does, the server
+/// says it found nothing, and the run page says there was no benefit.
+fn without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_so(tools: &Tools) {
+    let _serial = tools.main.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = small_server(tools);
+    let server = guard.as_ref().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let mut args = SESSIONS;
+    args[1] = "1";
+    let (said, run) = sitegen_run(&server.url, &data, "no-cache", &args);
+    eprintln!("{said}");
+    let w = &run.sessions[0];
+    assert_eq!(w.status, Status::Valid, "{:?}", w.reason);
+    let said_cached: u64 = w.depths.iter().filter_map(|d| d.cached_tokens).sum();
+    assert_eq!(said_cached, 0, "no prefix cache, nothing found in it");
+    // Each cold prompt is one request on a busy 2-core machine (±30% seen):
+    // every later turn is far above the cached ~0.2x, and their median
+    // about a cold prompt.
+    let mut ratios = Vec::new();
+    for d in w
+        .depths
+        .iter()
+        .filter(|d| d.turn >= 2 && d.ttft_ms.is_some())
+    {
+        let (ttft, cold) = (d.ttft_median_ms().unwrap(), d.cold_ttft_ms.unwrap());
+        eprintln!(
+            "turn {} at {}: TTFT {ttft:.0} ms, cold {cold:.0} ms",
+            d.turn, d.context_tokens
+        );
+        assert!(
+            ttft > 0.5 * cold,
+            "turn {}: {ttft} ms against cold {cold} ms",
+            d.turn
+        );
+        ratios.push(ttft / cold);
+    }
+    ratios.sort_by(f64::total_cmp);
+    assert!(!ratios.is_empty());
+    assert!(
+        ratios[(ratios.len() - 1) / 2] >= 0.8,
+        "TTFT / cold: {ratios:?}"
+    );
+    let out = common::sitegen(
+        &[
+            "build",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            tmp.path().join("site").to_str().unwrap(),
+        ],
+        tmp.path(),
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let page = std::fs::read_to_string(tmp.path().join("site/runs/no-cache/index.html")).unwrap();
+    assert!(
+        page.contains("1 session: no cache benefit: turn "),
+        "the page says so"
+    );
+    assert!(page.contains("found 0% of the prompt tokens in its cache"));
+    // The last user of the small server stops it.
+    guard.take();
 }
 
 /// `sitegen run` against `url` into `data/<id>`: what it printed, and the
@@ -595,15 +797,8 @@ fn a_small_kv_cache_is_over_capacity_before_any_request_and_never_valid_when_que
     // One test at a time: the shared server stays up, idle (both engines
     // use core 0: vLLM pins its worker there).
     let _serial = tools.main.lock().unwrap_or_else(|e| e.into_inner());
-    let server = serve(&[
-        "--max-model-len",
-        "1024",
-        // 2,048 bytes a token for this model: 16 blocks of 128.
-        "--kv-cache-memory-bytes",
-        &(16 * 128 * 2048).to_string(),
-        "--max-num-seqs",
-        "4",
-    ]);
+    let server = small_server(tools);
+    let server = server.as_ref().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
     let (stderr, run) = sitegen_run(
@@ -678,5 +873,4 @@ fn a_small_kv_cache_is_over_capacity_before_any_request_and_never_valid_when_que
         four.status,
         four.reason
     );
-    drop(server);
 }

@@ -57,14 +57,14 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
-    // A run without a cell or a paced point (a run that failed before
-    // measuring) has nothing to show: left out, and said.
+    // A run without a cell, a paced point or a sessions window (a run that
+    // failed before measuring) has nothing to show: left out, and said.
     let mut left_out = Vec::new();
     runs.retain(|r| {
-        let empty = r.cells.is_empty() && r.paced.is_empty();
+        let empty = r.cells.is_empty() && r.paced.is_empty() && r.sessions.is_empty();
         if empty {
             left_out.push(format!(
-                "run {}: left out of the site: it has no cell and no paced point (delete {} or measure it)",
+                "run {}: left out of the site: it has no cell, paced point or sessions window (delete {} or measure it)",
                 r.id,
                 data_dir.join(&r.id).display()
             ));

@@ -95,7 +95,10 @@ pub(crate) fn render_site(
                 regression: j.verdict == crate::judge::change::Verdict::Regression,
             }
         });
-        page = page.with_capacity(run, slo).with_paced(run, slo)?;
+        page = page
+            .with_capacity(run, slo)
+            .with_paced(run, slo)?
+            .with_sessions(run, slo)?;
         let price = crate::compare::cost::price_for(prices, run);
         if let Some(p) = price {
             page = page.with_cost(run, p);
@@ -135,6 +138,9 @@ pub(crate) fn render_site(
         )?;
         if let Some(csv) = export::paced::paced_csv(run) {
             add(format!("{dir}paced.csv"), csv.into_bytes())?;
+        }
+        if let Some(csv) = export::sessions::sessions_csv(run) {
+            add(format!("{dir}sessions.csv"), csv.into_bytes())?;
         }
     }
     for c in comparisons {

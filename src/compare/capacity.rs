@@ -211,6 +211,62 @@ pub fn judge_cell<C: LatencyFigures + ?Sized>(cell: &C, tier: &SloTier) -> (Judg
     }
 }
 
+/// Points of one workload in rising load (rates, numbers of sessions)
+/// against a tier: the last that meets it, those below it that do not, the
+/// first above it and what breaks there, whether a percentile behind the
+/// verdict stands on too few requests; or the first point (by index) that
+/// cannot be judged, and the limits it lacks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Along {
+    NotRecorded {
+        index: usize,
+        limits: Vec<Limit>,
+    },
+    Judged {
+        best: Option<usize>,
+        failed_below: Vec<usize>,
+        breaks: Option<(usize, Breach)>,
+        estimate: bool,
+    },
+}
+
+/// `points` (in rising load) against `tier`, each judged by [`judge_cell`].
+pub fn along<C: LatencyFigures>(points: &[&C], tier: &SloTier) -> Along {
+    let judged: Vec<(Judged, Vec<Reading>)> = points.iter().map(|p| judge_cell(*p, tier)).collect();
+    if let Some((index, (Judged::NotRecorded(limits), _))) = judged
+        .iter()
+        .enumerate()
+        .find(|(_, (j, _))| matches!(j, Judged::NotRecorded(_)))
+    {
+        return Along::NotRecorded {
+            index,
+            limits: limits.clone(),
+        };
+    }
+    let best = judged.iter().rposition(|(j, _)| *j == Judged::Meets);
+    let failed_below = best.map_or_else(Vec::new, |b| {
+        (0..b).filter(|&i| judged[i].0 != Judged::Meets).collect()
+    });
+    let above = best.map_or(0, |b| b + 1);
+    let breaks = judged.get(above).map(|(j, _)| match j {
+        Judged::Fails(b) => (above, b[0]),
+        _ => unreachable!("the first point above the last that meets fails"),
+    });
+    let estimate = judged[..(above + 1).min(judged.len())]
+        .iter()
+        .flat_map(|(_, readings)| readings)
+        .any(|r| {
+            r.requests
+                .is_none_or(|k| k < crate::model::slo::min_requests(tier.percentile))
+        });
+    Along::Judged {
+        best,
+        failed_below,
+        breaks,
+        estimate,
+    }
+}
+
 /// A break this far past its bound, or more, at the first level above
 /// capacity is a cliff: the limit was jumped, not crept up to.
 pub const CLIFF: f64 = 2.0;

@@ -13,6 +13,7 @@ pub mod grid;
 pub mod paced;
 pub mod plan;
 pub mod ratio;
+pub mod sessions;
 pub mod setup;
 
 #[cfg(test)]

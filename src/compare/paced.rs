@@ -3,10 +3,10 @@
 //! requested rate whose point meets every limit. Numbers only; the run page
 //! words them.
 
-use crate::compare::capacity::{Breach, Judged, Limit, judge_cell};
+use crate::compare::capacity::{Along, Breach, Limit, along};
 use crate::model::Run;
 use crate::model::paced::PacedPoint;
-use crate::model::slo::{SloTier, min_requests};
+use crate::model::slo::SloTier;
 
 /// The points of one workload and cap, rates ascending.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,49 +90,29 @@ pub struct RateCapacity {
 /// A sweep against a tier: the highest rate within it, as
 /// [`crate::compare::capacity`] judges a concurrency row.
 pub fn capacity(sweep: &Sweep, tier: &SloTier) -> PacedCapacity {
-    let judged: Vec<(f64, Judged, Vec<crate::compare::capacity::Reading>)> = sweep
-        .points
-        .iter()
-        .map(|p| {
-            let (j, r) = judge_cell(*p, tier);
-            (p.load.requested_per_s, j, r)
-        })
-        .collect();
-    if let Some((rate, Judged::NotRecorded(limits), _)) = judged
-        .iter()
-        .find(|(_, j, _)| matches!(j, Judged::NotRecorded(_)))
-    {
-        return PacedCapacity::NotRecorded {
-            limits: limits.clone(),
-            rate: *rate,
-        };
+    let rate = |i: usize| sweep.points[i].load.requested_per_s;
+    match along(&sweep.points, tier) {
+        Along::NotRecorded { index, limits } => PacedCapacity::NotRecorded {
+            limits,
+            rate: rate(index),
+        },
+        Along::Judged {
+            best,
+            failed_below,
+            breaks,
+            estimate,
+        } => {
+            let at = best.map(|b| sweep.points[b]);
+            PacedCapacity::Judged(RateCapacity {
+                max_rate: at.map(|p| p.load.requested_per_s),
+                achieved: at.and_then(|p| p.achieved_per_s),
+                goodput: at.and_then(|p| p.total_tok_per_s),
+                failed_below: failed_below.into_iter().map(rate).collect(),
+                breaks: breaks.map(|(i, b)| (rate(i), b)),
+                estimate,
+            })
+        }
     }
-    let best = judged.iter().rposition(|(_, j, _)| *j == Judged::Meets);
-    let failed_below = best.map_or_else(Vec::new, |b| {
-        judged[..b]
-            .iter()
-            .filter(|(_, j, _)| *j != Judged::Meets)
-            .map(|(r, _, _)| *r)
-            .collect()
-    });
-    let above = best.map_or(0, |b| b + 1);
-    let breaks = judged.get(above).map(|(rate, j, _)| match j {
-        Judged::Fails(b) => (*rate, b[0]),
-        _ => unreachable!("the first rate above the last that meets fails"),
-    });
-    let estimate = judged[..(above + 1).min(judged.len())]
-        .iter()
-        .flat_map(|(_, _, readings)| readings)
-        .any(|r| r.requests.is_none_or(|k| k < min_requests(tier.percentile)));
-    let at = best.map(|b| sweep.points[b]);
-    PacedCapacity::Judged(RateCapacity {
-        max_rate: at.map(|p| p.load.requested_per_s),
-        achieved: at.and_then(|p| p.achieved_per_s),
-        goodput: at.and_then(|p| p.total_tok_per_s),
-        failed_below,
-        breaks,
-        estimate,
-    })
 }
 
 #[cfg(test)]

@@ -6,3 +6,4 @@ pub mod csv;
 pub mod json;
 pub mod llmd_report;
 pub mod paced;
+pub mod sessions;

@@ -17,6 +17,7 @@ pub mod markdown;
 pub mod paced;
 pub mod run_page;
 pub(crate) mod series_page;
+pub mod sessions;
 
 use anyhow::Context;
 use askama::Template;

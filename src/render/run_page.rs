@@ -77,6 +77,8 @@ pub struct RunPage {
     pub capacity_mark: Option<String>,
     /// Points measured at a paced request rate (`with_paced`).
     pub paced: Option<super::paced::PacedSection>,
+    /// Sessions windows (`with_sessions`).
+    pub sessions: Option<super::sessions::SessionsSection>,
 }
 
 /// A run's place in its series: a link, and how it compares with the
@@ -498,6 +500,7 @@ impl RunPage {
             capacity: None,
             capacity_mark: None,
             paced: None,
+            sessions: None,
             gpus: run.meta.hardware.gpu_count,
             total_column: columns
                 .iter()
@@ -571,6 +574,16 @@ impl RunPage {
         slo: &crate::model::slo::SloFile,
     ) -> Result<Self, ChartError> {
         self.paced = super::paced::section(run, slo)?;
+        Ok(self)
+    }
+
+    /// The "Sessions" section, when the run has sessions windows.
+    pub(crate) fn with_sessions(
+        mut self,
+        run: &Run,
+        slo: &crate::model::slo::SloFile,
+    ) -> Result<Self, ChartError> {
+        self.sessions = super::sessions::section(run, slo)?;
         Ok(self)
     }
 
