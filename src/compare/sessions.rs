@@ -186,6 +186,78 @@ pub fn capacity(sweep: &SessionSweep, tier: &SloTier) -> SessionCapacity {
     }
 }
 
+/// Two runs' sessions of one workload side by side: at the most sessions
+/// both measured with figures, the deepest turn both reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionPair<'a> {
+    pub workload: SessionWorkload,
+    pub sessions: u32,
+    pub a: (&'a SessionWindow, &'a SessionDepth),
+    pub b: (&'a SessionWindow, &'a SessionDepth),
+}
+
+impl SessionPair<'_> {
+    /// B's median TTFT over A's at that depth.
+    pub fn ttft_ratio(&self) -> Option<f64> {
+        let (a, b) = (self.a.1.ttft_median_ms()?, self.b.1.ttft_median_ms()?);
+        (a > 0.0).then(|| b / a)
+    }
+}
+
+/// What two runs' sessions allow: pairs per shared workload, or that both
+/// measured sessions of different workloads (nothing to set side by side).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Paired<'a> {
+    None,
+    DifferentWorkloads,
+    Pairs(Vec<SessionPair<'a>>),
+}
+
+pub fn pair<'a>(a: &'a Run, b: &'a Run) -> Paired<'a> {
+    if a.sessions.is_empty() || b.sessions.is_empty() {
+        return Paired::None;
+    }
+    let mut pairs = Vec::new();
+    for sa in sweeps(a) {
+        let Some(sb) = sweeps(b).into_iter().find(|s| s.workload == sa.workload) else {
+            continue;
+        };
+        let measured = |w: &SessionWindow| w.status.has_figures();
+        let at = sa
+            .windows
+            .iter()
+            .rev()
+            .filter(|w| measured(w))
+            .find_map(|wa| {
+                let wb = sb
+                    .windows
+                    .iter()
+                    .find(|w| w.sessions == wa.sessions && measured(w))?;
+                let deepest = wa.depths.iter().rev().find_map(|da| {
+                    let db = wb
+                        .depths
+                        .iter()
+                        .find(|d| d.turn == da.turn && d.ttft_ms.is_some())?;
+                    da.ttft_ms.is_some().then_some((da, db))
+                })?;
+                Some((*wa, *wb, deepest))
+            });
+        if let Some((wa, wb, (da, db))) = at {
+            pairs.push(SessionPair {
+                workload: sa.workload,
+                sessions: wa.sessions,
+                a: (wa, da),
+                b: (wb, db),
+            });
+        }
+    }
+    if pairs.is_empty() {
+        Paired::DifferentWorkloads
+    } else {
+        Paired::Pairs(pairs)
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -303,6 +375,38 @@ pub(crate) mod tests {
             d.cold_ttft_ms = None;
         }
         assert!(benefit(&cold_less).is_none());
+    }
+
+    #[test]
+    fn two_runs_pair_at_the_most_sessions_both_measured_and_the_deepest_turn_both_reached() {
+        let three = [
+            (300.0, 400.0, 1024, 1280),
+            (100.0, 500.0, 1280, 1600),
+            (150.0, 600.0, 1536, 1920),
+        ];
+        let a = run(vec![
+            window(1, &three, 500.0, 30),
+            window(4, &three, 900.0, 30),
+        ]);
+        let mut b4 = window(4, &three[..2], 900.0, 30);
+        b4.depths[1].ttft_ms = Some(q(50.0, 60.0, 10));
+        let mut b16 = window(16, &three, 900.0, 30);
+        b16.status = Status::Error;
+        b16.reason = Some(crate::model::reason::Reason::of(
+            crate::model::reason::Part::NoToken,
+        ));
+        let b = run(vec![window(1, &three, 500.0, 30), b4, b16]);
+        let Paired::Pairs(pairs) = pair(&a, &b) else {
+            panic!("a shared workload");
+        };
+        assert_eq!(pairs.len(), 1);
+        // 16 sessions failed in B: 4 is the most both measured; B reached turn 2.
+        assert_eq!((pairs[0].sessions, pairs[0].a.1.turn), (4, 2));
+        assert_eq!(pairs[0].ttft_ratio(), Some(0.5));
+        let mut other = window(1, &three, 500.0, 30);
+        other.workload.user_tokens_per_turn = 512;
+        assert_eq!(pair(&a, &run(vec![other])), Paired::DifferentWorkloads);
+        assert_eq!(pair(&a, &run(vec![])), Paired::None);
     }
 
     #[test]

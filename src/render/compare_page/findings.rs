@@ -420,6 +420,62 @@ pub(super) fn best_findings(
 /// One line per tier: how many requests each run serves within it, context
 /// by context where both can be judged, with b's capacity over a's; or who
 /// does not state the percentile.
+/// Which run keeps agents fast: per workload both ran, B's TTFT at the
+/// deepest turn both reached with the most sessions both measured, over A's,
+/// with the cold prompts, the cache's share and tok/s beside.
+pub(super) fn sessions_findings(a: &Run, b: &Run) -> Vec<Finding> {
+    use crate::compare::sessions::{Paired, cache_share, pair};
+    use crate::render::capacity::ms;
+    let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    match pair(a, b) {
+        Paired::None => Vec::new(),
+        Paired::DifferentWorkloads => vec![Finding {
+            label: "Sessions".into(),
+            figure: None,
+            text: "Not compared: both runs measured sessions, of different workloads.".into(),
+        }],
+        Paired::Pairs(pairs) => pairs
+            .iter()
+            .map(|p| {
+                let (wa, da) = p.a;
+                let (wb, db) = p.b;
+                let cold = match (da.cold_ttft_ms, db.cold_ttft_ms) {
+                    (Some(x), Some(y)) => format!("; a cold prompt: {} and {}", ms(y), ms(x)),
+                    _ => String::new(),
+                };
+                let cached = match (cache_share(wa), cache_share(wb)) {
+                    (Some(x), Some(y)) => format!(
+                        "; cached share of the prompts {} and {}",
+                        format::share(y.share()),
+                        format::share(x.share())
+                    ),
+                    _ => String::new(),
+                };
+                let tok = match (wa.total_tok_per_s, wb.total_tok_per_s) {
+                    (Some(x), Some(y)) => format!(
+                        "; {} and {} tok/s in all",
+                        format::tok_per_s(y),
+                        format::tok_per_s(x)
+                    ),
+                    _ => String::new(),
+                };
+                Finding {
+                    label: "Sessions".into(),
+                    figure: p.ttft_ratio().map(format::ratio),
+                    text: format!(
+                        "{bn}'s TTFT over {an}'s with {} ({}), at turn {}: {} against {} ({bn} first){cold}{cached}{tok}.",
+                        format::counted(p.sessions as usize, "session"),
+                        crate::render::sessions::workload_words(&p.workload),
+                        da.turn,
+                        ms(db.ttft_median_ms().unwrap_or_default()),
+                        ms(da.ttft_median_ms().unwrap_or_default()),
+                    ),
+                }
+            })
+            .collect(),
+    }
+}
+
 pub(super) fn capacity_findings(
     a: &Run,
     b: &Run,
@@ -488,4 +544,28 @@ pub(super) fn capacity_findings(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod sessions_tests {
+    use super::sessions_findings;
+    use crate::compare::sessions::tests::{run, window};
+
+    #[test]
+    fn a_sessions_finding_sets_b_s_ttft_over_a_s_at_the_deepest_shared_turn() {
+        let d = [(300.0, 400.0, 1024, 1280), (100.0, 500.0, 1280, 1600)];
+        let slower = [(300.0, 400.0, 1024, 1280), (250.0, 500.0, 1280, 1600)];
+        let mut a = run(vec![window(4, &d, 500.0, 30)]);
+        a.meta.model = "GLM".into();
+        let mut b = run(vec![window(4, &slower, 500.0, 30)]);
+        b.meta.model = "Step".into();
+        let f = sessions_findings(&a, &b);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].figure.as_deref(), Some("2.50×"));
+        assert_eq!(
+            f[0].text,
+            "Step's TTFT over GLM's with 4 sessions (a 1,024-token shared prefix, 256 user and 64 answer tokens a turn, up to 3 turns), at turn 2: 250 ms against 100 ms (Step first); a cold prompt: 500 ms and 500 ms; cached share of the prompts 80% and 80%; 400.0 and 400.0 tok/s in all."
+        );
+        assert!(sessions_findings(&a, &run(vec![])).is_empty());
+    }
 }

@@ -136,7 +136,8 @@ impl ComparePage {
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         let named = compare_words::named_runs(&members);
         for (group, b) in self.findings.pairs.iter_mut().zip(&named[1..]) {
-            let lines = findings::capacity_findings(&named[0], b, slo);
+            let mut lines = findings::capacity_findings(&named[0], b, slo);
+            lines.extend(findings::sessions_findings(&named[0], b));
             group.items.splice(0..0, lines);
         }
         self
