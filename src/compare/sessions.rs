@@ -187,7 +187,7 @@ pub fn capacity(sweep: &SessionSweep, tier: &SloTier) -> SessionCapacity {
 }
 
 /// Two runs' sessions of one workload side by side: at the most sessions
-/// both measured with figures, the deepest turn both reached.
+/// both measured validly, the deepest turn both reached.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionPair<'a> {
     pub workload: SessionWorkload,
@@ -222,7 +222,8 @@ pub fn pair<'a>(a: &'a Run, b: &'a Run) -> Paired<'a> {
         let Some(sb) = sweeps(b).into_iter().find(|s| s.workload == sa.workload) else {
             continue;
         };
-        let measured = |w: &SessionWindow| w.status.has_figures();
+        // Valid windows only: a queued one is not a clean measurement.
+        let measured = |w: &SessionWindow| w.status == Status::Valid;
         let at = sa
             .windows
             .iter()

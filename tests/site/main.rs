@@ -17,4 +17,5 @@ mod many_runs;
 mod paced_pages;
 mod run_pages;
 mod series_pages;
+mod sessions_pages;
 mod telemetry_pages;

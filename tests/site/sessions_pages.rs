@@ -1,0 +1,138 @@
+//! Sessions on the run page and in comparisons, from a real run: `sitegen
+//! run --sessions` against real vLLM 0.32 on this machine's CPU
+//! (tests/fixtures/servers/vllm-0.32.0/SOURCES.md). Every sentence is held
+//! to the window it summarises.
+
+use crate::common;
+
+use crate::common::html::{sel, text};
+use scraper::Html;
+use sitegen::model::Status;
+
+const RUN: &str = "tiny-llama-vllm-sessions";
+
+fn real_run(to: &std::path::Path, id: &str) {
+    let from = common::repo()
+        .join("tests/fixtures/servers/vllm-0.32.0/sessions-run")
+        .join(RUN);
+    for entry in walkdir::WalkDir::new(&from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&from).unwrap();
+        let target = to.join(id).join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_sessions_run_has_its_section_each_sentence_true_of_its_window() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    real_run(&data, RUN);
+    let run = sitegen::store::load_run(&data.join(RUN)).unwrap();
+    assert!(run.cells.is_empty() && run.sessions.len() == 4);
+    let site = tmp.path().join("site");
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
+    let html = std::fs::read_to_string(site.join(format!("runs/{RUN}/index.html"))).unwrap();
+    let page = Html::parse_document(&html);
+    assert_eq!(page.select(&sel("nav.toc a[href='#sessions']")).count(), 1);
+    let findings: Vec<String> = page
+        .select(&sel("#sessions ul.findings li"))
+        .map(text)
+        .collect();
+    assert_eq!(findings.len(), run.sessions.len());
+    for (said, w) in findings.iter().zip(&run.sessions) {
+        let s = w.sessions;
+        assert!(said.starts_with(&format!("{s} session")), "{said}");
+        // The deepest turn with a cold prompt, its ratio, and the counter's share.
+        let b = sitegen::compare::sessions::benefit(w).unwrap();
+        assert!(
+            said.contains(&format!("turn {} (", b.deepest.turn)),
+            "{said}"
+        );
+        assert!(
+            said.contains(&sitegen::model::format::ratio(b.ratio)),
+            "x{s}: {} in {said}",
+            b.ratio
+        );
+        let share = sitegen::compare::sessions::cache_share(w).unwrap();
+        assert!(
+            said.contains(&sitegen::model::format::share(share.share())),
+            "{said}"
+        );
+        assert!(said.contains("vllm:prefix_cache_hits_total"), "{said}");
+        // Every window here found most of its prompts in the cache.
+        assert!(!said.contains("no cache benefit"), "{said}");
+        assert_eq!(
+            said.contains("(Requests queued)"),
+            w.status == Status::RequestsQueued
+        );
+    }
+    // A row per window, a row per depth, and the chart.
+    assert_eq!(page.select(&sel("#sessions table.sessions")).count(), 2);
+    let depth_rows = page
+        .select(&sel("#sessions table.sessions"))
+        .nth(1)
+        .unwrap()
+        .select(&sel("tbody tr"))
+        .count();
+    assert_eq!(
+        depth_rows,
+        run.sessions.iter().map(|w| w.depths.len()).sum::<usize>()
+    );
+    assert_eq!(
+        page.select(&sel("#sessions figure svg")).count(),
+        2,
+        "wide and narrow"
+    );
+    // The downloads: sessions.csv a row per depth, data.json the windows.
+    let csv = std::fs::read_to_string(site.join(format!("runs/{RUN}/sessions.csv"))).unwrap();
+    assert_eq!(csv.lines().count(), 1 + depth_rows);
+    let json: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(site.join(format!("runs/{RUN}/data.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(json["sessions"].as_array().unwrap().len(), 4);
+    assert!(html.contains("href=\"sessions.csv\""));
+}
+
+/// Two runs of one workload compared: the finding sets one's TTFT over the
+/// other's at the deepest turn both reached with the most sessions both ran.
+#[test]
+fn a_comparison_of_two_sessions_runs_says_whose_turns_come_sooner() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    real_run(&data, "first");
+    real_run(&data, "second");
+    // The second run, with its 4-session window's turn 8 twice as slow.
+    let file = data.join("second/sessions/sessions-p00001024-u000256-a00064-s0004.json");
+    let mut w: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let depth = &mut w["depths"][7];
+    assert_eq!(depth["turn"], 8);
+    let p50 = depth["ttft_ms"]["p50"].as_f64().unwrap();
+    depth["ttft_ms"]["p50"] = (2.0 * p50).into();
+    std::fs::write(&file, serde_json::to_string_pretty(&w).unwrap()).unwrap();
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "First vs second", "runs": ["first", "second"]}]}"#,
+    )
+    .unwrap();
+    let site = tmp.path().join("site");
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
+    let compare = site.join("compare/first--second/index.html");
+    let page = Html::parse_document(&std::fs::read_to_string(compare).unwrap());
+    let said: Vec<String> = page
+        .select(&sel("#findings dl.findings-list > div"))
+        .map(text)
+        .filter(|t| t.starts_with("Sessions"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    // 8 sessions were Requests queued in both: 4 is the most both measured validly.
+    assert!(said[0].contains("2.00×"), "{}", said[0]);
+    assert!(said[0].contains("with 4 sessions"), "{}", said[0]);
+    assert!(said[0].contains("at turn 8"), "{}", said[0]);
+}
