@@ -354,3 +354,64 @@ fn p_value(p: f64) -> String {
         format!("{p:.3}")
     }
 }
+
+/// What broke at a load above capacity, briefly: the status, or the limit
+/// with its value and bound ("p99 TTFT 2,352 ms > 2,000 ms").
+pub fn breach_words(b: Breach, tier: &SloTier) -> String {
+    match b {
+        Breach::Status(s) => s.label().to_string(),
+        Breach::Over {
+            limit,
+            value,
+            bound,
+        } => format!(
+            "{} {} > {}",
+            limit_name(limit, tier.percentile),
+            ms(value),
+            ms(bound)
+        ),
+    }
+}
+
+/// A sweep of rising load against a tier, in one sentence after `head`
+/// (`compare::capacity::along`'s verdict, each load already in words):
+/// "up to 4 sessions at once (…); then at 16: p99 TTFT … > …; not monotone:
+/// 2 sessions did not meet it." `noun` names a load ("rate"), `few` what a
+/// percentile from too few stands on.
+#[allow(clippy::too_many_arguments)]
+pub fn along_sentence(
+    head: &str,
+    tier: &SloTier,
+    noun: &str,
+    within: Option<String>,
+    breaks: Option<(String, Breach)>,
+    failed_below: &[String],
+    estimate: bool,
+    few: &str,
+) -> String {
+    let found = within.is_some();
+    let within = within.unwrap_or_else(|| format!("no {noun} measured met it"));
+    let then = match breaks {
+        None => format!("; every {noun} measured met it"),
+        Some((at, breach)) => {
+            let lead = if found { "then" } else { "already" };
+            format!("; {lead} at {at}: {}", breach_words(breach, tier))
+        }
+    };
+    let below = match failed_below {
+        [] => String::new(),
+        loads => format!(
+            "; not monotone: {} did not meet it",
+            format::and_list(loads)
+        ),
+    };
+    let estimate = if estimate {
+        format!(
+            " An estimate: some {} behind it stands on {few}.",
+            percentile_name(tier.percentile)
+        )
+    } else {
+        String::new()
+    };
+    format!("{head}: {within}{then}{below}.{estimate}")
+}

@@ -3,14 +3,14 @@
 //! against per-user speed, and each sweep's capacity in requests a second
 //! within every latency tier. Never mixed into the concurrency matrix.
 
-use crate::compare::capacity::{Breach, Limit};
+use crate::compare::capacity::Limit;
 use crate::compare::paced::{PacedCapacity, Sweep, capacity, sweeps};
 use crate::model::format;
 use crate::model::paced::{Arrivals, PacedPoint};
 use crate::model::slo::{Quantiles, SloFile, SloTier};
 use crate::model::{Run, Status};
 
-use super::capacity::{limit_name, ms, tier_limits};
+use super::capacity::{along_sentence, limit_name, ms, tier_limits};
 use super::charts::ChartError;
 
 /// What the section shows.
@@ -97,59 +97,35 @@ fn capacity_sentence(sweep: &Sweep, tier: &SloTier, found: PacedCapacity) -> Str
             )
         }
         PacedCapacity::Judged(c) => {
-            let within = match c.max_rate {
-                Some(r) => {
-                    let mut figures = Vec::new();
-                    if let Some(a) = c.achieved {
-                        figures.push(format!("{} completed", rate(a)));
-                    }
-                    if let Some(g) = c.goodput {
-                        figures.push(format!("{} tok/s", format::tok_per_s(g)));
-                    }
-                    let figures = match figures.as_slice() {
-                        [] => String::new(),
-                        f => format!(" ({})", f.join(", ")),
-                    };
-                    format!("up to {}{figures}", rate(r))
+            let within = c.max_rate.map(|r| {
+                let mut figures = Vec::new();
+                if let Some(a) = c.achieved {
+                    figures.push(format!("{} completed", rate(a)));
                 }
-                None => "no rate measured met it".into(),
-            };
-            let then = match c.breaks {
-                None => "; every rate measured met it".to_string(),
-                Some((r, breach)) => {
-                    let lead = if c.max_rate.is_some() {
-                        "then"
-                    } else {
-                        "already"
-                    };
-                    format!("; {lead} at {}: {}", rate(r), breach_words(breach, tier))
+                if let Some(g) = c.goodput {
+                    figures.push(format!("{} tok/s", format::tok_per_s(g)));
                 }
-            };
-            let below = match c.failed_below.as_slice() {
-                [] => String::new(),
-                rates => {
-                    let rates: Vec<String> = rates.iter().map(|r| rate(*r)).collect();
-                    format!(
-                        "; not monotone: {} did not meet it",
-                        format::and_list(&rates)
-                    )
-                }
-            };
-            let estimate = if c.estimate {
-                format!(
-                    " An estimate: some {} behind it stands on fewer requests than it needs, or on a number the file does not state.",
-                    super::capacity::percentile_name(tier.percentile)
-                )
-            } else {
-                String::new()
-            };
-            format!("{head}: {within}{then}{below}.{estimate}")
+                let figures = match figures.as_slice() {
+                    [] => String::new(),
+                    f => format!(" ({})", f.join(", ")),
+                };
+                format!("up to {}{figures}", rate(r))
+            });
+            let below: Vec<String> = c.failed_below.iter().map(|r| rate(*r)).collect();
+            along_sentence(
+                &head,
+                tier,
+                "rate",
+                within,
+                c.breaks.map(|(r, b)| (rate(r), b)),
+                &below,
+                c.estimate,
+                "fewer requests than it needs, or on a number the file does not state",
+            )
         }
     }
 }
 
-/// A tier's sentences: one per sweep, or one for all when no sweep has
-/// the figures to be judged (the same sentence repeated says nothing more).
 fn tier_sentences(sweeps: &[Sweep], tier: &SloTier) -> Vec<String> {
     let found: Vec<PacedCapacity> = sweeps.iter().map(|s| capacity(s, tier)).collect();
     if found.iter().any(|c| matches!(c, PacedCapacity::Judged(_))) {
@@ -177,22 +153,6 @@ fn tier_sentences(sweeps: &[Sweep], tier: &SloTier) -> Vec<String> {
         tier_limits(tier),
         format::or_list(&names)
     )]
-}
-
-fn breach_words(b: Breach, tier: &SloTier) -> String {
-    match b {
-        Breach::Status(s) => s.label().to_string(),
-        Breach::Over {
-            limit,
-            value,
-            bound,
-        } => format!(
-            "{} {} > {}",
-            limit_name(limit, tier.percentile),
-            ms(value),
-            ms(bound)
-        ),
-    }
 }
 
 const DASH: &str = format::DASH;

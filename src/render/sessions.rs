@@ -5,7 +5,6 @@
 //! TTFT by context reached beside the cold prompts; every window and depth
 //! in tables.
 
-use crate::compare::capacity::Breach;
 use crate::compare::sessions::{
     CacheSource, SessionCapacity, SessionSweep, benefit, cache_share, capacity, cold_ratio, sweeps,
 };
@@ -14,7 +13,7 @@ use crate::model::sessions::{SessionDepth, SessionWindow, SessionWorkload};
 use crate::model::slo::{SloFile, SloTier};
 use crate::model::{Run, Status};
 
-use super::capacity::{limit_name, ms, tier_limits};
+use super::capacity::{along_sentence, limit_name, ms, tier_limits};
 use super::charts::ChartError;
 
 /// Below this share of prompt tokens found in the cache, the page says the
@@ -155,59 +154,24 @@ fn capacity_sentence(sweep: &SessionSweep, tier: &SloTier, several: bool) -> Str
             breaks,
             estimate,
         } => {
-            let within = match max_sessions {
-                Some(n) => {
-                    let rate = turns_per_s.map_or(String::new(), |r| {
-                        format!(" ({} turns completed a second)", format::rate_per_s(r))
-                    });
-                    format!("up to {} at once{rate}", sessions_words(n))
-                }
-                None => "no number of sessions measured met it".into(),
-            };
-            let then = match breaks {
-                None => "; every number measured met it".to_string(),
-                Some((n, breach)) => {
-                    let lead = if max_sessions.is_some() {
-                        "then"
-                    } else {
-                        "already"
-                    };
-                    format!("; {lead} at {n}: {}", breach_words(breach, tier))
-                }
-            };
-            let below = match failed_below.as_slice() {
-                [] => String::new(),
-                n => format!(
-                    "; not monotone: {} did not meet it",
-                    format::and_list(&n.iter().map(|s| sessions_words(*s)).collect::<Vec<_>>())
-                ),
-            };
-            let estimate = if estimate {
-                format!(
-                    " An estimate: some {} behind it stands on fewer turns than it needs.",
-                    super::capacity::percentile_name(tier.percentile)
-                )
-            } else {
-                String::new()
-            };
-            format!("{head}: {within}{then}{below}.{estimate}")
+            let within = max_sessions.map(|n| {
+                let rate = turns_per_s.map_or(String::new(), |r| {
+                    format!(" ({} turns completed a second)", format::rate_per_s(r))
+                });
+                format!("up to {} at once{rate}", sessions_words(n))
+            });
+            let below: Vec<String> = failed_below.iter().map(|s| sessions_words(*s)).collect();
+            along_sentence(
+                &head,
+                tier,
+                "number of sessions",
+                within,
+                breaks.map(|(n, b)| (n.to_string(), b)),
+                &below,
+                estimate,
+                "fewer turns than it needs",
+            )
         }
-    }
-}
-
-fn breach_words(b: Breach, tier: &SloTier) -> String {
-    match b {
-        Breach::Status(s) => s.label().to_string(),
-        Breach::Over {
-            limit,
-            value,
-            bound,
-        } => format!(
-            "{} {} > {}",
-            limit_name(limit, tier.percentile),
-            ms(value),
-            ms(bound)
-        ),
     }
 }
 
