@@ -33,6 +33,10 @@ fn main() -> ExitCode {
                 "a_second_run_on_the_same_server_measures_a_cold_prefill",
                 a_second_run_on_the_same_server_measures_a_cold_prefill,
             ),
+            (
+                "sessions_find_their_history_in_llama_cpp_s_slot_cache",
+                sessions_find_their_history_in_llama_cpp_s_slot_cache,
+            ),
         ],
     )
 }
@@ -466,4 +470,54 @@ fn a_second_run_on_the_same_server_measures_a_cold_prefill(python: &PathBuf) {
         (0.5..=2.0).contains(&ratio),
         "the second run's prefill took {ratio:.2}x the first's"
     );
+}
+
+/// Sessions on llama.cpp: its slots keep each conversation's prompt, so a
+/// later turn computes what the session added; each answer's usage says
+/// the tokens it reused, and they add up to llama.cpp's own counter.
+#[allow(clippy::ptr_arg)] // the tier harness hands every test a &PathBuf
+fn sessions_find_their_history_in_llama_cpp_s_slot_cache(python: &PathBuf) {
+    let (_tmp, run, stderr) = measure_tiny_model(
+        python,
+        "sessions",
+        &[
+            "--sessions",
+            "1,2",
+            "--session-prefix",
+            "1K",
+            "--session-user",
+            "256",
+            "--session-answer",
+            "32",
+            "--sessions-only",
+        ],
+    );
+    assert!(run.cells.is_empty(), "{stderr}");
+    assert_eq!(run.sessions.len(), 2, "{stderr}");
+    for w in &run.sessions {
+        let s = w.sessions;
+        assert_eq!(w.status, Status::Valid, "x{s}: {:?}", w.reason);
+        let counter = w.server_cache.as_ref().expect("llama.cpp's /metrics");
+        assert_eq!(counter.counter, "llamacpp:prompt_tokens_cached_total");
+        let said: u64 = w.depths.iter().filter_map(|d| d.cached_tokens).sum();
+        let prompts: u64 = w.depths.iter().filter_map(|d| d.prompt_tokens).sum();
+        assert_eq!(
+            (said, prompts),
+            (counter.cached_tokens, counter.looked_up_tokens),
+            "x{s}: the answers' usage against the counter"
+        );
+        assert!(counter.share().unwrap() > 0.5, "x{s}: {counter:?}");
+        for d in w
+            .depths
+            .iter()
+            .filter(|d| d.turn >= 2 && d.ttft_ms.is_some())
+        {
+            let (ttft, cold) = (d.ttft_median_ms().unwrap(), d.cold_ttft_ms.unwrap());
+            assert!(
+                ttft < cold,
+                "x{s} turn {}: {ttft} ms against cold {cold} ms",
+                d.turn
+            );
+        }
+    }
 }
