@@ -1,0 +1,88 @@
+//! The client's cost per output token: `sitegen run` keeping 1, 16, 128 and
+//! 1,024 streams busy against the emulated engine (tests/support), and the
+//! CPU time (user + system) its whole process spent, fixed costs included
+//! (probe, prompt sizing, cold prefill, warm-up, writing), over the output
+//! tokens its window counted.
+//!
+//! Run: `cargo bench --bench client` (levels: `SITEGEN_BENCH_STREAMS=1,128`,
+//! window: `SITEGEN_BENCH_WINDOW=10s`). The engine runs in this process, so
+//! its own CPU is not counted; on 2 cores the two compete, which the
+//! printed engine rate shows.
+
+use std::process::Command;
+use std::time::Duration;
+
+#[path = "../tests/common/mod.rs"]
+#[allow(dead_code)]
+mod common;
+#[path = "../tests/support/emulator.rs"]
+#[allow(dead_code)]
+mod emulator;
+
+fn main() {
+    let levels: Vec<u32> = std::env::var("SITEGEN_BENCH_STREAMS")
+        .unwrap_or_else(|_| "1,16,128,1024".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("stream counts like 1,16,128"))
+        .collect();
+    let window = std::env::var("SITEGEN_BENCH_WINDOW").unwrap_or_else(|_| "10s".into());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let emu = runtime.block_on(emulator::start(emulator::EmulatorConfig {
+        // 200 tokens a second a stream: 25.6K tok/s at 128 streams.
+        step: Duration::from_millis(5),
+        max_running: 4096,
+        kv_capacity: 1 << 40,
+        max_model_len: 4096,
+        ..Default::default()
+    }));
+    println!(
+        "client CPU per output token, sitegen run against the emulated engine (5 ms steps), {window} windows"
+    );
+    println!(
+        "{:>8} {:>12} {:>10} {:>12} {:>12}",
+        "streams", "tokens", "tok/s", "CPU s", "µs/token"
+    );
+    for n in levels {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = tmp.path().join("data");
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "cpu %U %S"])
+            .arg(env!("CARGO_BIN_EXE_sitegen"))
+            .args(["run", "--url", &emu.url, "--run-id", "b", "--data"])
+            .arg(&data)
+            .args(["--contexts", "64", "--concurrency", &n.to_string()])
+            .args(["--duration", &window, "--max-output", "512"])
+            .args([
+                "--metrics-interval",
+                "0s",
+                "--gpu",
+                "CPU",
+                "--gpu-count",
+                "1",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let cpu: f64 = stderr
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("cpu "))
+            .expect("/usr/bin/time's line")
+            .split(' ')
+            .map(|v| v.parse::<f64>().unwrap())
+            .sum();
+        let run = sitegen::store::load_run(&data.join("b")).unwrap();
+        let cell = run.decode_cells().next().expect("the decode cell");
+        let tokens = cell.output_tokens.unwrap();
+        println!(
+            "{n:>8} {tokens:>12} {:>10.0} {cpu:>12.2} {:>12.1}",
+            cell.total_tok_per_s.unwrap_or(0.0),
+            cpu * 1e6 / tokens as f64
+        );
+    }
+}
