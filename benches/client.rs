@@ -12,11 +12,10 @@
 use std::process::Command;
 use std::time::Duration;
 
+// Both files allow their unused helpers themselves.
 #[path = "../tests/common/mod.rs"]
-#[allow(dead_code)]
 mod common;
 #[path = "../tests/support/emulator.rs"]
-#[allow(dead_code)]
 mod emulator;
 
 fn main() {

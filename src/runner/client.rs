@@ -1,6 +1,7 @@
 //! HTTP to an OpenAI-compatible server: model list, tokenizer, metrics, and
 //! streamed completions read chunk by chunk with their arrival times.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
@@ -40,14 +41,15 @@ pub struct Client {
     api_key: Option<String>,
 }
 
-/// One event of a streamed completion, with the time it arrived.
+/// One event of a streamed completion, with the time it arrived. Its texts
+/// borrow from the event where JSON escapes allow (no copy per event).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Chunk {
+pub struct Chunk<'a> {
     pub at: Instant,
     /// The answer's text: `text` of a completion, `delta.content` of chat.
-    pub text: String,
+    pub text: Cow<'a, str>,
     /// Chat's reasoning text (`delta.reasoning_content` or `delta.reasoning`).
-    pub reasoning: String,
+    pub reasoning: Cow<'a, str>,
     /// Cumulative completion tokens, when the server reports usage per chunk.
     pub completion_tokens: Option<u64>,
     pub prompt_tokens: Option<u64>,
@@ -67,8 +69,8 @@ pub struct Chunk {
 }
 
 /// What a streamed completion's events are read into.
-pub enum StreamEvent {
-    Chunk(Chunk),
+pub enum StreamEvent<'a> {
+    Chunk(Chunk<'a>),
     /// `data: [DONE]`.
     Done,
 }
@@ -236,7 +238,7 @@ impl Client {
         &self,
         path: &str,
         body: &Value,
-        mut on_event: impl FnMut(StreamEvent),
+        mut on_event: impl FnMut(StreamEvent<'_>),
     ) -> anyhow::Result<()> {
         let response = self
             .send(|http| {
@@ -266,59 +268,65 @@ impl Client {
             if event.data.trim().is_empty() {
                 continue;
             }
-            let v: Value = serde_json::from_str(&event.data).map_err(|e| {
-                anyhow!(
-                    "a stream event is not JSON ({e}): {}",
-                    event.data.chars().take(200).collect::<String>()
-                )
-            })?;
-            if event.event == "error" || v.get("error").is_some() {
-                bail!(
-                    "the server ended the stream with an error: {}",
-                    v.get("error").unwrap_or(&v)
-                );
-            }
-            let choice = v.get("choices").and_then(|c| c.get(0));
-            let delta = choice.and_then(|c| c.get("delta"));
-            let text_of = |v: Option<&Value>, key: &str| {
-                v.and_then(|v| v.get(key))
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string()
+            // The event read into the fields used, borrowing its strings:
+            // no JSON tree and no copy of its text per event.
+            let parsed: Result<WireEvent, _> = serde_json::from_str(&event.data);
+            let wire = match parsed {
+                Ok(w) if event.event != "error" && w.error.is_none() => w,
+                _ => {
+                    let v: Value = serde_json::from_str(&event.data).map_err(|e| {
+                        anyhow!(
+                            "a stream event is not JSON ({e}): {}",
+                            event.data.chars().take(200).collect::<String>()
+                        )
+                    })?;
+                    if event.event == "error" || v.get("error").is_some() {
+                        bail!(
+                            "the server ended the stream with an error: {}",
+                            v.get("error").unwrap_or(&v)
+                        );
+                    }
+                    bail!(
+                        "a stream event of an unexpected shape: {}",
+                        event.data.chars().take(200).collect::<String>()
+                    );
+                }
             };
-            let usage = v.get("usage").filter(|u| !u.is_null());
-            let finish_reason = choice
-                .and_then(|c| c.get("finish_reason"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let has_text = |v: Option<&Value>, keys: &[&str]| {
-                v.is_some_and(|v| keys.iter().any(|k| v.get(*k).is_some_and(Value::is_string)))
+            let choice = wire.choices.and_then(|c| c.into_iter().next());
+            let (text, delta, finish_reason) = match choice {
+                Some(c) => (c.text, c.delta, c.finish_reason),
+                None => (None, None, None),
             };
-            let text = text_of(choice, "text") + &text_of(delta, "content");
-            let reasoning = text_of(delta, "reasoning_content") + &text_of(delta, "reasoning");
-            let carries_text = has_text(choice, &["text"])
-                || has_text(delta, &["content", "reasoning_content", "reasoning"]);
-            let names_role = delta.is_some_and(|d| d.get("role").is_some());
+            let delta = delta.unwrap_or_default();
+            let names_role = delta.role.is_some();
+            let carries_text = text.is_some()
+                || delta.content.is_some()
+                || delta.reasoning_content.is_some()
+                || delta.reasoning.is_some();
+            let text = join(text, delta.content);
+            let reasoning = join(delta.reasoning_content, delta.reasoning);
+            let finish_reason = finish_reason.map(Cow::into_owned);
             let token_event = carries_text
                 && !names_role
                 && (finish_reason.is_none() || !text.is_empty() || !reasoning.is_empty());
+            let usage = wire.usage;
             on_event(StreamEvent::Chunk(Chunk {
                 at,
                 text,
                 reasoning,
                 token_event,
-                completion_tokens: usage
-                    .and_then(|u| u.get("completion_tokens"))
-                    .and_then(Value::as_u64),
-                prompt_tokens: usage
-                    .and_then(|u| u.get("prompt_tokens"))
-                    .and_then(Value::as_u64),
-                cached_tokens: cached_tokens(&v, usage),
+                completion_tokens: usage.as_ref().and_then(|u| u.completion_tokens),
+                prompt_tokens: usage.as_ref().and_then(|u| u.prompt_tokens),
+                cached_tokens: usage
+                    .as_ref()
+                    .and_then(|u| u.prompt_tokens_details.as_ref()?.cached_tokens)
+                    .map(|n| (n, CACHED_TOKENS_USAGE))
+                    .or_else(|| {
+                        let n = wire.timings.as_ref()?.cache_n?;
+                        Some((n, CACHED_TOKENS_LLAMA_CPP))
+                    }),
                 finish_reason,
-                server_ms_per_token: v
-                    .get("timings")
-                    .and_then(|t| t.get("predicted_per_token_ms"))
-                    .and_then(Value::as_f64),
+                server_ms_per_token: wire.timings.and_then(|t| t.predicted_per_token_ms),
             }));
         }
         if !done {
@@ -338,19 +346,154 @@ impl Client {
 pub const CACHED_TOKENS_USAGE: &str = "usage.prompt_tokens_details.cached_tokens";
 pub const CACHED_TOKENS_LLAMA_CPP: &str = "timings.cache_n";
 
-fn cached_tokens(event: &Value, usage: Option<&Value>) -> Option<(u64, &'static str)> {
-    let from_usage = usage
-        .and_then(|u| u.get("prompt_tokens_details"))
-        .and_then(|d| d.get("cached_tokens"))
-        .and_then(Value::as_u64)
-        .map(|n| (n, CACHED_TOKENS_USAGE));
-    from_usage.or_else(|| {
-        event
-            .get("timings")
-            .and_then(|t| t.get("cache_n"))
-            .and_then(Value::as_u64)
-            .map(|n| (n, CACHED_TOKENS_LLAMA_CPP))
-    })
+/// Two optional texts of one event as one (most events carry one or none).
+fn join<'a>(a: Option<Cow<'a, str>>, b: Option<Cow<'a, str>>) -> Cow<'a, str> {
+    match (a, b) {
+        (Some(a), None) => a,
+        (None, Some(b)) => b,
+        (None, None) => Cow::Borrowed(""),
+        (Some(a), Some(b)) => Cow::Owned(a.into_owned() + &b),
+    }
+}
+
+/// The fields of a streamed event that sitegen reads (OpenAI's completion
+/// and chat chunks, with vLLM's, SGLang's and llama.cpp's additions); the
+/// rest of an event is skipped unread. Read as `Value::as_str` and
+/// `as_u64` read them: a field of another type (or `null`) is absent, and
+/// a key is "there" for `role` whatever its value.
+#[derive(serde::Deserialize)]
+struct WireEvent<'a> {
+    #[serde(borrow, default)]
+    choices: Option<Vec<WireChoice<'a>>>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+    #[serde(default)]
+    timings: Option<WireTimings>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct WireChoice<'a> {
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    delta: Option<WireDelta<'a>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct WireDelta<'a> {
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "lenient::present")]
+    role: Option<()>,
+}
+
+#[derive(serde::Deserialize)]
+struct WireUsage {
+    #[serde(default, deserialize_with = "lenient::count")]
+    prompt_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::count")]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens_details: Option<WireDetails>,
+}
+
+#[derive(serde::Deserialize)]
+struct WireDetails {
+    #[serde(default, deserialize_with = "lenient::count")]
+    cached_tokens: Option<u64>,
+}
+
+#[derive(serde::Deserialize)]
+struct WireTimings {
+    #[serde(default, deserialize_with = "lenient::count")]
+    cache_n: Option<u64>,
+    #[serde(default, deserialize_with = "lenient::number")]
+    predicted_per_token_ms: Option<f64>,
+}
+
+/// Field readers as forgiving as `Value`'s accessors, without building one.
+mod lenient {
+    use std::borrow::Cow;
+
+    use serde::Deserialize;
+    use serde::de::{Deserializer, IgnoredAny};
+    use serde_json::Value;
+
+    /// A string, borrowed where it has no escapes; any other value: none.
+    pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Option<Cow<'de, str>>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        }
+        d.deserialize_any(Text)
+    }
+
+    /// Whether the key is there, whatever its value (`null` too).
+    pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<()>, D::Error> {
+        IgnoredAny::deserialize(d).map(|_| Some(()))
+    }
+
+    /// `Value::as_u64` of the field (numbers only; no heap either way).
+    pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Ok(Option::<Value>::deserialize(d)?.and_then(|v| v.as_u64()))
+    }
+
+    /// `Value::as_f64` of the field.
+    pub fn number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Ok(Option::<Value>::deserialize(d)?.and_then(|v| v.as_f64()))
+    }
 }
 
 /// What a stream that ends before its first event is called (a refused
