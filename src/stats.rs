@@ -29,11 +29,22 @@ pub fn sample_sd(values: &[f64]) -> Option<f64> {
     Some((squares / (values.len() - 1) as f64).sqrt())
 }
 
-/// Student's t at 97.5% with `df` degrees of freedom (at least 1).
+/// Student's t at 97.5% with `df` degrees of freedom (at least 1), found
+/// once per `df` a thread asks: inverting the CDF is slow, judging a series
+/// asks it thousands of times, and its degrees of freedom take few values.
 pub fn t_975(df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df.max(1.0))
-        .expect("df > 0")
-        .inverse_cdf(0.975)
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::HashMap<u64, f64>> =
+            Default::default();
+    }
+    let df = df.max(1.0);
+    KNOWN.with_borrow_mut(|known| {
+        *known.entry(df.to_bits()).or_insert_with(|| {
+            StudentsT::new(0.0, 1.0, df)
+                .expect("df > 0")
+                .inverse_cdf(0.975)
+        })
+    })
 }
 
 /// The half-width of the 95% interval of a mean of `n` values whose sample
@@ -53,7 +64,7 @@ pub fn mean_interval(values: &[f64]) -> Option<(f64, f64)> {
 /// standard error `se`: the two-sided p and the 95% half-width.
 pub fn t_test(x: f64, se: f64, df: f64) -> (f64, f64) {
     let t = StudentsT::new(0.0, 1.0, df.max(1.0)).expect("df > 0");
-    let half = t.inverse_cdf(0.975) * se;
+    let half = t_975(df) * se;
     let p = if se > 0.0 {
         (2.0 * t.sf((x / se).abs())).min(1.0)
     } else if x == 0.0 {

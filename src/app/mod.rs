@@ -9,5 +9,6 @@ pub mod export;
 pub mod init;
 pub mod output;
 pub mod pipeline;
+pub mod rebuild;
 pub mod serve;
 pub mod site;

@@ -16,8 +16,36 @@ pub(crate) const MARKER: &str = ".sitegen";
 /// they are rendered; [`SiteWriter::finish`] swaps it in. Dropped unfinished
 /// (a failed build), the staging folder is removed and `out` is untouched.
 pub(crate) struct SiteWriter {
-    staging: tempfile::TempDir,
+    /// Taken by [`SiteWriter::finish`].
+    staging: Option<tempfile::TempDir>,
     out: std::path::PathBuf,
+    /// Files go to a thread of their own: creating a file costs the kernel
+    /// about as much as rendering it costs us, so the two overlap.
+    files: Option<std::sync::mpsc::SyncSender<(String, Vec<u8>)>>,
+    writer: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+}
+
+/// Files rendered but not yet written, at most: enough to keep the writer
+/// busy, few enough that memory stays flat.
+const QUEUED_FILES: usize = 64;
+
+/// The writer thread: each file under `root`, its folders made once.
+fn write_files(
+    root: std::path::PathBuf,
+    files: std::sync::mpsc::Receiver<(String, Vec<u8>)>,
+) -> anyhow::Result<()> {
+    let mut made = std::collections::HashSet::new();
+    for (rel, bytes) in files {
+        let path = root.join(&rel);
+        if let Some(dir) = path.parent()
+            && !made.contains(dir)
+        {
+            fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+            made.insert(dir.to_path_buf());
+        }
+        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
 }
 
 impl SiteWriter {
@@ -46,20 +74,42 @@ impl SiteWriter {
             .prefix(".sitegen-build-")
             .tempdir_in(parent)
             .with_context(|| format!("{}: cannot create a temporary folder", parent.display()))?;
+        let (files, queue) = std::sync::mpsc::sync_channel(QUEUED_FILES);
+        let root = staging.path().to_path_buf();
+        let staging = Some(staging);
+        let writer = std::thread::Builder::new()
+            .name("site writer".into())
+            .spawn(move || write_files(root, queue))
+            .context("starting the thread that writes the site")?;
         Ok(SiteWriter {
             staging,
             out: out.to_path_buf(),
+            files: Some(files),
+            writer: Some(writer),
         })
     }
 
+    /// Waits for the writer thread to write what it was given, and returns
+    /// its error if it met one.
+    fn drain(&mut self) -> anyhow::Result<()> {
+        drop(self.files.take());
+        match self.writer.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => bail!("the thread writing the site panicked"),
+            None => Ok(()),
+        }
+    }
+
     /// Puts the staged site in place of `out`.
-    pub(crate) fn finish(self) -> anyhow::Result<()> {
+    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+        self.drain()?;
+        let staging = self.staging.take().expect("finished once");
         fs::write(
-            self.staging.path().join(MARKER),
+            staging.path().join(MARKER),
             "This folder is written by `sitegen build` and replaced by every build.\n",
         )
         .context("writing the output marker")?;
-        let staged = self.staging.keep();
+        let staged = staging.keep();
         crate::store::atomic::replace_dir(&staged, &self.out).map_err(|e| {
             let _ = fs::remove_dir_all(&staged);
             anyhow::anyhow!(
@@ -73,10 +123,23 @@ impl SiteWriter {
 
 impl SiteSink for SiteWriter {
     fn put(&mut self, rel: String, bytes: Vec<u8>) -> anyhow::Result<()> {
-        let path = self.staging.path().join(&rel);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+        let sent = match &self.files {
+            Some(files) => files.send((rel, bytes)).is_ok(),
+            None => false,
+        };
+        if sent {
+            return Ok(());
         }
-        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))
+        // The writer stopped: at an error, which is the build's.
+        self.drain()?;
+        bail!("the thread writing the site stopped early")
+    }
+}
+
+impl Drop for SiteWriter {
+    /// An unfinished build's writer is stopped before its staging folder
+    /// is removed (by `staging`'s own drop, after this).
+    fn drop(&mut self) {
+        let _ = self.drain();
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::app::site::{Site, SiteSink};
+use crate::app::site::SiteSink;
 use crate::store::StoreError;
 use crate::{app::output, compare, store};
 
@@ -40,6 +40,19 @@ pub struct Loaded {
     pub left_out: Vec<String>,
 }
 
+impl Loaded {
+    /// What the site is rendered from.
+    pub(crate) fn inputs(&self) -> crate::app::site::Inputs<'_> {
+        crate::app::site::Inputs {
+            runs: &self.runs,
+            series: &self.series,
+            comparisons: &self.comparisons,
+            prices: &self.prices,
+            slo: &self.slo,
+        }
+    }
+}
+
 /// Reads and checks every run under `data_dir`. Every problem of the data is
 /// reported together.
 pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
@@ -47,7 +60,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
     let slo = store::load_slo(data_dir);
-    let (mut runs, file, prices, slo) = match (runs, file, prices, slo) {
+    let (runs, file, prices, slo) = match (runs, file, prices, slo) {
         (Ok(runs), Ok(file), Ok(prices), Ok(slo)) => (runs, file, prices, slo),
         (runs, file, prices, slo) => {
             let errors = [runs.err(), file.err(), prices.err(), slo.err()]
@@ -57,6 +70,23 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
+    assemble(data_dir, runs, &file, prices, slo, opts, &[])
+}
+
+/// The runs read (sorted by id) put together with the comparisons file,
+/// prices and latency budgets: runs without anything to show left out,
+/// comparisons planned, series judged. `earlier` are the series of a build
+/// before this one (`sitegen serve`): a series' judgements are kept up to
+/// its first run that changed, as judging them again would give them.
+pub(crate) fn assemble(
+    data_dir: &Path,
+    mut runs: Vec<crate::model::Run>,
+    file: &crate::model::ComparisonsFile,
+    prices: crate::model::PricesFile,
+    slo: crate::model::slo::SloFile,
+    opts: BuildOptions,
+    earlier: &[crate::judge::series::Earlier],
+) -> anyhow::Result<Loaded> {
     // A run without a cell, a paced point or a sessions window (a run that
     // failed before measuring) has nothing to show: left out, and said.
     let mut left_out = Vec::new();
@@ -77,11 +107,11 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
         }
         .into());
     }
-    let comparisons = compare::plan::plan(&runs, &file).map_err(|e| {
+    let comparisons = compare::plan::plan(&runs, file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
     let changes = store::load_changes(data_dir, &runs)?;
-    let series = crate::judge::series::series(&runs, &changes, &opts.rule);
+    let series = crate::judge::series::series_after(&runs, &changes, &opts.rule, earlier);
     // A change noted for a series that is not there would start no baseline: said, not dropped.
     for (i, change) in changes.changes.iter().enumerate() {
         if let Some(slug) = &change.series
@@ -111,14 +141,7 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
 
 /// Renders loaded data into `sink`.
 fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSummary> {
-    let files = crate::app::site::render_site(
-        &data.runs,
-        &data.series,
-        &data.comparisons,
-        &data.prices,
-        &data.slo,
-        sink,
-    )?;
+    let files = crate::app::site::render_site(&data.inputs(), sink)?;
     Ok(BuildSummary {
         runs: data.runs.len(),
         files,
@@ -129,18 +152,6 @@ fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSu
             .chain(compare::plan::unpaired_warnings(&data.runs))
             .collect(),
     })
-}
-
-/// Reads, checks and renders `data_dir` into a site held in memory
-/// (`sitegen serve`).
-pub(crate) fn render_data(
-    data_dir: &Path,
-    opts: BuildOptions,
-) -> anyhow::Result<(Site, BuildSummary)> {
-    let data = load(data_dir, opts)?;
-    let mut site = Site::default();
-    let summary = render_into(&data, &mut site)?;
-    Ok((site, summary))
 }
 
 /// Builds the site from `data_dir` into `out`. Everything is read and checked

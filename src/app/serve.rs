@@ -14,6 +14,7 @@ use anyhow::{Context, bail};
 use notify::Watcher;
 
 use crate::app::pipeline;
+use crate::app::rebuild::Rebuilder;
 use crate::app::site::Site;
 
 pub struct ServeOptions {
@@ -124,8 +125,8 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
         allow_empty: opts.allow_empty,
         ..Default::default()
     };
-    let (site, summary) = pipeline::render_data(&opts.data, build)?;
-    let site = Arc::new(RwLock::new(site));
+    let (rebuilder, summary) = Rebuilder::new(&opts.data, build)?;
+    let site = Arc::new(RwLock::new(rebuilder));
     let server = listen(opts.port)?;
     let port = server
         .server_addr()
@@ -143,7 +144,7 @@ pub fn serve(opts: ServeOptions) -> anyhow::Result<()> {
     let _watcher = watch(&opts.data, Arc::clone(&site), build)?;
     for request in server.incoming_requests() {
         let guard = site.read().unwrap_or_else(|e| e.into_inner());
-        let response = match resolve(&guard, &base, request.url()) {
+        let response = match resolve(guard.site(), &base, request.url()) {
             Resolved::File {
                 bytes,
                 content_type,
@@ -180,19 +181,21 @@ fn changes_content(kind: &notify::EventKind) -> bool {
     )
 }
 
-/// Rebuilds `site` whenever something under `data` changes. Events are
-/// gathered for a moment first, so one save does not cause several builds.
+/// Rebuilds `site` whenever something under `data` changes: the parts a
+/// change to runs touches (src/app/rebuild.rs), or the whole site for a
+/// change to the folder's own files. Events are gathered for a moment
+/// first, so one save does not cause several builds.
 fn watch(
     data: &Path,
-    site: Arc<RwLock<Site>>,
+    site: Arc<RwLock<Rebuilder>>,
     build: pipeline::BuildOptions,
 ) -> anyhow::Result<notify::RecommendedWatcher> {
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
     let mut watcher =
         notify::recommended_watcher(
             move |event: notify::Result<notify::Event>| match watch_report(event) {
-                Some(WatchReport::Changed) => {
-                    let _ = tx.send(());
+                Some(WatchReport::Changed(paths)) => {
+                    let _ = tx.send(paths);
                 }
                 Some(WatchReport::Failed(message)) => eprintln!("{message}"),
                 None => {}
@@ -204,16 +207,36 @@ fn watch(
         .with_context(|| format!("cannot watch {}", data.display()))?;
     let data = data.to_path_buf();
     std::thread::spawn(move || {
-        while rx.recv().is_ok() {
-            while rx.recv_timeout(Duration::from_millis(200)).is_ok() {}
-            match pipeline::render_data(&data, build) {
-                Ok((new_site, summary)) => {
-                    *site.write().unwrap_or_else(|e| e.into_inner()) = new_site;
-                    eprintln!(
-                        "rebuilt: {}",
-                        crate::model::format::counted(summary.runs, "run")
-                    );
-                }
+        while let Ok(mut paths) = rx.recv() {
+            while let Ok(more) = rx.recv_timeout(Duration::from_millis(200)) {
+                paths.extend(more);
+            }
+            paths.sort();
+            paths.dedup();
+            let started = std::time::Instant::now();
+            let full = site
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .needs_full_build(&paths);
+            // A whole build is made beside the site served, which stays up
+            // meanwhile; an update of some runs holds it for a moment.
+            let result = if full {
+                Rebuilder::new(&data, build).map(|(fresh, summary)| {
+                    *site.write().unwrap_or_else(|e| e.into_inner()) = fresh;
+                    (summary.runs, summary.files, summary.files)
+                })
+            } else {
+                site.write()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .update(&paths)
+                    .map(|u| (u.summary.runs, u.rendered, u.summary.files))
+            };
+            match result {
+                Ok((runs, rendered, files)) => eprintln!(
+                    "rebuilt in {:.2} s: {}, {rendered} of {files} files rendered",
+                    started.elapsed().as_secs_f64(),
+                    crate::model::format::counted(runs, "run")
+                ),
                 Err(e) => eprintln!("rebuild failed, still serving the last good site: {e:#}"),
             }
         }
@@ -224,8 +247,8 @@ fn watch(
 /// What one event of the file watcher means for the server.
 #[derive(Debug, PartialEq)]
 enum WatchReport {
-    /// Something under the data folder changed: rebuild.
-    Changed,
+    /// These paths under the data folder changed: rebuild.
+    Changed(Vec<PathBuf>),
     /// The watcher failed (too many files, a folder removed...): said out
     /// loud, since edits may no longer be seen; the last good site stays.
     Failed(String),
@@ -233,7 +256,7 @@ enum WatchReport {
 
 fn watch_report(event: notify::Result<notify::Event>) -> Option<WatchReport> {
     match event {
-        Ok(e) => changes_content(&e.kind).then_some(WatchReport::Changed),
+        Ok(e) => changes_content(&e.kind).then_some(WatchReport::Changed(e.paths)),
         Err(e) => Some(WatchReport::Failed(format!(
             "watching the data folder failed ({e}): still serving the last good site, but edits may not be seen until sitegen serve is restarted"
         ))),
@@ -256,7 +279,13 @@ mod tests {
         let write = notify::Event::new(notify::EventKind::Modify(notify::event::ModifyKind::Data(
             notify::event::DataChange::Content,
         )));
-        assert_eq!(watch_report(Ok(write)), Some(WatchReport::Changed));
+        let write = write.add_path(PathBuf::from("data/run-a/run.json"));
+        assert_eq!(
+            watch_report(Ok(write)),
+            Some(WatchReport::Changed(vec![PathBuf::from(
+                "data/run-a/run.json"
+            )]))
+        );
     }
 
     #[test]

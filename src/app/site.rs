@@ -35,47 +35,106 @@ impl SiteSink for Site {
 /// The schema of every run's `capacity.json`, published at `runs/`.
 pub(crate) const CAPACITY_SCHEMA: &str = "capacity.schema.json";
 
-/// Renders every page of the site and the downloads beside them into `sink`,
-/// each file as soon as it is made; returns how many files it made.
-pub(crate) fn render_site(
-    runs: &[Run],
-    all_series: &[crate::judge::series::Series],
-    comparisons: &[Comparison],
-    prices: &crate::model::PricesFile,
-    slo: &crate::model::slo::SloFile,
-    sink: &mut dyn SiteSink,
-) -> anyhow::Result<usize> {
-    let mut files = 0;
-    let mut add = |path: String, bytes: Vec<u8>| -> anyhow::Result<()> {
-        files += 1;
-        sink.put(path, bytes)
-    };
-    for (path, text) in render::STATIC_FILES {
-        add(path.to_string(), text.as_bytes().to_vec())?;
+/// What the site is made of: each part's files depend on its own inputs
+/// only, so a part is rendered alone (on any thread, and again by
+/// `sitegen serve` when its inputs change).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Part {
+    /// The CSS, scripts and the capacity schema.
+    Static,
+    /// A run's page and downloads (index into the runs).
+    Run(usize),
+    /// A comparison's page and download (index into the comparisons).
+    Comparison(usize),
+    /// A series' pages and download (index into the series).
+    Series(usize),
+    /// The index, the all-runs pages and the comparison picker.
+    Lists,
+}
+
+/// What a build renders from: the loaded data.
+pub(crate) struct Inputs<'a> {
+    pub runs: &'a [Run],
+    pub series: &'a [crate::judge::series::Series],
+    pub comparisons: &'a [Comparison],
+    pub prices: &'a crate::model::PricesFile,
+    pub slo: &'a crate::model::slo::SloFile,
+}
+
+/// A rendered file: its path ('/'-separated) and bytes.
+pub(crate) type File = (String, Vec<u8>);
+
+/// Parts rendered at once by the threads of a build, whose files are then
+/// handed over: enough to keep every core busy, few enough that memory
+/// stays flat.
+pub(crate) const PARTS_AT_ONCE: usize = 16;
+
+impl Inputs<'_> {
+    /// Every part of the site, in the order a build makes them.
+    pub(crate) fn parts(&self) -> Vec<Part> {
+        let mut parts = vec![Part::Static];
+        parts.extend((0..self.runs.len()).map(Part::Run));
+        parts.extend((0..self.comparisons.len()).map(Part::Comparison));
+        parts.extend((0..self.series.len()).map(Part::Series));
+        parts.push(Part::Lists);
+        parts
     }
-    // The capacity download's schema, beside the runs that offer it.
-    let capacity_schema = crate::store::schema::data_schemas()
-        .into_iter()
-        .find(|(name, _)| *name == CAPACITY_SCHEMA)
-        .expect("the capacity schema is listed");
-    if !runs.is_empty() {
-        add(
-            format!("runs/{CAPACITY_SCHEMA}"),
-            capacity_schema.1.into_bytes(),
-        )?;
+
+    /// The series line of each run's page: (series, position), found once.
+    pub(crate) fn places(&self) -> Vec<Option<(usize, usize)>> {
+        let mut place = vec![None; self.runs.len()];
+        for (k, s) in self.series.iter().enumerate() {
+            for (at, &i) in s.runs.iter().enumerate() {
+                place[i] = Some((k, at));
+            }
+        }
+        place
     }
-    // Each run's series and its place there, found once: (series, position).
-    let mut place: Vec<Option<(&crate::judge::series::Series, usize)>> = vec![None; runs.len()];
-    for s in all_series {
-        for (at, &i) in s.runs.iter().enumerate() {
-            place[i] = Some((s, at));
+
+    /// The files of one part.
+    pub(crate) fn render(
+        &self,
+        part: &Part,
+        places: &[Option<(usize, usize)>],
+    ) -> anyhow::Result<Vec<File>> {
+        match *part {
+            Part::Static => Ok(self.static_files()),
+            Part::Run(i) => self.run_files(i, places[i]),
+            Part::Comparison(k) => self.comparison_files(&self.comparisons[k]),
+            Part::Series(k) => self.series_files(&self.series[k]),
+            Part::Lists => self.list_files(),
         }
     }
-    for (i, run) in runs.iter().enumerate() {
-        let compared_in: Vec<&Comparison> =
-            comparisons.iter().filter(|c| c.runs.contains(&i)).collect();
-        let mut page = render::run_page::RunPage::new(run, &compared_in)?;
-        page.series = place[i].map(|(s, at)| {
+
+    fn static_files(&self) -> Vec<File> {
+        let mut files: Vec<File> = render::STATIC_FILES
+            .iter()
+            .map(|(path, text)| (path.to_string(), text.as_bytes().to_vec()))
+            .collect();
+        // The capacity download's schema, beside the runs that offer it.
+        if !self.runs.is_empty() {
+            let capacity_schema = crate::store::schema::data_schemas()
+                .into_iter()
+                .find(|(name, _)| *name == CAPACITY_SCHEMA)
+                .expect("the capacity schema is listed");
+            files.push((
+                format!("runs/{CAPACITY_SCHEMA}"),
+                capacity_schema.1.into_bytes(),
+            ));
+        }
+        files
+    }
+
+    /// The series line of run `i`'s page, placed at `place` (series,
+    /// position) or in none.
+    pub(crate) fn series_line(
+        &self,
+        i: usize,
+        place: Option<(usize, usize)>,
+    ) -> Option<render::run_page::SeriesLine> {
+        let run = &self.runs[i];
+        place.map(|(k, at)| {
+            let s = &self.series[k];
             // The newest run's verdict is the series' (also against the runs
             // before a shift); any other run's, its own against its window.
             let j = if at + 1 == s.runs.len() {
@@ -90,11 +149,24 @@ pub(crate) fn render_site(
                     render::series_page::series_path(s)
                 ),
                 title: s.title.clone(),
-                runs: s.runs.len(),
                 against_previous: Some(render::change_words::judgement_line(j)),
                 regression: j.verdict == crate::judge::change::Verdict::Regression,
             }
-        });
+        })
+    }
+
+    /// The comparisons run `i` is in.
+    pub(crate) fn compared_in(&self, i: usize) -> Vec<&Comparison> {
+        self.comparisons
+            .iter()
+            .filter(|c| c.runs.contains(&i))
+            .collect()
+    }
+
+    fn run_files(&self, i: usize, place: Option<(usize, usize)>) -> anyhow::Result<Vec<File>> {
+        let (run, slo, prices) = (&self.runs[i], self.slo, self.prices);
+        let mut page = render::run_page::RunPage::new(run, &self.compared_in(i))?;
+        page.series = self.series_line(i, place);
         page = page
             .with_capacity(run, slo)
             .with_paced(run, slo)?
@@ -115,84 +187,155 @@ pub(crate) fn render_site(
             .render()
             .with_context(|| format!("rendering the page of run {}", run.id))?;
         let dir = render::run_path(run);
-        add(format!("{dir}index.html"), html.into_bytes())?;
-        add(
-            format!("{dir}data.json"),
-            export::json::run_json(run).into_bytes(),
-        )?;
-        add(
-            format!("{dir}data.js"),
-            export::json::run_js(run).into_bytes(),
-        )?;
-        add(
-            format!("{dir}measurements.csv"),
-            export::csv::measurements_csv(run, price, electricity).into_bytes(),
-        )?;
-        add(
-            format!("{dir}capacity.csv"),
-            export::capacity::capacity_csv(run, slo).into_bytes(),
-        )?;
-        add(
-            format!("{dir}capacity.json"),
-            export::capacity::capacity_json(run, slo).into_bytes(),
-        )?;
+        let mut files = vec![
+            (format!("{dir}index.html"), html.into_bytes()),
+            (
+                format!("{dir}data.json"),
+                export::json::run_json(run).into_bytes(),
+            ),
+            (
+                format!("{dir}data.js"),
+                export::json::run_js(run).into_bytes(),
+            ),
+            (
+                format!("{dir}measurements.csv"),
+                export::csv::measurements_csv(run, price, electricity).into_bytes(),
+            ),
+            (
+                format!("{dir}capacity.csv"),
+                export::capacity::capacity_csv(run, slo).into_bytes(),
+            ),
+            (
+                format!("{dir}capacity.json"),
+                export::capacity::capacity_json(run, slo).into_bytes(),
+            ),
+        ];
         if let Some(csv) = export::paced::paced_csv(run) {
-            add(format!("{dir}paced.csv"), csv.into_bytes())?;
+            files.push((format!("{dir}paced.csv"), csv.into_bytes()));
         }
         if let Some(csv) = export::sessions::sessions_csv(run) {
-            add(format!("{dir}sessions.csv"), csv.into_bytes())?;
+            files.push((format!("{dir}sessions.csv"), csv.into_bytes()));
         }
+        Ok(files)
     }
-    for c in comparisons {
+
+    fn comparison_files(&self, c: &Comparison) -> anyhow::Result<Vec<File>> {
+        let (runs, slo, prices) = (self.runs, self.slo, self.prices);
         let html = render::compare_page::ComparePage::new(runs, c)?
             .with_capacity(runs, c, slo)
             .with_cost(runs, c, prices)
             .render()
             .with_context(|| format!("rendering the comparison {}", c.id))?;
         let dir = render::compare_path(c);
-        add(format!("{dir}index.html"), html.into_bytes())?;
-        add(
-            format!("{dir}comparison.csv"),
-            export::csv::comparison_csv(runs, c).into_bytes(),
-        )?;
+        Ok(vec![
+            (format!("{dir}index.html"), html.into_bytes()),
+            (
+                format!("{dir}comparison.csv"),
+                export::csv::comparison_csv(runs, c).into_bytes(),
+            ),
+        ])
     }
-    for s in all_series {
+
+    fn series_files(&self, s: &crate::judge::series::Series) -> anyhow::Result<Vec<File>> {
+        let runs = self.runs;
         let html = render::series_page::SeriesPage::new(runs, s)?
             .render()
             .with_context(|| format!("rendering the series {}", s.slug))?;
-        add(
+        let mut files = vec![(
             format!("{}index.html", render::series_page::series_path(s)),
             html.into_bytes(),
-        )?;
+        )];
         for (path, page) in render::series_page::history_pages(runs, s) {
             let html = page
                 .render()
                 .with_context(|| format!("rendering the runs of the series {}", s.slug))?;
-            add(path, html.into_bytes())?;
+            files.push((path, html.into_bytes()));
         }
         let members: Vec<&Run> = s.runs.iter().map(|&i| &runs[i]).collect();
-        add(
+        files.push((
             format!("{}series.csv", render::series_page::series_path(s)),
             export::csv::series_csv(&members, s).into_bytes(),
-        )?;
+        ));
+        Ok(files)
     }
-    add(
-        "compare/index.html".into(),
-        render::pick_page()?.into_bytes(),
-    )?;
-    add(
-        "compare/definitions.js".into(),
-        render::browser::definitions_js(runs, comparisons).into_bytes(),
-    )?;
-    let pages = render::index_page::IndexPages::new(runs, comparisons, all_series, slo)?;
-    let index = pages.index.render().context("rendering index.html")?;
-    add("index.html".into(), index.into_bytes())?;
-    if let Some(js) = pages.all_runs {
-        add(render::index_page::ALL_RUNS_JS.into(), js.into_bytes())?;
+
+    fn list_files(&self) -> anyhow::Result<Vec<File>> {
+        let (runs, comparisons) = (self.runs, self.comparisons);
+        let mut files = vec![
+            (
+                "compare/index.html".to_string(),
+                render::pick_page()?.into_bytes(),
+            ),
+            (
+                "compare/definitions.js".to_string(),
+                render::browser::definitions_js(runs, comparisons).into_bytes(),
+            ),
+        ];
+        let pages = render::index_page::IndexPages::new(runs, comparisons, self.series, self.slo)?;
+        let index = pages.index.render().context("rendering index.html")?;
+        files.push(("index.html".into(), index.into_bytes()));
+        if let Some(js) = pages.all_runs {
+            files.push((render::index_page::ALL_RUNS_JS.into(), js.into_bytes()));
+        }
+        for (path, page) in pages.lists {
+            let html = page.render().with_context(|| format!("rendering {path}"))?;
+            files.push((path, html.into_bytes()));
+        }
+        Ok(files)
     }
-    for (path, page) in pages.lists {
-        let html = page.render().with_context(|| format!("rendering {path}"))?;
-        add(path, html.into_bytes())?;
+
+    /// The files of each of `parts`, rendered on every core.
+    pub(crate) fn render_batch(
+        &self,
+        parts: &[Part],
+        places: &[Option<(usize, usize)>],
+    ) -> Vec<anyhow::Result<Vec<File>>> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if threads == 1 || parts.len() < 2 {
+            return parts.iter().map(|p| self.render(p, places)).collect();
+        }
+        std::thread::scope(|scope| {
+            let share = parts.len().div_ceil(threads);
+            let workers: Vec<_> = parts
+                .chunks(share)
+                .map(|some| {
+                    scope.spawn(move || {
+                        some.iter()
+                            .map(|p| self.render(p, places))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("a thread rendering pages panicked"))
+                .collect()
+        })
     }
-    Ok(files)
+
+    /// Renders `parts` into `sink`, a few at a time on every core; returns
+    /// how many files they made.
+    pub(crate) fn render_parts(
+        &self,
+        parts: &[Part],
+        sink: &mut dyn SiteSink,
+    ) -> anyhow::Result<usize> {
+        let places = self.places();
+        let mut files = 0;
+        for batch in parts.chunks(PARTS_AT_ONCE) {
+            for part in self.render_batch(batch, &places) {
+                for (path, bytes) in part? {
+                    files += 1;
+                    sink.put(path, bytes)?;
+                }
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// Renders every page of the site and the downloads beside them into `sink`;
+/// returns how many files it made.
+pub(crate) fn render_site(inputs: &Inputs, sink: &mut dyn SiteSink) -> anyhow::Result<usize> {
+    inputs.render_parts(&inputs.parts(), sink)
 }

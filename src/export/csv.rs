@@ -201,8 +201,14 @@ pub(crate) fn series_csv(runs: &[&Run], series: &crate::judge::series::Series) -
         "change",
     ])
     .expect("writing to memory cannot fail");
+    // Years of nightly runs make a large file: each row written from
+    // borrowed text and a few reused buffers, not eleven new strings.
+    let (mut context, mut level) = (itoa::Buffer::new(), itoa::Buffer::new());
     for (i, (run, label)) in runs.iter().zip(labels).enumerate() {
         let judgement = &series.judgements[i];
+        let measured_at = run.meta.measured_at.as_deref().unwrap_or_default();
+        let mut window = itoa::Buffer::new();
+        let baseline_runs = window.format(judgement.baseline.len());
         for cell in run.decode_cells() {
             // The cell as its run's judgement has it, when judged.
             let judged = judgement.cells.iter().find(|c| {
@@ -214,17 +220,17 @@ pub(crate) fn series_csv(runs: &[&Run], series: &crate::judge::series::Series) -
                 crate::judge::change::Call::Same => "same",
             });
             w.write_record([
-                run.id.clone(),
-                label.clone(),
-                run.meta.measured_at.clone().unwrap_or_default(),
-                cell.context_tokens.to_string(),
-                cell.concurrency.to_string(),
-                cell.status.code().to_string(),
-                num(cell.total_tok_per_s),
-                num(cell.total_noise().map(|n| n * 100.0)),
-                num(judged.map(|c| c.estimate.ratio)),
-                judged.map_or(String::new(), |_| judgement.baseline.len().to_string()),
-                word.to_string(),
+                run.id.as_str(),
+                label.as_str(),
+                measured_at,
+                context.format(cell.context_tokens),
+                level.format(cell.concurrency),
+                cell.status.code(),
+                &num(cell.total_tok_per_s),
+                &num(cell.total_noise().map(|n| n * 100.0)),
+                &num(judged.map(|c| c.estimate.ratio)),
+                judged.map_or("", |_| baseline_runs),
+                word,
             ])
             .expect("writing to memory cannot fail");
         }

@@ -159,8 +159,58 @@ fn log_total(run: &Run, ctx: u64, n: u32) -> Option<f64> {
         .map(f64::ln)
 }
 
+/// The ln totals of some runs of a series ([`log_total`] of each of their
+/// judgeable cells), read once: a judgement looks the same runs' cells up
+/// thousands of times, and a run finds a cell by a scan of its cells.
+struct Logs(Vec<Option<CellLogs>>);
+
+/// One run's (cell, ln total), sorted by cell.
+type CellLogs = Vec<((u64, u32), f64)>;
+
+impl Logs {
+    fn of(series: &[&Run], runs: impl IntoIterator<Item = usize>) -> Logs {
+        let mut map = vec![None; series.len()];
+        for j in runs {
+            map[j].get_or_insert_with(|| {
+                // judgeable_cells' cells, with log_total's figure.
+                let mut v: CellLogs = series[j]
+                    .decode_cells()
+                    .filter(|c| c.status == Status::Valid)
+                    .filter_map(|c| {
+                        let t = c.total_tok_per_s.filter(|t| *t > 0.0)?;
+                        Some(((c.context_tokens, c.concurrency), t.ln()))
+                    })
+                    .collect();
+                v.sort_by_key(|(k, _)| *k);
+                v
+            });
+        }
+        Logs(map)
+    }
+
+    /// `log_total(series[j], ctx, n)`, for a run read in.
+    fn get(&self, j: usize, ctx: u64, n: u32) -> Option<f64> {
+        let v = self.0[j].as_ref().expect("the run's figures were read");
+        v.binary_search_by_key(&(ctx, n), |(k, _)| *k)
+            .ok()
+            .map(|i| v[i].1)
+    }
+}
+
 fn median(v: &[f64]) -> f64 {
     crate::stats::median(v.to_vec()).unwrap_or(f64::NAN)
+}
+
+/// [`median`] of `sorted` (ascending) without its value at `at`, as
+/// `median` of the rest would give it, without copying or sorting them.
+fn median_without(sorted: &[f64], at: usize) -> f64 {
+    let n = sorted.len() - 1;
+    let get = |i: usize| if i < at { sorted[i] } else { sorted[i + 1] };
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => get(n / 2),
+        _ => (get(n / 2 - 1) + get(n / 2)) / 2.0,
+    }
 }
 
 fn estimate(log_ratio: f64, se: f64, df: f64) -> Estimate {
@@ -281,9 +331,27 @@ impl Against {
 /// `at`'s baseline starts no earlier than `from(at)` (the first run after
 /// the last noted change).
 pub fn judge_all(series: &[&Run], from: impl Fn(usize) -> usize, rule: &Rule) -> Vec<Judgement> {
-    let mut out: Vec<Judgement> = Vec::with_capacity(series.len());
-    for at in 0..series.len() {
-        let j = judge_against(series, &Against::window(at, from(at), &out, rule), rule);
+    judge_all_after(series, from, rule, Vec::new())
+}
+
+/// [`judge_all`] of the runs after the first `known.len()`, whose
+/// judgements `known` are (a run is judged by the runs before it alone).
+pub fn judge_all_after(
+    series: &[&Run],
+    from: impl Fn(usize) -> usize,
+    rule: &Rule,
+    known: Vec<Judgement>,
+) -> Vec<Judgement> {
+    let mut out = known;
+    let start = out.len();
+    let logs = Logs::of(series, 0..series.len());
+    for at in start..series.len() {
+        let j = judge_with(
+            series,
+            &logs,
+            &Against::window(at, from(at), &out, rule),
+            rule,
+        );
         out.push(j);
     }
     out
@@ -313,6 +381,17 @@ type CellFigures = ((u64, u32), f64, Vec<f64>, Vec<f64>);
 
 /// The judged runs of `a` against its baseline and history.
 pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
+    let runs = a
+        .baseline
+        .iter()
+        .chain(&a.history)
+        .copied()
+        .chain([a.judged]);
+    judge_with(series, &Logs::of(series, runs), a, rule)
+}
+
+/// [`judge_against`] with the runs' figures read.
+fn judge_with(series: &[&Run], logs: &Logs, a: &Against, rule: &Rule) -> Judgement {
     let basis = BaselineKind::Window;
     let insufficient = || Judgement {
         basis,
@@ -332,9 +411,7 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
     }
     let judged = series[a.judged];
     let values = |runs: &[usize], ctx: u64, n: u32| -> Vec<f64> {
-        runs.iter()
-            .filter_map(|&j| log_total(series[j], ctx, n))
-            .collect()
+        runs.iter().filter_map(|&j| logs.get(j, ctx, n)).collect()
     };
     // The cells the judged runs and enough of the baseline ran validly.
     let cells: Vec<CellFigures> = judgeable_cells(judged)
@@ -344,7 +421,7 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
             if base.len() < MIN_BASELINE {
                 return None;
             }
-            let y = log_total(judged, ctx, n)? - median(&base);
+            let y = logs.get(a.judged, ctx, n)? - median(&base);
             let noise_runs: Vec<usize> = a
                 .history
                 .iter()
@@ -409,28 +486,35 @@ pub fn judge_against(series: &[&Run], a: &Against, rule: &Rule) -> Judgement {
     };
     let window_center = |c: usize| median(&cells[c].2);
     // Each history run against the others (its own figure in the median
-    // would make many of its cells' differences exactly zero).
+    // would make many of its cells' differences exactly zero): the
+    // history's figures of each cell sorted once, each run's left out by
+    // position, not by sorting the others again for every run.
+    let history_sorted: Vec<Vec<f64>> = cells
+        .iter()
+        .map(|&((ctx, n), _, _, _)| {
+            let mut v = values(&a.history, ctx, n);
+            v.sort_by(f64::total_cmp);
+            v
+        })
+        .collect();
     let history_center = |c: usize, without: usize| {
         let ((ctx, n), _, _, _) = cells[c];
-        let others: Vec<usize> = a
-            .history
-            .iter()
-            .copied()
-            .filter(|&j| j != without)
-            .collect();
-        median(&values(&others, ctx, n))
+        let sorted = &history_sorted[c];
+        match logs.get(without, ctx, n) {
+            Some(own) if a.history.contains(&without) => {
+                let at = sorted.partition_point(|x| x.total_cmp(&own).is_lt());
+                median_without(sorted, at)
+            }
+            _ => median(sorted),
+        }
     };
     let scores: Vec<f64> = a
         .history
         .iter()
         .filter(|j| !a.changed_wholes.contains(j))
-        .filter_map(|&j| {
-            whole_of(&|ctx, n| log_total(series[j], ctx, n), &|c| {
-                history_center(c, j)
-            })
-        })
+        .filter_map(|&j| whole_of(&|ctx, n| logs.get(j, ctx, n), &|c| history_center(c, j)))
         .collect();
-    let whole = whole_of(&|ctx, n| log_total(judged, ctx, n), &window_center)
+    let whole = whole_of(&|ctx, n| logs.get(a.judged, ctx, n), &window_center)
         .zip(crate::stats::sample_sd(&scores))
         .map(|(m, sd)| {
             let k = a.baseline.len() as f64;
@@ -517,6 +601,8 @@ pub struct Shift {
 /// Each run's figure against the series: the median over its Valid cells
 /// of its total over the cell's median in `runs` (1.0: as usual).
 fn run_scores(series: &[&Run], runs: &[usize]) -> Vec<Option<f64>> {
+    let logs = Logs::of(series, runs.iter().copied());
+    let log_total = |j: usize, ctx: u64, n: u32| logs.get(j, ctx, n);
     let mut cells: Vec<(u64, u32)> = runs
         .iter()
         .flat_map(|&j| judgeable_cells(series[j]))
@@ -526,10 +612,7 @@ fn run_scores(series: &[&Run], runs: &[usize]) -> Vec<Option<f64>> {
     let centers: Vec<f64> = cells
         .iter()
         .map(|&(ctx, n)| {
-            let v: Vec<f64> = runs
-                .iter()
-                .filter_map(|&j| log_total(series[j], ctx, n))
-                .collect();
+            let v: Vec<f64> = runs.iter().filter_map(|&j| log_total(j, ctx, n)).collect();
             median(&v)
         })
         .collect();
@@ -538,7 +621,7 @@ fn run_scores(series: &[&Run], runs: &[usize]) -> Vec<Option<f64>> {
             let v: Vec<f64> = cells
                 .iter()
                 .zip(&centers)
-                .filter_map(|(&(ctx, n), c)| Some(log_total(series[j], ctx, n)? - c))
+                .filter_map(|(&(ctx, n), c)| Some(log_total(j, ctx, n)? - c))
                 .collect();
             (!v.is_empty()).then(|| median(&v).exp())
         })
@@ -598,6 +681,7 @@ fn what_moved(
     change: f64,
     rule: &Rule,
 ) -> (Vec<u64>, Vec<u32>, Vec<u64>, Vec<u32>) {
+    let logs = Logs::of(series, before.iter().chain(after).copied());
     let mut cells: Vec<(u64, u32)> = after
         .iter()
         .flat_map(|&j| judgeable_cells(series[j]))
@@ -606,10 +690,7 @@ fn what_moved(
     cells.dedup();
     let ratio = |ctx: u64, n: u32| {
         let side = |runs: &[usize]| {
-            let v: Vec<f64> = runs
-                .iter()
-                .filter_map(|&j| log_total(series[j], ctx, n))
-                .collect();
+            let v: Vec<f64> = runs.iter().filter_map(|&j| logs.get(j, ctx, n)).collect();
             (!v.is_empty()).then(|| median(&v))
         };
         Some(side(after)? - side(before)?)
@@ -662,6 +743,19 @@ pub fn newest(
     earlier: &[Judgement],
     rule: &Rule,
 ) -> (Judgement, Option<Shift>) {
+    let last = shifts(series, from, rule).into_iter().last();
+    newest_after(series, from, earlier, rule, last)
+}
+
+/// [`newest`] with the last of `shifts(series, from, rule)` found already
+/// (the series' own shifts: finding them is most of the work).
+pub fn newest_after(
+    series: &[&Run],
+    from: usize,
+    earlier: &[Judgement],
+    rule: &Rule,
+    last: Option<Shift>,
+) -> (Judgement, Option<Shift>) {
     let at = series.len() - 1;
     // Two tests of one run, each at half the rule's alpha (Bonferroni), so
     // that together they keep to it.
@@ -670,7 +764,6 @@ pub fn newest(
         ..*rule
     };
     let window = judge_against(series, &Against::window(at, from, earlier, rule), rule);
-    let last = shifts(series, from, rule).into_iter().last();
     let before_shift = last
         .as_ref()
         .filter(|shift| shift.at > from && at >= shift.at)
@@ -696,6 +789,25 @@ pub fn newest(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_without_one_value_is_the_median_of_the_others() {
+        let values = [3.0, -1.0, 2.5, 2.5, 7.0, 0.0, 4.25];
+        for len in 1..=values.len() {
+            let mut sorted = values[..len].to_vec();
+            sorted.sort_by(f64::total_cmp);
+            for at in 0..len {
+                let mut others = sorted.clone();
+                others.remove(at);
+                let want = median(&others);
+                let got = median_without(&sorted, at);
+                assert!(
+                    got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                    "{sorted:?} without {at}: {got} != {want}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn holm_adjusts_in_order_and_never_decreases() {

@@ -73,10 +73,50 @@ fn change_position(change: &AnnotatedChange, runs: &[&Run]) -> Option<usize> {
     }
 }
 
+/// A series of an earlier build of the same data (`sitegen serve`), whose
+/// judgements stand for the runs that did not change.
+#[derive(Debug, Clone)]
+pub struct Earlier {
+    pub slug: String,
+    /// Its runs' ids, oldest first, each with whether that run is unchanged.
+    pub members: Vec<(String, bool)>,
+    pub changes: Vec<(usize, String)>,
+    pub judgements: Vec<Judgement>,
+}
+
+impl Earlier {
+    /// `series` of a build whose runs were `runs`; `unchanged` tells a run
+    /// read again the same from one that changed.
+    pub fn of(series: &Series, runs: &[Run], unchanged: impl Fn(&Run) -> bool) -> Earlier {
+        Earlier {
+            slug: series.slug.clone(),
+            members: series
+                .runs
+                .iter()
+                .map(|&i| (runs[i].id.clone(), unchanged(&runs[i])))
+                .collect(),
+            changes: series.changes.clone(),
+            judgements: series.judgements.clone(),
+        }
+    }
+}
+
 /// Every setup with two or more runs, runs in date order (runs without a
 /// date first, by id: they predate dated runs), each judged by `rule` with
 /// the deliberate changes of `changes`.
 pub fn series(runs: &[Run], changes: &ChangesFile, rule: &Rule) -> Vec<Series> {
+    series_after(runs, changes, rule, &[])
+}
+
+/// [`series`], keeping of each `earlier` series the judgements of its runs
+/// before the first that changed, moved or is new: the same as judging
+/// them again, as a run is judged by the runs before it alone.
+pub fn series_after(
+    runs: &[Run],
+    changes: &ChangesFile,
+    rule: &Rule,
+    earlier: &[Earlier],
+) -> Vec<Series> {
     let mut groups: std::collections::BTreeMap<compare::plan::SetupKey, Vec<usize>> =
         Default::default();
     for (i, run) in runs.iter().enumerate() {
@@ -121,20 +161,39 @@ pub fn series(runs: &[Run], changes: &ChangesFile, rule: &Rule) -> Vec<Series> {
                     .max()
                     .unwrap_or(0)
             };
-            let judgements: Vec<Judgement> = change::judge_all(&members_runs, stretch, rule);
+            let known: Vec<Judgement> = earlier
+                .iter()
+                .find(|e| e.slug == slug && e.changes == noted)
+                .map(|e| {
+                    let same = e
+                        .members
+                        .iter()
+                        .zip(&members_runs)
+                        .take_while(|((id, unchanged), run)| *unchanged && *id == run.id)
+                        .count();
+                    e.judgements[..same].to_vec()
+                })
+                .unwrap_or_default();
+            let judgements: Vec<Judgement> =
+                change::judge_all_after(&members_runs, stretch, rule, known);
             // Change points within each stretch between deliberate changes.
             let mut bounds = vec![0];
             bounds.extend(starts.iter().copied());
             bounds.dedup();
             let mut shifts = Vec::new();
+            let mut last_shift = None;
             for (k, &from) in bounds.iter().enumerate() {
                 let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
-                shifts.extend(change::shifts(&members_runs[..to], from, rule));
+                let found = change::shifts(&members_runs[..to], from, rule);
+                // The last stretch's, which the newest run is judged by.
+                last_shift = found.last().cloned();
+                shifts.extend(found);
             }
             let from = stretch(members_runs.len() - 1);
+            debug_assert_eq!(Some(&from), bounds.last());
             let last = members_runs.len() - 1;
             let (newest, newest_shift) =
-                change::newest(&members_runs, from, &judgements[..last], rule);
+                change::newest_after(&members_runs, from, &judgements[..last], rule, last_shift);
             Series {
                 slug,
                 title,
@@ -170,13 +229,20 @@ const SETTINGS_IN_LABEL: usize = 2;
 /// when it was measured (or its id), and the launch settings not every run
 /// of the series shares ("vllm 0.11.0 · 2026-09-01 · --max-num-seqs 256").
 pub fn labels(runs: &[&Run]) -> Vec<String> {
+    // Each command parsed once: nightly runs mostly share theirs.
+    let mut parsed: std::collections::HashMap<&str, Vec<String>> = Default::default();
     let settings: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
             r.meta
                 .launch_command
                 .as_deref()
-                .map(crate::model::launch::settings)
+                .map(|c| {
+                    parsed
+                        .entry(c)
+                        .or_insert_with(|| crate::model::launch::settings(c))
+                        .clone()
+                })
                 .unwrap_or_default()
         })
         .collect();

@@ -33,7 +33,13 @@ fn group_digits(digits: &str) -> String {
 /// does the same operations, and tests/browser_conformance.rs holds it to this.
 pub(crate) fn grouped(value: f64, decimals: usize) -> String {
     let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
-    let digits = format!("{scaled:.0}");
+    // An integral f64 below 2^64 is exactly that u64, whose digits are
+    // written without the float formatter's slow exact path.
+    let digits = if scaled < u64::MAX as f64 {
+        (scaled as u64).to_string()
+    } else {
+        format!("{scaled:.0}")
+    };
     let digits = format!("{digits:0>width$}", width = decimals + 1);
     let (int_part, frac_part) = digits.split_at(digits.len() - decimals);
     let mut out = String::new();

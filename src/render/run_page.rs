@@ -83,10 +83,10 @@ pub struct RunPage {
 
 /// A run's place in its series: a link, and how it compares with the
 /// previous run (none for the first).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SeriesLine {
     pub href: String,
     pub title: String,
-    pub runs: usize,
     pub against_previous: Option<String>,
     /// Whether some cell is slower than in the previous run beyond noise.
     pub regression: bool,

@@ -140,11 +140,24 @@ pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
         dirs.push(entry.path());
     }
     dirs.sort();
-    // Every run is read, so that every broken file is reported at once.
+    // Every run is read, so that every broken file is reported at once; on
+    // every core, each taking a stretch of the runs (order is kept).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let stretch = dirs.len().div_ceil(threads).max(1);
+    let results: Vec<Result<Run, StoreError>> = std::thread::scope(|scope| {
+        let readers: Vec<_> = dirs
+            .chunks(stretch)
+            .map(|part| scope.spawn(move || part.iter().map(|d| load_run(d)).collect::<Vec<_>>()))
+            .collect();
+        readers
+            .into_iter()
+            .flat_map(|r| r.join().expect("a thread reading runs panicked"))
+            .collect()
+    });
     let mut runs = Vec::new();
     let mut errors = Vec::new();
-    for dir in &dirs {
-        match load_run(dir) {
+    for result in results {
+        match result {
             Ok(run) => runs.push(run),
             Err(e) => errors.push(e),
         }
@@ -390,7 +403,7 @@ pub(crate) const CHANGES_FILE: &str = "changes.json";
 
 /// Reads `data/changes.json`; no file means no annotated change. Each
 /// change names a date or a run, not both, and the run must exist.
-pub(crate) fn load_changes(
+pub fn load_changes(
     data_dir: &Path,
     runs: &[Run],
 ) -> Result<crate::model::ChangesFile, StoreError> {

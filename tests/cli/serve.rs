@@ -51,7 +51,7 @@ fn serve_rebuilds_when_the_data_changes() {
         read.iter().map(|(p, _)| p).collect::<Vec<_>>()
     );
     std::thread::sleep(std::time::Duration::from_secs(1));
-    assert_eq!(server.said("rebuilt:"), 1, "one edit, one rebuild");
+    assert_eq!(server.said("rebuilt in "), 1, "one edit, one rebuild");
     // A broken edit keeps the last good site up. Wait for the server to say
     // it tried, so the check below is not made before the rebuild ran.
     std::fs::write(&run_json, "{ not json").unwrap();

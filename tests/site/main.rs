@@ -17,5 +17,6 @@ mod many_runs;
 mod paced_pages;
 mod run_pages;
 mod series_pages;
+mod serve_rebuild;
 mod sessions_pages;
 mod telemetry_pages;

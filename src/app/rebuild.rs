@@ -1,0 +1,361 @@
+//! `sitegen serve`'s rebuild of what a change touches. A site of years of
+//! nightly runs takes seconds to build; a new or edited run changes its own
+//! page, its series, the comparisons it is in and the lists, not the other
+//! thousands of pages. The runs of the folders that changed are read again,
+//! the series judged again from their first changed run, and a part of the
+//! site (`site::Part`) is rendered again only when what it is made from
+//! changed. The result is the full build's, byte for byte
+//! (tests/site/serve_rebuild.rs holds it to that).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use crate::app::pipeline::{self, BuildOptions, BuildSummary, Loaded};
+use crate::app::site::{Part, Site};
+use crate::model::Run;
+use crate::render::run_page::SeriesLine;
+
+/// A part of the site named by what it shows, which outlives the positions
+/// of runs, comparisons and series in one build.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    Static,
+    Run(String),
+    Comparison(String),
+    Series(String),
+    Lists,
+}
+
+/// What a part is made from besides the runs it shows; a part whose
+/// sources and runs are unchanged renders the same files.
+#[derive(Debug, Clone, PartialEq)]
+enum Sources {
+    /// Whether there are runs (the capacity schema is published with them).
+    Static(bool),
+    /// The series line and the comparisons (path, title) on the run's page.
+    Run(Option<SeriesLine>, Vec<(String, String)>),
+    /// Title, note and runs of a comparison.
+    Comparison(String, Option<String>, Vec<String>),
+    /// The series with its runs named by id.
+    Series(Box<crate::judge::series::Series>, Vec<String>),
+    /// Rendered every time: the lists name every run.
+    Lists,
+}
+
+/// A site in memory and what it was built from, updated change by change.
+pub struct Rebuilder {
+    data_dir: PathBuf,
+    /// The same, as a watcher may name it (absolute, links resolved).
+    canonical: Option<PathBuf>,
+    opts: BuildOptions,
+    loaded: Loaded,
+    /// Runs read but left out of the site (nothing to show), by id.
+    empty: BTreeSet<String>,
+    site: Site,
+    /// Each part's files and what it was made from.
+    parts: HashMap<Key, (Vec<String>, Sources)>,
+}
+
+/// What an update did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    pub summary: BuildSummary,
+    /// Files rendered again (of `summary.files`).
+    pub rendered: usize,
+    /// Whether the whole site was built again (a change outside the runs'
+    /// folders: comparisons, prices, latency budgets, noted changes).
+    pub full: bool,
+}
+
+impl Rebuilder {
+    /// Builds the site of `data_dir` in memory.
+    pub fn new(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<(Rebuilder, BuildSummary)> {
+        let loaded = pipeline::load(data_dir, opts)?;
+        let mut me = Rebuilder {
+            data_dir: data_dir.to_path_buf(),
+            canonical: data_dir.canonicalize().ok(),
+            opts,
+            empty: BTreeSet::new(),
+            loaded,
+            site: Site::default(),
+            parts: HashMap::new(),
+        };
+        me.empty = me.empty_runs();
+        let (summary, _) = me.render(None)?;
+        Ok((me, summary))
+    }
+
+    /// The site as it stands.
+    pub fn site(&self) -> &Site {
+        &self.site
+    }
+
+    /// Takes in the changes of `paths` (files or folders under the data
+    /// folder, as a watcher reports them). On an error (a broken file) the
+    /// site stays as it was.
+    pub fn update(&mut self, paths: &[PathBuf]) -> anyhow::Result<Update> {
+        let Some(ids) = self.changed_runs(paths) else {
+            return self.rebuild_all();
+        };
+        self.update_runs(&ids)
+    }
+
+    /// Whether a change of `paths` needs the whole site built again (see
+    /// [`Update::full`]): `sitegen serve` does that without holding the site.
+    pub fn needs_full_build(&self, paths: &[PathBuf]) -> bool {
+        self.changed_runs(paths).is_none()
+    }
+
+    fn update_runs(&mut self, ids: &BTreeSet<String>) -> anyhow::Result<Update> {
+        let dir = &self.data_dir;
+        // Each changed folder read again: a run, or gone.
+        let mut read: Vec<(String, Option<Run>)> = Vec::new();
+        for id in ids {
+            let path = dir.join(id);
+            let run = if path.is_dir() {
+                Some(crate::store::load_run(&path)?)
+            } else {
+                None
+            };
+            read.push((id.clone(), run));
+        }
+        let file = crate::store::load_comparisons(dir)?;
+        let old = &self.loaded;
+        let mut changed: HashSet<String> = HashSet::new();
+        let mut runs: Vec<Run> = Vec::with_capacity(old.runs.len() + read.len());
+        let mut fresh: HashMap<&str, &Run> = HashMap::new();
+        for (id, run) in &read {
+            let before = old.runs.iter().find(|r| &r.id == id);
+            if before != run.as_ref() {
+                changed.insert(id.clone());
+            }
+            if let Some(run) = run {
+                fresh.insert(id, run);
+            }
+        }
+        if changed.is_empty() {
+            return Ok(Update {
+                summary: self.summary(),
+                rendered: 0,
+                full: false,
+            });
+        }
+        for run in &old.runs {
+            if !ids.contains(&run.id) {
+                runs.push(run.clone());
+            }
+        }
+        runs.extend(fresh.values().map(|r| (*r).clone()));
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        // Runs left out as empty before and not read now stay left out.
+        for id in &self.empty {
+            if !ids.contains(id)
+                && let Ok(run) = crate::store::load_run(&dir.join(id))
+            {
+                runs.push(run);
+            }
+        }
+        runs.sort_by(|a, b| a.id.cmp(&b.id));
+        let earlier: Vec<crate::judge::series::Earlier> = old
+            .series
+            .iter()
+            .map(|s| crate::judge::series::Earlier::of(s, &old.runs, |r| !changed.contains(&r.id)))
+            .collect();
+        let loaded = pipeline::assemble(
+            dir,
+            runs,
+            &file,
+            old.prices.clone(),
+            old.slo.clone(),
+            self.opts,
+            &earlier,
+        )?;
+        let previous = std::mem::replace(&mut self.loaded, loaded);
+        // The runs left out: those before that were not read now, and those
+        // read now with nothing to show.
+        self.empty.retain(|id| !ids.contains(id));
+        let shown: HashSet<&str> = self.loaded.runs.iter().map(|r| r.id.as_str()).collect();
+        self.empty.extend(
+            read.iter()
+                .filter(|(id, run)| run.is_some() && !shown.contains(id.as_str()))
+                .map(|(id, _)| id.clone()),
+        );
+        let (summary, rendered) = self.render(Some((&previous, &changed)))?;
+        Ok(Update {
+            summary,
+            rendered,
+            full: false,
+        })
+    }
+
+    /// The ids of the runs whose folders `paths` touch; none when a path is
+    /// outside every run's folder (a file of the data folder itself).
+    fn changed_runs(&self, paths: &[PathBuf]) -> Option<BTreeSet<String>> {
+        let mut ids = BTreeSet::new();
+        for path in paths {
+            let rel = path
+                .strip_prefix(&self.data_dir)
+                .ok()
+                .or_else(|| path.strip_prefix(self.canonical.as_ref()?).ok())?;
+            let mut parts = rel.components();
+            let first = parts.next()?.as_os_str().to_string_lossy().into_owned();
+            // A hidden folder is an interrupted or ongoing write (store/atomic.rs): not read.
+            if first.starts_with('.') {
+                continue;
+            }
+            let is_run = self.data_dir.join(&first).is_dir()
+                || self.loaded.runs.iter().any(|r| r.id == first)
+                || self.empty.contains(&first);
+            if !is_run {
+                return None;
+            }
+            ids.insert(first);
+        }
+        Some(ids)
+    }
+
+    /// The build from scratch, keeping the site as it is on an error.
+    fn rebuild_all(&mut self) -> anyhow::Result<Update> {
+        let (me, summary) = Rebuilder::new(&self.data_dir, self.opts)?;
+        let rendered = summary.files;
+        *self = me;
+        Ok(Update {
+            summary,
+            rendered,
+            full: true,
+        })
+    }
+
+    /// The folders under the data folder that hold a run left out of the site.
+    fn empty_runs(&self) -> BTreeSet<String> {
+        let shown: HashSet<&str> = self.loaded.runs.iter().map(|r| r.id.as_str()).collect();
+        std::fs::read_dir(&self.data_dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.') && !shown.contains(n.as_str()))
+            .collect()
+    }
+
+    fn summary(&self) -> BuildSummary {
+        BuildSummary {
+            runs: self.loaded.runs.len(),
+            files: self.site.files.len(),
+            warnings: self
+                .loaded
+                .left_out
+                .iter()
+                .cloned()
+                .chain(crate::compare::plan::unpaired_warnings(&self.loaded.runs))
+                .collect(),
+        }
+    }
+
+    /// Renders the parts whose sources or runs changed since `previous`
+    /// (every part when there is none); returns the summary and how many
+    /// files were rendered.
+    fn render(
+        &mut self,
+        previous: Option<(&Loaded, &HashSet<String>)>,
+    ) -> anyhow::Result<(BuildSummary, usize)> {
+        let inputs = self.loaded.inputs();
+        let places = inputs.places();
+        let runs = inputs.runs;
+        let ids = |members: &[usize]| -> Vec<String> {
+            members.iter().map(|&i| runs[i].id.clone()).collect()
+        };
+        // Every part of the new site, with its key, sources and the runs it shows.
+        let mut wanted: Vec<(Key, Part, Sources, Vec<String>)> = Vec::new();
+        for part in inputs.parts() {
+            let (key, sources, shows) = match &part {
+                Part::Static => (Key::Static, Sources::Static(!runs.is_empty()), Vec::new()),
+                Part::Run(i) => {
+                    let compared: Vec<(String, String)> = inputs
+                        .compared_in(*i)
+                        .iter()
+                        .map(|c| (c.id.clone(), c.title.clone()))
+                        .collect();
+                    (
+                        Key::Run(runs[*i].id.clone()),
+                        Sources::Run(inputs.series_line(*i, places[*i]), compared),
+                        vec![runs[*i].id.clone()],
+                    )
+                }
+                Part::Comparison(k) => {
+                    let c = &inputs.comparisons[*k];
+                    (
+                        Key::Comparison(c.id.clone()),
+                        Sources::Comparison(c.title.clone(), c.note_markdown.clone(), ids(&c.runs)),
+                        ids(&c.runs),
+                    )
+                }
+                Part::Series(k) => {
+                    let s = &inputs.series[*k];
+                    let mut shape = s.clone();
+                    shape.runs.clear();
+                    (
+                        Key::Series(s.slug.clone()),
+                        Sources::Series(Box::new(shape), ids(&s.runs)),
+                        ids(&s.runs),
+                    )
+                }
+                Part::Lists => (Key::Lists, Sources::Lists, Vec::new()),
+            };
+            wanted.push((key, part, sources, shows));
+        }
+        let stale = |key: &Key, sources: &Sources, shows: &[String]| -> bool {
+            let Some((_, changed)) = previous else {
+                return true;
+            };
+            match self.parts.get(key) {
+                None => true,
+                Some((_, was)) => {
+                    *sources == Sources::Lists
+                        || was != sources
+                        || shows.iter().any(|id| changed.contains(id))
+                }
+            }
+        };
+        let to_render: Vec<usize> = (0..wanted.len())
+            .filter(|&w| stale(&wanted[w].0, &wanted[w].2, &wanted[w].3))
+            .collect();
+        // Render first, change nothing until every part rendered.
+        let parts: Vec<Part> = to_render.iter().map(|&w| wanted[w].1.clone()).collect();
+        let mut per_part: Vec<Vec<(String, Vec<u8>)>> = Vec::with_capacity(parts.len());
+        for batch in parts.chunks(crate::app::site::PARTS_AT_ONCE) {
+            for made in inputs.render_batch(batch, &places) {
+                per_part.push(made?);
+            }
+        }
+        let rendered: usize = per_part.iter().map(Vec::len).sum();
+        // Parts no longer in the site, and the old files of those rendered again.
+        let keep: HashSet<&Key> = wanted.iter().map(|w| &w.0).collect();
+        let gone: Vec<Key> = self
+            .parts
+            .keys()
+            .filter(|k| !keep.contains(k))
+            .cloned()
+            .collect();
+        for key in gone {
+            if let Some((paths, _)) = self.parts.remove(&key) {
+                for p in paths {
+                    self.site.files.remove(&p);
+                }
+            }
+        }
+        for (&w, made) in to_render.iter().zip(per_part) {
+            let (key, _, sources, _) = &wanted[w];
+            if let Some((paths, _)) = self.parts.remove(key) {
+                for p in paths {
+                    self.site.files.remove(&p);
+                }
+            }
+            let paths = made.iter().map(|(p, _)| p.clone()).collect();
+            self.site.files.extend(made);
+            self.parts.insert(key.clone(), (paths, sources.clone()));
+        }
+        Ok((self.summary(), rendered))
+    }
+}
