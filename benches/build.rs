@@ -2,11 +2,20 @@
 //! get: builds the bundled data, then data sets of 1,000, 3,000 and 10,000
 //! runs (copies of the two reference runs on the same hardware, dated one
 //! night apart, so each model is one long series, as nightly CI makes them;
-//! `common::many_runs`, shared with the tests),
-//! and prints per size the build time, the build's peak memory, the index's
-//! size, the largest series page and the largest page of any kind.
+//! `common::many_runs`, shared with the tests), and at 1,000 and 3,000 runs
+//! the two extremes of series: every run of one setup (one series of all the
+//! runs) and every run a setup of its own (no series).
 //!
-//! Run: `cargo bench --bench build` (sizes: `SITEGEN_BENCH_RUNS=1000,3000`).
+//! Per data set it prints the build time and where it went (reading and
+//! checking, judging the series, rendering and writing), the floor (reading
+//! every input file and copying every output file: what no build can beat)
+//! and the build's ratio to it, the build's peak memory, the index's size,
+//! the largest series page and the largest page of any kind. At the largest
+//! size it then times `sitegen serve`'s rebuild of one new run and of one
+//! edited run (src/app/rebuild.rs).
+//!
+//! Run: `cargo bench --bench build` (sizes: `SITEGEN_BENCH_RUNS=1000,3000`;
+//! where: `SITEGEN_BENCH_DIR=/dev/shm`, in memory, else the disk).
 //! Each build runs in a child process, so its peak memory is its own
 //! (VmHWM, Linux). Cells are hard links: 10,000 runs take little disk.
 
@@ -21,6 +30,12 @@ mod common;
 /// What one build measured.
 struct Measured {
     seconds: f64,
+    /// Reading and checking the data (judging excluded).
+    read_s: f64,
+    /// Judging every series (src/judge/series.rs).
+    judge_s: f64,
+    /// Rendering the pages and writing them.
+    render_s: f64,
     peak_mb: Option<f64>,
 }
 
@@ -46,15 +61,32 @@ fn build_in_child(data: &Path, out: &Path) -> Measured {
     };
     Measured {
         seconds: field("seconds").expect("the child prints its time"),
+        read_s: field("read").expect("the child prints its phases"),
+        judge_s: field("judge").expect("the child prints its phases"),
+        render_s: field("render").expect("the child prints its phases"),
         peak_mb: field("peak_kb").map(|kb| kb / 1024.0),
     }
 }
 
-/// The child: one build, then its wall time and peak resident memory.
+/// The child: one build, then its wall time, its phases and peak resident
+/// memory. The series are judged a second time, alone, to time the judging
+/// inside loading.
 fn child(data: &Path, out: &Path) {
+    use sitegen::app::pipeline;
     let start = Instant::now();
-    sitegen::app::pipeline::build_site(data, out).unwrap();
-    println!("seconds {}", start.elapsed().as_secs_f64());
+    let loaded = pipeline::load(data, Default::default()).unwrap();
+    let loaded_at = start.elapsed().as_secs_f64();
+    pipeline::write_site(&loaded, out).unwrap();
+    let seconds = start.elapsed().as_secs_f64();
+    let judging = Instant::now();
+    let changes = sitegen::store::load_changes(data, &loaded.runs).unwrap();
+    let series = sitegen::judge::series::series(&loaded.runs, &changes, &Default::default());
+    assert_eq!(series, loaded.series, "judging again gives the same series");
+    let judge = judging.elapsed().as_secs_f64();
+    println!("seconds {seconds}");
+    println!("read {}", loaded_at - judge);
+    println!("judge {judge}");
+    println!("render {}", seconds - loaded_at);
     // VmHWM: the peak resident set of this process (Linux only).
     if let Ok(status) = std::fs::read_to_string("/proc/self/status")
         && let Some(kb) = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))
@@ -103,6 +135,16 @@ fn runs_linked(site: &Path) -> usize {
     runs.len()
 }
 
+/// A new folder for the bench's data and sites, under `SITEGEN_BENCH_DIR`
+/// when set (`/dev/shm` measures the build without the disk's pace), else
+/// in the system's temporary folder.
+fn scratch() -> tempfile::TempDir {
+    match std::env::var_os("SITEGEN_BENCH_DIR") {
+        Some(dir) => tempfile::tempdir_in(dir).unwrap(),
+        None => tempfile::tempdir().unwrap(),
+    }
+}
+
 fn kb(bytes: u64) -> String {
     if bytes >= 1_000_000 {
         format!("{:.2} MB", bytes as f64 / 1e6)
@@ -111,10 +153,50 @@ fn kb(bytes: u64) -> String {
     }
 }
 
-fn report(label: &str, data: &Path) -> f64 {
-    let tmp = tempfile::tempdir().unwrap();
+/// The floor of a build: reading every file under `data` and copying every
+/// file of the built site `site` into a new folder, in seconds (the median
+/// of three; the files are in the page cache, as they are for the build).
+/// The copies are kept until the bench ends, as every site it builds: ext4
+/// makes a new file slower while many were deleted in the last minutes, and
+/// a build after a deletion would be measured at the kernel's pace.
+fn floor(data: &Path, site: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
+    let files = |root: &Path| -> Vec<PathBuf> {
+        walkdir::WalkDir::new(root)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| e.into_path())
+            .collect()
+    };
+    let (inputs, outputs) = (files(data), files(site));
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let tmp = scratch();
+            let start = Instant::now();
+            let mut read = 0;
+            for f in &inputs {
+                read += std::fs::read(f).unwrap().len();
+            }
+            std::hint::black_box(read);
+            for f in &outputs {
+                let to = tmp.path().join(f.strip_prefix(site).unwrap());
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(f, to).unwrap();
+            }
+            let seconds = start.elapsed().as_secs_f64();
+            keep.push(tmp);
+            seconds
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
+}
+
+fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
+    let tmp = scratch();
     let out = tmp.path().join("site");
     let m = build_in_child(data, &out);
+    let floor_s = floor(data, &out, keep);
     let pages = pages(&out);
     let site_bytes: u64 = walkdir::WalkDir::new(&out)
         .into_iter()
@@ -140,8 +222,17 @@ fn report(label: &str, data: &Path) -> f64 {
     let any = largest(&|_| true).unwrap();
     let run_pages = pages.iter().filter(|(p, _)| p.starts_with("runs")).count();
     println!(
-        "{label:>12}: build {:>6.2} s | peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
+        "{label:>22}: build {:.2} s = read {:.2} + judge {:.2} + render {:.2} | floor {:.2} s, ratio {:.2}x",
         m.seconds,
+        m.read_s,
+        m.judge_s,
+        m.render_s,
+        floor_s,
+        m.seconds / floor_s
+    );
+    println!(
+        "{:>22}  peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
+        "",
         m.peak_mb.map_or("n/a".into(), |mb| format!("{mb:.0} MB")),
         pages.len(),
         kb(site_bytes),
@@ -156,11 +247,65 @@ fn report(label: &str, data: &Path) -> f64 {
         any.0.display(),
     );
     println!(
-        "{:>12}  run pages linked from the index and all-runs pages (no script): {} of {run_pages}",
+        "{:>22}  run pages linked from the index and all-runs pages (no script): {} of {run_pages}",
         "",
         runs_linked(&out)
     );
+    keep.push(tmp);
     m.seconds
+}
+
+/// `sitegen serve`'s rebuild after one change to a site of `data`: a new run
+/// at the end of a series, then an edited cell of a run in the middle of
+/// one (its series judged again from there). Prints each rebuild's time.
+fn serve_rebuilds(label: &str, data: &Path) {
+    use sitegen::app::rebuild::Rebuilder;
+    let start = Instant::now();
+    let (mut rebuilder, summary) = Rebuilder::new(data, Default::default()).unwrap();
+    let first = start.elapsed().as_secs_f64();
+    let runs: Vec<String> = {
+        let mut v: Vec<String> = std::fs::read_dir(data)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("run-"))
+            .collect();
+        v.sort();
+        v
+    };
+    // The newest run copied as the next night's.
+    let newest = &runs[runs.len() - 2];
+    let new = data.join("run-new");
+    std::fs::create_dir_all(new.join("cells")).unwrap();
+    for cell in std::fs::read_dir(data.join(newest).join("cells")).unwrap() {
+        let cell = cell.unwrap().path();
+        std::fs::copy(&cell, new.join("cells").join(cell.file_name().unwrap())).unwrap();
+    }
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(data.join(newest).join("run.json")).unwrap())
+            .unwrap();
+    meta["measured_at"] = "2099-01-01T02:00:00Z".into();
+    std::fs::write(new.join("run.json"), meta.to_string()).unwrap();
+    let at = Instant::now();
+    let added = rebuilder.update(&[new.join("run.json")]).unwrap();
+    let added_s = at.elapsed().as_secs_f64();
+    // A cell of the middle run made slower (saved by a rename: cells are
+    // hard links to the bundled data).
+    let middle = &runs[runs.len() / 2];
+    let cell = data.join(middle).join("cells/decode-00008192-x001.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
+    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * 0.5).into();
+    let saving = cell.with_extension("saving");
+    std::fs::write(&saving, value.to_string()).unwrap();
+    std::fs::rename(&saving, &cell).unwrap();
+    let at = Instant::now();
+    let edited = rebuilder.update(std::slice::from_ref(&cell)).unwrap();
+    let edited_s = at.elapsed().as_secs_f64();
+    println!(
+        "{label:>22}: serve: first build in memory {first:.2} s ({} files); a new run rebuilt in {added_s:.3} s ({} files rendered); a cell of the middle run edited, rebuilt in {edited_s:.3} s ({} files rendered)",
+        summary.files, added.rendered, edited.rendered
+    );
 }
 
 fn main() {
@@ -180,12 +325,38 @@ fn main() {
         })
         .collect();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    report("bundled", &repo.join("data"));
+    // Every folder the bench makes, removed when it ends (see `floor`).
+    let mut keep = Vec::new();
+    report("bundled", &repo.join("data"), &mut keep);
     let mut times = Vec::new();
-    for count in sizes {
-        let tmp = tempfile::tempdir().unwrap();
+    for &count in &sizes {
+        let tmp = scratch();
         common::many_runs(tmp.path(), count);
-        times.push((count, report(&format!("{count} runs"), tmp.path())));
+        times.push((
+            count,
+            report(&format!("{count} runs, 2 series"), tmp.path(), &mut keep),
+        ));
+        keep.push(tmp);
+    }
+    // The extremes of series, at the sizes up to 3,000 (one series of
+    // 10,000 runs is the 2-series case's twice over).
+    for &count in sizes.iter().filter(|&&n| n <= 3000) {
+        for (shape, name) in [
+            (common::Setups::One, "1 series"),
+            (common::Setups::Each, "no series"),
+        ] {
+            let tmp = scratch();
+            common::many_runs_of(tmp.path(), count, shape);
+            report(&format!("{count} runs, {name}"), tmp.path(), &mut keep);
+            keep.push(tmp);
+        }
+    }
+    // `sitegen serve` at the largest size, after the builds (it changes the data).
+    if let Some(&count) = sizes.iter().max() {
+        let tmp = scratch();
+        common::many_runs(tmp.path(), count);
+        serve_rebuilds(&format!("{count} runs, 2 series"), tmp.path());
+        keep.push(tmp);
     }
     if let (Some(&(n0, t0)), Some(&(n1, t1))) = (times.first(), times.last())
         && n1 > n0

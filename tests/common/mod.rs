@@ -458,20 +458,43 @@ impl ReferencePage {
     }
 }
 
+/// How the runs of a made-up data set are spread over setups.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setups {
+    /// GLM and Step alternately: two long series.
+    Two,
+    /// Every run a copy of GLM's: one series as long as the data set.
+    One,
+    /// Every run a model of its own: no series at all.
+    Each,
+}
+
 /// `count` copies of the bundled runs, dated a night apart per model, their
 /// cells hard links (the data takes no room).
 pub fn many_runs(data: &Path, count: usize) {
+    many_runs_of(data, count, Setups::Two)
+}
+
+/// [`many_runs`] with the runs spread over setups as `setups` says.
+pub fn many_runs_of(data: &Path, count: usize, setups: Setups) {
     let sources = [
         "glm-5.3-flash-h200x4-vllm",
         "step-3.5-flash-h200x4-vllm-0.29.0",
     ];
     for i in 0..count {
-        let from = data_dir().join(sources[i % 2]);
+        let source = match setups {
+            Setups::Two | Setups::Each => sources[i % 2],
+            Setups::One => sources[0],
+        };
+        let from = data_dir().join(source);
         let to = data.join(format!("run-{i:05}"));
         std::fs::create_dir_all(to.join("cells")).unwrap();
         let mut meta: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(from.join("run.json")).unwrap()).unwrap();
-        let night = i / 2;
+        let night = match setups {
+            Setups::Two => i / 2,
+            Setups::One | Setups::Each => i,
+        };
         meta["measured_at"] = format!(
             "20{:02}-{:02}-{:02}T02:00:00Z",
             26 + night / 336,
@@ -479,10 +502,18 @@ pub fn many_runs(data: &Path, count: usize) {
             night % 28 + 1
         )
         .into();
+        if setups == Setups::Each {
+            let model = meta["model"].as_str().unwrap().to_string();
+            meta["model"] = format!("{model} #{i}").into();
+        }
         std::fs::write(to.join("run.json"), meta.to_string()).unwrap();
         for cell in std::fs::read_dir(from.join("cells")).unwrap() {
             let cell = cell.unwrap().path();
-            std::fs::hard_link(&cell, to.join("cells").join(cell.file_name().unwrap())).unwrap();
+            let link = to.join("cells").join(cell.file_name().unwrap());
+            // A copy where a link cannot cross file systems (a data set in memory).
+            std::fs::hard_link(&cell, &link)
+                .or_else(|_| std::fs::copy(&cell, &link).map(drop))
+                .unwrap();
         }
     }
 }
