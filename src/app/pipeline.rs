@@ -70,7 +70,14 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
-    assemble(data_dir, runs, &file, prices, slo, opts, &[])
+    assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)
+}
+
+/// Why runs could not be put together, with the runs handed back (what
+/// `sitegen serve` holds must not be lost to a broken edit).
+pub(crate) struct Refused {
+    pub error: anyhow::Error,
+    pub runs: Vec<crate::model::Run>,
 }
 
 /// The runs read (sorted by id) put together with the comparisons file,
@@ -86,7 +93,7 @@ pub(crate) fn assemble(
     slo: crate::model::slo::SloFile,
     opts: BuildOptions,
     earlier: &[crate::judge::series::Earlier],
-) -> anyhow::Result<Loaded> {
+) -> Result<Loaded, Refused> {
     // A run without a cell, a paced point or a sessions window (a run that
     // failed before measuring) has nothing to show: left out, and said.
     let mut left_out = Vec::new();
@@ -102,16 +109,42 @@ pub(crate) fn assemble(
         !empty
     });
     if runs.is_empty() && !opts.allow_empty {
-        return Err(StoreError::NoRuns {
+        let error = StoreError::NoRuns {
             path: data_dir.to_path_buf(),
         }
-        .into());
+        .into();
+        return Err(Refused { error, runs });
     }
-    let comparisons = compare::plan::plan(&runs, file).map_err(|e| {
+    let (comparisons, series) = match planned_and_judged(data_dir, &runs, file, opts, earlier) {
+        Ok(done) => done,
+        Err(error) => return Err(Refused { error, runs }),
+    };
+    Ok(Loaded {
+        runs,
+        series,
+        comparisons,
+        prices,
+        slo,
+        left_out,
+    })
+}
+
+/// The comparisons of `runs` and their series, judged.
+fn planned_and_judged(
+    data_dir: &Path,
+    runs: &[crate::model::Run],
+    file: &crate::model::ComparisonsFile,
+    opts: BuildOptions,
+    earlier: &[crate::judge::series::Earlier],
+) -> anyhow::Result<(
+    Vec<compare::plan::Comparison>,
+    Vec<crate::judge::series::Series>,
+)> {
+    let comparisons = compare::plan::plan(runs, file).map_err(|e| {
         anyhow::anyhow!("{}: {e}", data_dir.join(store::COMPARISONS_FILE).display())
     })?;
-    let changes = store::load_changes(data_dir, &runs)?;
-    let series = crate::judge::series::series_after(&runs, &changes, &opts.rule, earlier);
+    let changes = store::load_changes(data_dir, runs)?;
+    let series = crate::judge::series::series_after(runs, &changes, &opts.rule, earlier);
     // A change noted for a series that is not there would start no baseline: said, not dropped.
     for (i, change) in changes.changes.iter().enumerate() {
         if let Some(slug) = &change.series
@@ -129,14 +162,7 @@ pub(crate) fn assemble(
             );
         }
     }
-    Ok(Loaded {
-        runs,
-        series,
-        comparisons,
-        prices,
-        slo,
-        left_out,
-    })
+    Ok((comparisons, series))
 }
 
 /// Renders loaded data into `sink`.

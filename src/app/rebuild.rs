@@ -140,13 +140,23 @@ impl Rebuilder {
                 full: false,
             });
         }
-        for run in &old.runs {
-            if !ids.contains(&run.id) {
-                runs.push(run.clone());
+        let earlier: Vec<crate::judge::series::Earlier> = old
+            .series
+            .iter()
+            .map(|s| crate::judge::series::Earlier::of(s, &old.runs, |r| !changed.contains(&r.id)))
+            .collect();
+        let (prices, slo) = (old.prices.clone(), old.slo.clone());
+        // The runs moved, not copied (thousands of them); the old versions
+        // of those read again set aside, to be put back on an error.
+        let mut set_aside: Vec<Run> = Vec::new();
+        for run in std::mem::take(&mut self.loaded.runs) {
+            if ids.contains(&run.id) {
+                set_aside.push(run);
+            } else {
+                runs.push(run);
             }
         }
         runs.extend(fresh.values().map(|r| (*r).clone()));
-        runs.sort_by(|a, b| a.id.cmp(&b.id));
         // Runs left out as empty before and not read now stay left out.
         for id in &self.empty {
             if !ids.contains(id)
@@ -156,20 +166,17 @@ impl Rebuilder {
             }
         }
         runs.sort_by(|a, b| a.id.cmp(&b.id));
-        let earlier: Vec<crate::judge::series::Earlier> = old
-            .series
-            .iter()
-            .map(|s| crate::judge::series::Earlier::of(s, &old.runs, |r| !changed.contains(&r.id)))
-            .collect();
-        let loaded = pipeline::assemble(
-            dir,
-            runs,
-            &file,
-            old.prices.clone(),
-            old.slo.clone(),
-            self.opts,
-            &earlier,
-        )?;
+        let loaded = match pipeline::assemble(dir, runs, &file, prices, slo, self.opts, &earlier) {
+            Ok(loaded) => loaded,
+            Err(refused) => {
+                let mut runs = refused.runs;
+                runs.retain(|r| !ids.contains(&r.id));
+                runs.extend(set_aside);
+                runs.sort_by(|a, b| a.id.cmp(&b.id));
+                self.loaded.runs = runs;
+                return Err(refused.error);
+            }
+        };
         let previous = std::mem::replace(&mut self.loaded, loaded);
         // The runs left out: those before that were not read now, and those
         // read now with nothing to show.

@@ -156,6 +156,28 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     assert!(update.full);
     assert_same_as_full_build(&rebuilder, &data, "a new comparison");
 
+    // A run a comparison names, moved away: refused (comparisons.json names
+    // it) and the site kept; moved back, the next change rebuilds from all
+    // the runs, none lost to the refusal.
+    let before = rebuilder.site().clone();
+    let away = tmp.path().join("run-00001");
+    std::fs::rename(data.join("run-00001"), &away).unwrap();
+    let err = rebuilder.update(&[data.join("run-00001")]).unwrap_err();
+    assert!(format!("{err:#}").contains("run-00001"), "{err:#}");
+    assert_eq!(rebuilder.site(), &before);
+    std::fs::rename(&away, data.join("run-00001")).unwrap();
+    rebuilder.update(&[data.join("run-00001")]).unwrap();
+    let cell = data.join("run-00003/cells/decode-00008192-x002.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
+    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * 1.5).into();
+    save(
+        &cell,
+        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
+    );
+    rebuilder.update(std::slice::from_ref(&cell)).unwrap();
+    assert_same_as_full_build(&rebuilder, &data, "after a refused change");
+
     // A broken run is an error naming its file; the site stays as it was.
     let before = rebuilder.site().clone();
     save(&data.join("run-00002/run.json"), b"{ not json");
