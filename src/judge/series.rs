@@ -124,89 +124,119 @@ pub fn series_after(
             groups.entry(key).or_default().push(i);
         }
     }
-    groups
+    let groups: Vec<(compare::plan::SetupKey, Vec<usize>)> = groups
         .into_iter()
         .filter(|(_, members)| members.len() >= 2)
-        .map(|((model, _, _, quant), mut members)| {
-            members.sort_by(|&a, &b| {
-                let key = |i: usize| (runs[i].meta.measured_at.clone(), runs[i].id.clone());
-                key(a).cmp(&key(b))
-            });
-            let first = &runs[members[0]];
-            let hardware = crate::model::labels::hardware_label(&first.meta.hardware);
-            let title = if quant.is_empty() {
-                format!("{model} on {hardware}")
-            } else {
-                format!("{model} on {hardware} ({quant})")
-            };
-            let slug = slug(&format!(
-                "{model}-{}-x{}-{quant}",
-                first.meta.hardware.gpu, first.meta.hardware.gpu_count
-            ));
-            let members_runs: Vec<&Run> = members.iter().map(|&i| &runs[i]).collect();
-            let mut noted: Vec<(usize, String)> = changes
-                .changes
-                .iter()
-                .filter(|c| c.series.as_ref().is_none_or(|s| *s == slug))
-                .filter_map(|c| Some((change_position(c, &members_runs)?, c.text.clone())))
-                .filter(|(k, _)| *k > 0)
-                .collect();
-            noted.sort();
-            let starts: Vec<usize> = noted.iter().map(|(k, _)| *k).collect();
-            let stretch = |at: usize| {
-                starts
-                    .iter()
-                    .copied()
-                    .filter(|&k| k <= at)
-                    .max()
-                    .unwrap_or(0)
-            };
-            let known: Vec<Judgement> = earlier
-                .iter()
-                .find(|e| e.slug == slug && e.changes == noted)
-                .map(|e| {
-                    let same = e
-                        .members
-                        .iter()
-                        .zip(&members_runs)
-                        .take_while(|((id, unchanged), run)| *unchanged && *id == run.id)
-                        .count();
-                    e.judgements[..same].to_vec()
+        .collect();
+    // Each series judged on its own, so on every core, in their order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let share = groups.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let judged: Vec<_> = groups
+            .chunks(share)
+            .map(|some| {
+                scope.spawn(move || {
+                    some.iter()
+                        .map(|(key, members)| {
+                            one_series(runs, changes, rule, earlier, key, members.clone())
+                        })
+                        .collect::<Vec<_>>()
                 })
-                .unwrap_or_default();
-            let judgements: Vec<Judgement> =
-                change::judge_all_after(&members_runs, stretch, rule, known);
-            // Change points within each stretch between deliberate changes.
-            let mut bounds = vec![0];
-            bounds.extend(starts.iter().copied());
-            bounds.dedup();
-            let mut shifts = Vec::new();
-            let mut last_shift = None;
-            for (k, &from) in bounds.iter().enumerate() {
-                let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
-                let found = change::shifts(&members_runs[..to], from, rule);
-                // The last stretch's, which the newest run is judged by.
-                last_shift = found.last().cloned();
-                shifts.extend(found);
-            }
-            let from = stretch(members_runs.len() - 1);
-            debug_assert_eq!(Some(&from), bounds.last());
-            let last = members_runs.len() - 1;
-            let (newest, newest_shift) =
-                change::newest_after(&members_runs, from, &judgements[..last], rule, last_shift);
-            Series {
-                slug,
-                title,
-                labels: labels(&members_runs),
-                changes: noted,
-                judgements,
-                shifts,
-                newest,
-                newest_shift,
-                runs: members,
-            }
+            })
+            .collect();
+        judged
+            .into_iter()
+            .flat_map(|j| j.join().expect("a thread judging series panicked"))
+            .collect()
+    })
+}
+
+/// The series of the runs `members` of one setup `key`.
+fn one_series(
+    runs: &[Run],
+    changes: &ChangesFile,
+    rule: &Rule,
+    earlier: &[Earlier],
+    key: &compare::plan::SetupKey,
+    mut members: Vec<usize>,
+) -> Series {
+    let (model, _, _, quant) = key;
+    members.sort_by(|&a, &b| {
+        let key = |i: usize| (runs[i].meta.measured_at.clone(), runs[i].id.clone());
+        key(a).cmp(&key(b))
+    });
+    let first = &runs[members[0]];
+    let hardware = crate::model::labels::hardware_label(&first.meta.hardware);
+    let title = if quant.is_empty() {
+        format!("{model} on {hardware}")
+    } else {
+        format!("{model} on {hardware} ({quant})")
+    };
+    let slug = slug(&format!(
+        "{model}-{}-x{}-{quant}",
+        first.meta.hardware.gpu, first.meta.hardware.gpu_count
+    ));
+    let members_runs: Vec<&Run> = members.iter().map(|&i| &runs[i]).collect();
+    let mut noted: Vec<(usize, String)> = changes
+        .changes
+        .iter()
+        .filter(|c| c.series.as_ref().is_none_or(|s| *s == slug))
+        .filter_map(|c| Some((change_position(c, &members_runs)?, c.text.clone())))
+        .filter(|(k, _)| *k > 0)
+        .collect();
+    noted.sort();
+    let starts: Vec<usize> = noted.iter().map(|(k, _)| *k).collect();
+    let stretch = |at: usize| {
+        starts
+            .iter()
+            .copied()
+            .filter(|&k| k <= at)
+            .max()
+            .unwrap_or(0)
+    };
+    let known: Vec<Judgement> = earlier
+        .iter()
+        .find(|e| e.slug == slug && e.changes == noted)
+        .map(|e| {
+            let same = e
+                .members
+                .iter()
+                .zip(&members_runs)
+                .take_while(|((id, unchanged), run)| *unchanged && *id == run.id)
+                .count();
+            e.judgements[..same].to_vec()
         })
-        .collect()
+        .unwrap_or_default();
+    let judgements: Vec<Judgement> = change::judge_all_after(&members_runs, stretch, rule, known);
+    // Change points within each stretch between deliberate changes.
+    let mut bounds = vec![0];
+    bounds.extend(starts.iter().copied());
+    bounds.dedup();
+    let mut shifts = Vec::new();
+    let mut last_shift = None;
+    for (k, &from) in bounds.iter().enumerate() {
+        let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
+        let found = change::shifts(&members_runs[..to], from, rule);
+        // The last stretch's, which the newest run is judged by.
+        last_shift = found.last().cloned();
+        shifts.extend(found);
+    }
+    let from = stretch(members_runs.len() - 1);
+    debug_assert_eq!(Some(&from), bounds.last());
+    let last = members_runs.len() - 1;
+    let (newest, newest_shift) =
+        change::newest_after(&members_runs, from, &judgements[..last], rule, last_shift);
+    Series {
+        slug,
+        title,
+        labels: labels(&members_runs),
+        changes: noted,
+        judgements,
+        shifts,
+        newest,
+        newest_shift,
+        runs: members,
+    }
 }
 
 /// Lowercase letters and digits, other characters as single dashes.
