@@ -24,3 +24,4 @@ pub mod render;
 pub mod runner;
 pub mod stats;
 pub mod store;
+pub mod threads;

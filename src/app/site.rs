@@ -290,27 +290,7 @@ impl Inputs<'_> {
         parts: &[Part],
         places: &[Option<(usize, usize)>],
     ) -> Vec<anyhow::Result<Vec<File>>> {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if threads == 1 || parts.len() < 2 {
-            return parts.iter().map(|p| self.render(p, places)).collect();
-        }
-        std::thread::scope(|scope| {
-            let share = parts.len().div_ceil(threads);
-            let workers: Vec<_> = parts
-                .chunks(share)
-                .map(|some| {
-                    scope.spawn(move || {
-                        some.iter()
-                            .map(|p| self.render(p, places))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().expect("a thread rendering pages panicked"))
-                .collect()
-        })
+        crate::threads::map_in_order(parts, |p| self.render(p, places))
     }
 
     /// Renders `parts` into `sink`, a few at a time on every core; returns

@@ -129,25 +129,8 @@ pub fn series_after(
         .filter(|(_, members)| members.len() >= 2)
         .collect();
     // Each series judged on its own, so on every core, in their order.
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = groups.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let judged: Vec<_> = groups
-            .chunks(share)
-            .map(|some| {
-                scope.spawn(move || {
-                    some.iter()
-                        .map(|(key, members)| {
-                            one_series(runs, changes, rule, earlier, key, members.clone())
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        judged
-            .into_iter()
-            .flat_map(|j| j.join().expect("a thread judging series panicked"))
-            .collect()
+    crate::threads::map_in_order(&groups, |(key, members)| {
+        one_series(runs, changes, rule, earlier, key, members.clone())
     })
 }
 

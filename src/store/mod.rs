@@ -141,19 +141,8 @@ pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
     }
     dirs.sort();
     // Every run is read, so that every broken file is reported at once; on
-    // every core, each taking a stretch of the runs (order is kept).
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let stretch = dirs.len().div_ceil(threads).max(1);
-    let results: Vec<Result<Run, StoreError>> = std::thread::scope(|scope| {
-        let readers: Vec<_> = dirs
-            .chunks(stretch)
-            .map(|part| scope.spawn(move || part.iter().map(|d| load_run(d)).collect::<Vec<_>>()))
-            .collect();
-        readers
-            .into_iter()
-            .flat_map(|r| r.join().expect("a thread reading runs panicked"))
-            .collect()
-    });
+    // every core, in order.
+    let results = crate::threads::map_in_order(&dirs, |d| load_run(d));
     let mut runs = Vec::new();
     let mut errors = Vec::new();
     for result in results {

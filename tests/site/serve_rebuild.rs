@@ -56,6 +56,17 @@ fn save(path: &Path, bytes: &[u8]) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
+/// Multiplies the total tok/s of the cell at `path` by `factor`.
+fn scale_total(path: &Path, factor: f64) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * factor).into();
+    save(
+        path,
+        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
+    );
+}
+
 /// Copies run `from` to a new run `to`, measured at `at`; returns its folder.
 fn copy_run(data: &Path, from: &str, to: &str, at: &str) -> PathBuf {
     let dir = data.join(to);
