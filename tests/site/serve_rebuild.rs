@@ -118,13 +118,7 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     // A run in the middle of a series and in a comparison made slower: the
     // judgements after it, the comparison's page, the series.
     let cell = data.join("run-00004/cells/decode-00008192-x001.json");
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
-    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * 0.5).into();
-    save(
-        &cell,
-        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
-    );
+    scale_total(&cell, 0.5);
     let update = rebuilder.update(std::slice::from_ref(&cell)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "a slower cell");
     assert!(update.rendered < all);
@@ -179,13 +173,7 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     std::fs::rename(&away, data.join("run-00001")).unwrap();
     rebuilder.update(&[data.join("run-00001")]).unwrap();
     let cell = data.join("run-00003/cells/decode-00008192-x002.json");
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
-    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * 1.5).into();
-    save(
-        &cell,
-        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
-    );
+    scale_total(&cell, 1.5);
     rebuilder.update(std::slice::from_ref(&cell)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "after a refused change");
 
