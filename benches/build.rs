@@ -278,18 +278,12 @@ fn serve_rebuilds(label: &str, data: &Path) {
     let newest = &runs[runs.len() - 2];
     let mut added = Vec::new();
     for night in 1..=3 {
-        let new = data.join(format!("run-new-{night}"));
-        std::fs::create_dir_all(new.join("cells")).unwrap();
-        for cell in std::fs::read_dir(data.join(newest).join("cells")).unwrap() {
-            let cell = cell.unwrap().path();
-            std::fs::copy(&cell, new.join("cells").join(cell.file_name().unwrap())).unwrap();
-        }
-        let mut meta: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(data.join(newest).join("run.json")).unwrap(),
-        )
-        .unwrap();
-        meta["measured_at"] = format!("2099-01-0{night}T02:00:00Z").into();
-        std::fs::write(new.join("run.json"), meta.to_string()).unwrap();
+        let new = common::copy_run(
+            data,
+            newest,
+            &format!("run-new-{night}"),
+            &format!("2099-01-0{night}T02:00:00Z"),
+        );
         let at = Instant::now();
         let update = rebuilder.update(&[new.join("run.json")]).unwrap();
         added.push((at.elapsed().as_secs_f64(), update.rendered));
@@ -298,12 +292,7 @@ fn serve_rebuilds(label: &str, data: &Path) {
     // hard links to the bundled data).
     let middle = &runs[runs.len() / 2];
     let cell = data.join(middle).join("cells/decode-00008192-x001.json");
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&cell).unwrap()).unwrap();
-    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * 0.5).into();
-    let saving = cell.with_extension("saving");
-    std::fs::write(&saving, value.to_string()).unwrap();
-    std::fs::rename(&saving, &cell).unwrap();
+    common::scale_total(&cell, 0.5);
     let at = Instant::now();
     let edited = rebuilder.update(std::slice::from_ref(&cell)).unwrap();
     let edited_s = at.elapsed().as_secs_f64();

@@ -287,6 +287,14 @@ pub(crate) mod tests {
 
     /// A Valid window of `s` sessions: depths of (TTFT, cold TTFT, cached,
     /// prompt) and its p99 TTFT over `turns` turns.
+    /// Three turns: (TTFT, cold prompt's TTFT, cached and prompt tokens);
+    /// the third 0.25× its cold prompt, 80% of the prompts cached.
+    pub(crate) const THREE_TURNS: [(f64, f64, u64, u64); 3] = [
+        (300.0, 400.0, 1024, 1280),
+        (100.0, 500.0, 1280, 1600),
+        (150.0, 600.0, 1536, 1920),
+    ];
+
     pub(crate) fn window(
         s: u32,
         depths: &[(f64, f64, u64, u64)],
@@ -342,16 +350,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_benefit_is_the_deepest_depth_against_its_cold_prompt_and_the_range_from_turn_2() {
-        let w = window(
-            1,
-            &[
-                (300.0, 400.0, 1024, 1280),
-                (100.0, 500.0, 1280, 1600),
-                (150.0, 600.0, 1536, 1920),
-            ],
-            500.0,
-            30,
-        );
+        let w = window(1, &THREE_TURNS, 500.0, 30);
         let b = benefit(&w).unwrap();
         assert_eq!(b.deepest.turn, 3);
         assert!((b.ratio - 0.25).abs() < 1e-12);
@@ -380,11 +379,7 @@ pub(crate) mod tests {
 
     #[test]
     fn two_runs_pair_at_the_most_sessions_both_measured_and_the_deepest_turn_both_reached() {
-        let three = [
-            (300.0, 400.0, 1024, 1280),
-            (100.0, 500.0, 1280, 1600),
-            (150.0, 600.0, 1536, 1920),
-        ];
+        let three = THREE_TURNS;
         let a = run(vec![
             window(1, &three, 500.0, 30),
             window(4, &three, 900.0, 30),

@@ -95,25 +95,39 @@ pub fn break_words(c: &Capacity, tier: &SloTier) -> String {
     }
 }
 
+/// [`limit_words`], then how far past its bound and whether it fell off a
+/// cliff: "p99 TTFT 2,352 ms > 2,000 ms (1.18×, gradual)".
 fn breach_at(b: &Break, percentile: u8, estimate: bool) -> String {
+    let words = limit_words(b.breach, percentile, estimate);
     match b.breach {
-        Breach::Status(s) => s.label().to_string(),
-        Breach::Over {
-            limit,
-            value,
-            bound,
-        } => format!(
-            "{} {}{} > {} ({}, {})",
-            limit_name(limit, percentile),
-            if estimate { "≈ " } else { "" },
-            ms(value),
-            ms(bound),
+        Breach::Status(_) => words,
+        Breach::Over { value, bound, .. } => format!(
+            "{words} ({}, {})",
             format::ratio(value / bound),
             if b.cliff == Some(true) {
                 "a cliff"
             } else {
                 "gradual"
             }
+        ),
+    }
+}
+
+/// The status, or the limit with its value ("≈" when from too few
+/// requests) and bound: "p99 TTFT 2,352 ms > 2,000 ms".
+fn limit_words(breach: Breach, percentile: u8, estimate: bool) -> String {
+    match breach {
+        Breach::Status(s) => s.label().to_string(),
+        Breach::Over {
+            limit,
+            value,
+            bound,
+        } => format!(
+            "{} {}{} > {}",
+            limit_name(limit, percentile),
+            if estimate { "≈ " } else { "" },
+            ms(value),
+            ms(bound)
         ),
     }
 }
@@ -358,19 +372,7 @@ fn p_value(p: f64) -> String {
 /// What broke at a load above capacity, briefly: the status, or the limit
 /// with its value and bound ("p99 TTFT 2,352 ms > 2,000 ms").
 pub fn breach_words(b: Breach, tier: &SloTier) -> String {
-    match b {
-        Breach::Status(s) => s.label().to_string(),
-        Breach::Over {
-            limit,
-            value,
-            bound,
-        } => format!(
-            "{} {} > {}",
-            limit_name(limit, tier.percentile),
-            ms(value),
-            ms(bound)
-        ),
-    }
+    limit_words(b, tier.percentile, false)
 }
 
 /// A sweep of rising load against a tier, in one sentence after `head`

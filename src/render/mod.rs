@@ -18,6 +18,7 @@ pub mod paced;
 pub mod run_page;
 pub(crate) mod series_page;
 pub mod sessions;
+pub mod status_table;
 
 use anyhow::Context;
 use askama::Template;

@@ -12,6 +12,7 @@ use crate::model::{Run, Status};
 
 use super::capacity::{along_sentence, limit_name, ms, tier_limits};
 use super::charts::ChartError;
+use super::status_table::{Column, StatusTable};
 
 /// What the section shows.
 pub struct PacedSection {
@@ -19,20 +20,14 @@ pub struct PacedSection {
     pub lead: String,
     /// Per tier and sweep, the most requests a second within it.
     pub capacity: Vec<String>,
-    pub columns: Vec<&'static str>,
-    pub rows: Vec<PacedRow>,
+    /// A row per point.
+    pub table: StatusTable,
     /// Output tok/s against per-user tok/s, a line per sweep.
     pub chart_svg: Option<String>,
     /// Why there is no chart, when there is none.
     pub chart_note: Option<String>,
     /// What the chart's points are.
     pub chart_caption: &'static str,
-}
-
-pub struct PacedRow {
-    /// The status's CSS class.
-    pub class: &'static str,
-    pub cells: Vec<String>,
 }
 
 /// "1,024 tokens", "509–515 tokens" or "1,024 tokens, at most 25 in flight".
@@ -155,20 +150,12 @@ fn tier_sentences(sweeps: &[Sweep], tier: &SloTier) -> Vec<String> {
     )]
 }
 
-const DASH: &str = format::DASH;
-
-fn opt(v: Option<String>) -> String {
-    v.unwrap_or_else(|| DASH.to_string())
-}
-
 fn at(q: Option<&Quantiles>, p: u8) -> Option<f64> {
     q.and_then(|q| q.at(p))
 }
 
 /// One column of the table: its header and each point's text.
-type Column = (&'static str, fn(&PacedPoint) -> Option<String>);
-
-const COLUMNS: &[Column] = &[
+const COLUMNS: &[Column<PacedPoint>] = &[
     ("Prompt tokens", |p| Some(format::count(p.context_tokens))),
     ("Requested", |p| Some(rate(p.load.requested_per_s))),
     ("Completed", |p| p.achieved_per_s.map(rate)),
@@ -222,18 +209,11 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<PacedSection>, ChartEr
     }
     let sweeps = sweeps(run);
     // A column no point has a value in is left out.
-    let shown: Vec<&Column> = COLUMNS
+    let points: Vec<&PacedPoint> = sweeps
         .iter()
-        .filter(|(_, text)| run.paced.iter().any(|p| text(p).is_some()))
+        .flat_map(|s| s.points.iter().copied())
         .collect();
-    let rows = sweeps
-        .iter()
-        .flat_map(|s| s.points.iter())
-        .map(|p| PacedRow {
-            class: p.status.css_class(),
-            cells: shown.iter().map(|(_, text)| opt(text(p))).collect(),
-        })
-        .collect();
+    let table = StatusTable::of("paced-caption", "paced", &points, COLUMNS, |p| p.status);
     let capacity = slo
         .tiers
         .iter()
@@ -247,8 +227,7 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<PacedSection>, ChartEr
             arrivals_words(&run.paced)
         ),
         capacity,
-        columns: shown.iter().map(|(h, _)| *h).collect(),
-        rows,
+        table,
         chart_svg,
         chart_note,
         chart_caption: "Output tok/s against per-user tok/s: each point is one rate of the table below, each line one sweep joining its Valid points in rate order.",
@@ -330,7 +309,7 @@ mod tests {
                 "Interactive (p99 TTFT ≤ 450 ms and p99 TPOT ≤ 40 ms), 1,024 tokens: up to 2 req/s (1.8 req/s completed, 200.0 tok/s); then at 4 req/s: p99 TTFT 600 ms > 450 ms."
             ]
         );
-        for (row, p) in s.rows.iter().zip(&r.paced) {
+        for (row, p) in s.table.rows.iter().zip(&r.paced) {
             let ttft = p
                 .latency
                 .as_ref()
@@ -340,11 +319,11 @@ mod tests {
                 .unwrap()
                 .p99
                 .unwrap();
-            let col = s.columns.iter().position(|c| *c == "TTFT p99").unwrap();
+            let col = s.table.columns.iter().position(|c| *c == "TTFT p99").unwrap();
             assert_eq!(row.cells[col], ms(ttft));
         }
         assert!(s.chart_svg.is_some());
-        assert!(!s.columns.contains(&"Cap"), "no point was capped");
+        assert!(!s.table.columns.contains(&"Cap"), "no point was capped");
         assert!(s.lead.contains("3 points") && s.lead.contains("Poisson arrivals"));
     }
 
@@ -358,7 +337,7 @@ mod tests {
                 .unwrap()
                 .contains("fewer than two Valid points")
         );
-        assert!(!s.columns.contains(&"Per-user tok/s"));
+        assert!(!s.table.columns.contains(&"Per-user tok/s"));
         assert!(section(&run(vec![]), &interactive()).unwrap().is_none());
     }
 

@@ -15,6 +15,7 @@ use crate::model::{Run, Status};
 
 use super::capacity::{along_sentence, limit_name, ms, tier_limits};
 use super::charts::ChartError;
+use super::status_table::{Column, StatusTable};
 
 /// Below this share of prompt tokens found in the cache, the page says the
 /// cache held (almost) nothing.
@@ -31,16 +32,9 @@ pub struct SessionsSection {
     pub chart_svg: Option<String>,
     pub chart_note: Option<String>,
     pub chart_caption: &'static str,
-    pub window_columns: Vec<&'static str>,
-    pub window_rows: Vec<Row>,
-    pub depth_columns: Vec<&'static str>,
-    pub depth_rows: Vec<Row>,
-}
-
-pub struct Row {
-    /// The status's CSS class.
-    pub class: &'static str,
-    pub cells: Vec<String>,
+    /// A row per window, and a row per turn depth of each window.
+    pub windows: StatusTable,
+    pub depths: StatusTable,
 }
 
 /// "1,024-token shared prefix, 256 user and 64 answer tokens a turn, up
@@ -175,15 +169,7 @@ fn capacity_sentence(sweep: &SessionSweep, tier: &SloTier, several: bool) -> Str
     }
 }
 
-const DASH: &str = format::DASH;
-
-fn opt(v: Option<String>) -> String {
-    v.unwrap_or_else(|| DASH.to_string())
-}
-
-type WindowColumn = (&'static str, fn(&SessionWindow) -> Option<String>);
-
-const WINDOW_COLUMNS: &[WindowColumn] = &[
+const WINDOW_COLUMNS: &[Column<SessionWindow>] = &[
     ("Sessions", |w| Some(w.sessions.to_string())),
     ("Status", |w| Some(w.status.label().to_string())),
     ("Output tok/s", |w| w.total_tok_per_s.map(format::tok_per_s)),
@@ -210,29 +196,30 @@ const WINDOW_COLUMNS: &[WindowColumn] = &[
     ("Reason", |w| w.reason.as_ref().map(|r| r.words())),
 ];
 
-type DepthColumn = (
-    &'static str,
-    fn(&SessionWindow, &SessionDepth) -> Option<String>,
-);
+/// A turn depth beside the window it is of.
+type Depth<'a> = (&'a SessionWindow, &'a SessionDepth);
 
-const DEPTH_COLUMNS: &[DepthColumn] = &[
-    ("Sessions", |w, _| Some(w.sessions.to_string())),
-    ("Turn", |_, d| Some(d.turn.to_string())),
-    ("Context tokens", |_, d| {
-        Some(format::count(d.context_tokens))
-    }),
-    ("Status", |_, d| Some(d.status.label().to_string())),
-    ("Turns", |_, d| d.turns.map(format::count)),
-    ("TTFT median", |_, d| d.ttft_median_ms().map(ms)),
-    ("TTFT p90", |_, d| d.ttft_ms.as_ref()?.at(90).map(ms)),
-    ("Cold prompt TTFT", |_, d| d.cold_ttft_ms.map(ms)),
-    ("TTFT / cold", |_, d| cold_ratio(d).map(format::ratio)),
-    ("Cached", |_, d| d.cached_share().map(format::share)),
-    ("Per-session tok/s", |_, d| {
-        d.per_session_tok_per_s.map(format::tok_per_s)
-    }),
-    ("Reason", |_, d| d.reason.as_ref().map(|r| r.words())),
-];
+/// The columns of the turns' table (a function: its rows borrow the run).
+fn depth_columns<'a>() -> Vec<Column<Depth<'a>>> {
+    vec![
+        ("Sessions", |(w, _)| Some(w.sessions.to_string())),
+        ("Turn", |(_, d)| Some(d.turn.to_string())),
+        ("Context tokens", |(_, d)| {
+            Some(format::count(d.context_tokens))
+        }),
+        ("Status", |(_, d)| Some(d.status.label().to_string())),
+        ("Turns", |(_, d)| d.turns.map(format::count)),
+        ("TTFT median", |(_, d)| d.ttft_median_ms().map(ms)),
+        ("TTFT p90", |(_, d)| d.ttft_ms.as_ref()?.at(90).map(ms)),
+        ("Cold prompt TTFT", |(_, d)| d.cold_ttft_ms.map(ms)),
+        ("TTFT / cold", |(_, d)| cold_ratio(d).map(format::ratio)),
+        ("Cached", |(_, d)| d.cached_share().map(format::share)),
+        ("Per-session tok/s", |(_, d)| {
+            d.per_session_tok_per_s.map(format::tok_per_s)
+        }),
+        ("Reason", |(_, d)| d.reason.as_ref().map(|r| r.words())),
+    ]
+}
 
 pub fn section(run: &Run, slo: &SloFile) -> Result<Option<SessionsSection>, ChartError> {
     if run.sessions.is_empty() {
@@ -264,32 +251,24 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<SessionsSection>, Char
         .iter()
         .flat_map(|s| s.windows.iter().copied())
         .collect();
-    let shown_w: Vec<&WindowColumn> = WINDOW_COLUMNS
-        .iter()
-        .filter(|(_, text)| windows.iter().any(|w| text(w).is_some()))
-        .collect();
-    let window_rows = windows
-        .iter()
-        .map(|w| Row {
-            class: w.status.css_class(),
-            cells: shown_w.iter().map(|(_, text)| opt(text(w))).collect(),
-        })
-        .collect();
-    let pairs: Vec<(&SessionWindow, &SessionDepth)> = windows
+    let pairs: Vec<Depth> = windows
         .iter()
         .flat_map(|w| w.depths.iter().map(move |d| (*w, d)))
         .collect();
-    let shown_d: Vec<&DepthColumn> = DEPTH_COLUMNS
-        .iter()
-        .filter(|(_, text)| pairs.iter().any(|(w, d)| text(w, d).is_some()))
-        .collect();
-    let depth_rows = pairs
-        .iter()
-        .map(|(w, d)| Row {
-            class: d.status.css_class(),
-            cells: shown_d.iter().map(|(_, text)| opt(text(w, d))).collect(),
-        })
-        .collect();
+    let windows = StatusTable::of(
+        "sessions-windows-h",
+        "sessions",
+        &windows,
+        WINDOW_COLUMNS,
+        |w| w.status,
+    );
+    let depths = StatusTable::of(
+        "sessions-depths-h",
+        "sessions",
+        &pairs.iter().collect::<Vec<_>>(),
+        &depth_columns(),
+        |(_, d)| d.status,
+    );
     let (chart_svg, chart_note) = chart(&sweeps)?;
     Ok(Some(SessionsSection {
         lead,
@@ -298,10 +277,8 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<SessionsSection>, Char
         chart_svg,
         chart_note,
         chart_caption: "Median TTFT by the context a turn had reached: a line per number of sessions (its Valid depths), and the thin line of one cold prompt of each context. The gap between them is what the cache spared.",
-        window_columns: shown_w.iter().map(|(h, _)| *h).collect(),
-        window_rows,
-        depth_columns: shown_d.iter().map(|(h, _)| *h).collect(),
-        depth_rows,
+        windows,
+        depths,
     }))
 }
 
@@ -390,21 +367,12 @@ fn chart(sweeps: &[SessionSweep]) -> Result<(Option<String>, Option<String>), Ch
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::sessions::tests::{run, window};
+    use crate::compare::sessions::tests::{THREE_TURNS, run, window};
     use crate::model::sessions::ServerCacheCount;
 
     #[test]
     fn a_finding_says_the_deepest_turn_against_cold_and_the_cache_s_share() {
-        let w = window(
-            1,
-            &[
-                (300.0, 400.0, 1024, 1280),
-                (100.0, 500.0, 1280, 1600),
-                (150.0, 600.0, 1536, 1920),
-            ],
-            500.0,
-            30,
-        );
+        let w = window(1, &THREE_TURNS, 500.0, 30);
         assert_eq!(
             window_finding(&w),
             "1 session: turn 3 (1,920 tokens of context) waited 150 ms for its first token, 0.25× a cold prompt of that context (600 ms) (every turn from the 2nd: 0.20×–0.25×); the server found 80% of the prompt tokens in its cache (3,840 of 4,800, each answer's usage.prompt_tokens_details.cached_tokens); answers came at 50.0 tok/s a session."
@@ -444,8 +412,8 @@ mod tests {
         let r = run(vec![window(1, &d, 500.0, 700), window(4, &d, 900.0, 700)]);
         let s = section(&r, &SloFile::defaults()).unwrap().unwrap();
         assert!(s.chart_svg.is_some(), "{:?}", s.chart_note);
-        assert_eq!(s.window_rows.len(), 2);
-        assert_eq!(s.depth_rows.len(), 4);
+        assert_eq!(s.windows.rows.len(), 2);
+        assert_eq!(s.depths.rows.len(), 4);
         assert_eq!(s.findings.len(), 2);
         assert_eq!(s.capacity.len(), SloFile::defaults().tiers.len());
         assert!(

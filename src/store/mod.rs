@@ -183,16 +183,7 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
             Err(e) => errors.push(e),
         }
     }
-    cells.sort_by_key(|(_, c)| c.key());
-    for pair in cells.windows(2) {
-        if pair[0].1.key() == pair[1].1.key() {
-            errors.push(StoreError::DuplicateCell {
-                first: pair[0].0.clone(),
-                second: pair[1].0.clone(),
-                key: describe_key(&pair[0].1),
-            });
-        }
-    }
+    sort_unique(&mut cells, Cell::key, describe_key, &mut errors);
 
     let paced: Vec<PacedPoint> = read_records(dir, &mut errors)?;
     let sessions: Vec<SessionWindow> = read_records(dir, &mut errors)?;
@@ -296,6 +287,26 @@ impl Record for SessionWindow {
     }
 }
 
+/// Sorts the files read (path, what it holds) by `key`; two of one key
+/// are an error naming both, with `describe`'s words for the key.
+fn sort_unique<T, K: Ord>(
+    files: &mut [(PathBuf, T)],
+    key: impl Fn(&T) -> K,
+    describe: impl Fn(&T) -> String,
+    errors: &mut Vec<StoreError>,
+) {
+    files.sort_by_key(|(_, t)| key(t));
+    for pair in files.windows(2) {
+        if key(&pair[0].1) == key(&pair[1].1) {
+            errors.push(StoreError::DuplicateCell {
+                first: pair[0].0.clone(),
+                second: pair[1].0.clone(),
+                key: describe(&pair[0].1),
+            });
+        }
+    }
+}
+
 /// Every record of kind `R` in run directory `dir`, sorted by key; errors
 /// (unreadable files, two files of one key) go to `errors`.
 fn read_records<R: Record>(dir: &Path, errors: &mut Vec<StoreError>) -> Result<Vec<R>, StoreError> {
@@ -306,16 +317,7 @@ fn read_records<R: Record>(dir: &Path, errors: &mut Vec<StoreError>) -> Result<V
             Err(e) => errors.push(e),
         }
     }
-    records.sort_by_key(|(_, r)| r.record_key());
-    for pair in records.windows(2) {
-        if pair[0].1.record_key() == pair[1].1.record_key() {
-            errors.push(StoreError::DuplicateCell {
-                first: pair[0].0.clone(),
-                second: pair[1].0.clone(),
-                key: pair[0].1.describe(),
-            });
-        }
-    }
+    sort_unique(&mut records, R::record_key, R::describe, errors);
     Ok(records.into_iter().map(|(_, r)| r).collect())
 }
 

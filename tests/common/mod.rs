@@ -518,6 +518,42 @@ pub fn many_runs_of(data: &Path, count: usize, setups: Setups) {
     }
 }
 
+/// Writes `bytes` to `path` by a rename, as an editor saves: a cell of
+/// `many_runs` is a hard link to data/, which must not change.
+pub fn save(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("saving");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Multiplies the total tok/s of the cell at `path` by `factor`.
+pub fn scale_total(path: &Path, factor: f64) {
+    let mut value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * factor).into();
+    save(
+        path,
+        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
+    );
+}
+
+/// Copies run `from` to a new run `to`, measured at `at`; returns its folder.
+pub fn copy_run(data: &Path, from: &str, to: &str, at: &str) -> PathBuf {
+    let dir = data.join(to);
+    std::fs::create_dir_all(dir.join("cells")).unwrap();
+    for (rel, bytes) in files_under(&data.join(from)) {
+        let path = dir.join(&rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+    let meta_path = dir.join("run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["measured_at"] = at.into();
+    save(&meta_path, meta.to_string().as_bytes());
+    dir
+}
+
 /// Copies the bundled GLM run as `id`, measured at `at` with engine
 /// `version`; decode cells at 8K get their total tok/s times `factor`.
 pub fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {

@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sitegen::app::pipeline::{BuildOptions, BuildSummary, load, write_site};
 use sitegen::app::rebuild::Rebuilder;
@@ -48,42 +48,6 @@ fn assert_same_as_full_build(rebuilder: &Rebuilder, data: &Path, step: &str) {
     }
 }
 
-/// Writes `bytes` to `path` by a rename, as an editor saves: a cell of
-/// `many_runs` is a hard link to data/, which must not change.
-fn save(path: &Path, bytes: &[u8]) {
-    let tmp = path.with_extension("saving");
-    std::fs::write(&tmp, bytes).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
-
-/// Multiplies the total tok/s of the cell at `path` by `factor`.
-fn scale_total(path: &Path, factor: f64) {
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    value["total_tok_per_s"] = (value["total_tok_per_s"].as_f64().unwrap() * factor).into();
-    save(
-        path,
-        serde_json::to_string_pretty(&value).unwrap().as_bytes(),
-    );
-}
-
-/// Copies run `from` to a new run `to`, measured at `at`; returns its folder.
-fn copy_run(data: &Path, from: &str, to: &str, at: &str) -> PathBuf {
-    let dir = data.join(to);
-    std::fs::create_dir_all(dir.join("cells")).unwrap();
-    for (rel, bytes) in common::files_under(&data.join(from)) {
-        let path = dir.join(&rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
-    let meta_path = dir.join("run.json");
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["measured_at"] = at.into();
-    save(&meta_path, meta.to_string().as_bytes());
-    dir
-}
-
 #[test]
 fn a_rebuild_after_each_change_is_the_full_build() {
     let tmp = tempfile::tempdir().unwrap();
@@ -105,7 +69,7 @@ fn a_rebuild_after_each_change_is_the_full_build() {
 
     // A new night of GLM: its page, its series' pages, the previous newest
     // run's line and the lists, not the other runs.
-    let new = copy_run(&data, "run-00022", "run-00024", "2026-01-13T02:00:00Z");
+    let new = common::copy_run(&data, "run-00022", "run-00024", "2026-01-13T02:00:00Z");
     let update = rebuilder.update(&[new.join("run.json")]).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "a new run");
     assert!(!update.full);
@@ -118,7 +82,7 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     // A run in the middle of a series and in a comparison made slower: the
     // judgements after it, the comparison's page, the series.
     let cell = data.join("run-00004/cells/decode-00008192-x001.json");
-    scale_total(&cell, 0.5);
+    common::scale_total(&cell, 0.5);
     let update = rebuilder.update(std::slice::from_ref(&cell)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "a slower cell");
     assert!(update.rendered < all);
@@ -139,12 +103,12 @@ fn a_rebuild_after_each_change_is_the_full_build() {
 
     // A run of a setup of its own, then a folder being written (hidden):
     // nothing to read.
-    let other = copy_run(&data, "run-00001", "z-other", "2026-02-01T02:00:00Z");
+    let other = common::copy_run(&data, "run-00001", "z-other", "2026-02-01T02:00:00Z");
     let meta_path = other.join("run.json");
     let mut meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
     meta["model"] = "Other-Model".into();
-    save(&meta_path, meta.to_string().as_bytes());
+    common::save(&meta_path, meta.to_string().as_bytes());
     rebuilder.update(std::slice::from_ref(&other)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "a run of a new setup");
     std::fs::create_dir_all(data.join(".sitegen-write-1")).unwrap();
@@ -173,13 +137,13 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     std::fs::rename(&away, data.join("run-00001")).unwrap();
     rebuilder.update(&[data.join("run-00001")]).unwrap();
     let cell = data.join("run-00003/cells/decode-00008192-x002.json");
-    scale_total(&cell, 1.5);
+    common::scale_total(&cell, 1.5);
     rebuilder.update(std::slice::from_ref(&cell)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "after a refused change");
 
     // A broken run is an error naming its file; the site stays as it was.
     let before = rebuilder.site().clone();
-    save(&data.join("run-00002/run.json"), b"{ not json");
+    common::save(&data.join("run-00002/run.json"), b"{ not json");
     let err = rebuilder
         .update(&[data.join("run-00002/run.json")])
         .unwrap_err();
