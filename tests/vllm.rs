@@ -338,9 +338,10 @@ fn without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_
     assert_eq!(w.status, Status::Valid, "{:?}", w.reason);
     let said_cached: u64 = w.depths.iter().filter_map(|d| d.cached_tokens).sum();
     assert_eq!(said_cached, 0, "no prefix cache, nothing found in it");
-    // Each cold prompt is one request on a busy 2-core machine (±30% seen):
-    // every later turn is far above the cached ~0.2x, and their median
-    // about a cold prompt.
+    // Each cold prompt is one request on a busy 2-core machine (±30% seen),
+    // and CI saw later turns at 0.80-0.87x their cold prompt: every later
+    // turn is far above the cached 0.11-0.23x, and their median nearer a
+    // cold prompt than a cached one.
     let mut ratios = Vec::new();
     for d in w
         .depths
@@ -353,7 +354,7 @@ fn without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_
             d.turn, d.context_tokens
         );
         assert!(
-            ttft > 0.5 * cold,
+            ttft > 0.45 * cold,
             "turn {}: {ttft} ms against cold {cold} ms",
             d.turn
         );
@@ -362,7 +363,7 @@ fn without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_
     ratios.sort_by(f64::total_cmp);
     assert!(!ratios.is_empty());
     assert!(
-        ratios[(ratios.len() - 1) / 2] >= 0.8,
+        ratios[(ratios.len() - 1) / 2] >= 0.6,
         "TTFT / cold: {ratios:?}"
     );
     let out = common::sitegen(
