@@ -331,30 +331,87 @@ impl Against {
 /// `at`'s baseline starts no earlier than `from(at)` (the first run after
 /// the last noted change).
 pub fn judge_all(series: &[&Run], from: impl Fn(usize) -> usize, rule: &Rule) -> Vec<Judgement> {
-    judge_all_after(series, from, rule, Vec::new())
+    judge_all_after(series, from, rule, Vec::new(), None)
 }
 
 /// [`judge_all`] of the runs after the first `known.len()`, whose
 /// judgements `known` are (a run is judged by the runs before it alone).
+/// With `before`, the judgements of the same series before some of its
+/// runs changed, the runs after those are judged only until their
+/// judgements settle back to the earlier ones (see [`Before`]).
 pub fn judge_all_after(
     series: &[&Run],
     from: impl Fn(usize) -> usize,
     rule: &Rule,
     known: Vec<Judgement>,
+    before: Option<Before>,
 ) -> Vec<Judgement> {
     let mut out = known;
     let start = out.len();
     let logs = Logs::of(series, 0..series.len());
+    let before = before.filter(|b| b.judgements.len() == series.len());
+    // The first position from which every judgement made equals the earlier one.
+    let mut agreeing_from = start;
     for at in start..series.len() {
+        if let Some(b) = &before
+            && b.settled(at, from(at), agreeing_from, &out, rule)
+        {
+            out.extend_from_slice(&b.judgements[at..]);
+            break;
+        }
         let j = judge_with(
             series,
             &logs,
             &Against::window(at, from(at), &out, rule),
             rule,
         );
+        if before.as_ref().is_none_or(|b| b.judgements[at] != j) {
+            agreeing_from = at + 1;
+        }
         out.push(j);
     }
     out
+}
+
+/// The judgements of a series before the runs up to position `last_changed`
+/// changed (`sitegen serve` after an edit), the same runs at the same
+/// positions. A run's judgement reads the runs of its baseline and history
+/// and the judgements of the runs it looked through for them, nothing else:
+/// once those lie after `last_changed` and their judgements came out as
+/// before, every later judgement is as before too, and need not be made.
+pub struct Before<'a> {
+    pub judgements: &'a [Judgement],
+    pub last_changed: usize,
+}
+
+impl Before<'_> {
+    /// Whether the judgement of `at` and of every run after it is the
+    /// earlier one, given the judgements `made` before `at` (equal to the
+    /// earlier ones from `agreeing_from` on) and the first run `from` its
+    /// baseline may use.
+    fn settled(
+        &self,
+        at: usize,
+        from: usize,
+        agreeing_from: usize,
+        made: &[Judgement],
+        rule: &Rule,
+    ) -> bool {
+        // The runs its history reads, and the judgements that say which
+        // of their cells changed.
+        let Some(history_from) = at.checked_sub(HISTORY) else {
+            return false;
+        };
+        // The judgements the baseline's search looked through, back to its
+        // oldest run, or to `from` when it found too few.
+        let baseline = baseline_window(at, from, made, rule);
+        let searched_from = match baseline.first() {
+            Some(&first) if baseline.len() == rule.window => first,
+            _ => from,
+        };
+        let reads_from = history_from.min(searched_from);
+        reads_from > self.last_changed && reads_from >= agreeing_from
+    }
 }
 
 /// `series[at]` against its baseline window (positions, oldest first).
@@ -831,6 +888,103 @@ mod tests {
             .map(|((ctx, n), t)| (ctx, n, if t.is_nan() { Looped } else { Valid }, t))
             .collect();
         crate::compare::tests::with_cells(id, &cells)
+    }
+
+    /// Nightly runs at about 1,000 tok/s (a fixed, deterministic noise of
+    /// ±2%), those in `slow` at `factor` times that.
+    fn nights(n: usize, slow: impl Fn(usize) -> bool, factor: f64) -> Vec<Run> {
+        (0..n)
+            .map(|i| {
+                let noise = |k: usize| 1.0 + 0.02 * (((i * 7 + k * 3) % 11) as f64 / 5.0 - 1.0);
+                let f = if slow(i) { factor } else { 1.0 };
+                run(
+                    &format!("r{i}"),
+                    [
+                        1000.0 * f * noise(0),
+                        400.0 * f * noise(1),
+                        90.0 * f * noise(2),
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_edited_run_s_series_judged_again_until_it_settles_is_the_series_judged_afresh() {
+        let rule = Rule::default();
+        let from = |_: usize| 0;
+        // A clean series, a one-night dip, and a slowdown that lasts (every
+        // run after it a regression, their baselines reaching back before it).
+        // Which nights are slow.
+        type Slow = fn(usize) -> bool;
+        let shapes: [(&str, Slow); 3] = [
+            ("clean", |_| false),
+            ("a dip", |i| i == 30),
+            ("a lasting slowdown", |i| i >= 40),
+        ];
+        let mut judged_again = 0;
+        let mut edits = 0;
+        for (shape, slow) in shapes {
+            let runs = nights(90, slow, 0.8);
+            let refs: Vec<&Run> = runs.iter().collect();
+            let old = judge_all(&refs, from, &rule);
+            // Each run in turn made 30% slower, then 30% faster.
+            for k in 0..runs.len() {
+                for factor in [0.7, 1.3] {
+                    let mut edited = runs.clone();
+                    edited[k] = nights(90, |i| i == k, factor).swap_remove(k);
+                    let refs: Vec<&Run> = edited.iter().collect();
+                    let afresh = judge_all(&refs, from, &rule);
+                    let again = judge_all_after(
+                        &refs,
+                        from,
+                        &rule,
+                        old[..k].to_vec(),
+                        Some(Before {
+                            judgements: &old,
+                            last_changed: k,
+                        }),
+                    );
+                    assert!(again == afresh, "{shape}: run {k} x{factor}");
+                    edits += 1;
+                    judged_again += afresh
+                        .iter()
+                        .zip(&old)
+                        .skip(k)
+                        .filter(|(a, b)| a != b)
+                        .count();
+                }
+            }
+        }
+        // The edits did change later judgements (the cases are not trivial).
+        assert!(
+            judged_again > edits,
+            "{judged_again} judgements changed by {edits} edits"
+        );
+    }
+
+    #[test]
+    fn a_judgement_has_not_settled_while_its_baseline_reaches_back_to_a_changed_run() {
+        let rule = Rule::default();
+        // A slowdown from night 40 on: every night after it a regression,
+        // so night 70's baseline is the nights before 40, its history 50-69.
+        let runs = nights(90, |i| i >= 40, 0.8);
+        let refs: Vec<&Run> = runs.iter().collect();
+        let old = judge_all(&refs, |_| 0, &rule);
+        assert!(old[41..].iter().all(|j| j.verdict == Verdict::Regression));
+        let baseline = baseline_window(70, 0, &old, &rule);
+        assert_eq!(baseline, (40 - rule.window..40).collect::<Vec<_>>());
+        let settled = |last_changed: usize| {
+            Before {
+                judgements: &old,
+                last_changed,
+            }
+            .settled(70, 0, 0, &old[..70], &rule)
+        };
+        // Night 37 changed: in night 70's baseline though not its history.
+        assert!(!settled(37));
+        assert!(!settled(55), "in its history");
+        assert!(settled(40 - rule.window - 1), "before both");
     }
 
     fn plain(series: &[Run]) -> Judgement {

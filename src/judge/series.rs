@@ -177,9 +177,10 @@ fn one_series(
             .max()
             .unwrap_or(0)
     };
-    let known: Vec<Judgement> = earlier
+    let earlier = earlier
         .iter()
-        .find(|e| e.slug == slug && e.changes == noted)
+        .find(|e| e.slug == slug && e.changes == noted);
+    let known: Vec<Judgement> = earlier
         .map(|e| {
             let same = e
                 .members
@@ -190,7 +191,25 @@ fn one_series(
             e.judgements[..same].to_vec()
         })
         .unwrap_or_default();
-    let judgements: Vec<Judgement> = change::judge_all_after(&members_runs, stretch, rule, known);
+    // The same runs in the same places, some changed: the runs after the
+    // last changed one are judged until they settle back (change::Before).
+    let before = earlier
+        .filter(|e| {
+            e.members.len() == members_runs.len()
+                && e.members
+                    .iter()
+                    .zip(&members_runs)
+                    .all(|((id, _), run)| *id == run.id)
+        })
+        .and_then(|e| {
+            let last_changed = e.members.iter().rposition(|(_, unchanged)| !unchanged)?;
+            Some(change::Before {
+                judgements: &e.judgements,
+                last_changed,
+            })
+        });
+    let judgements: Vec<Judgement> =
+        change::judge_all_after(&members_runs, stretch, rule, known, before);
     // Change points within each stretch between deliberate changes.
     let mut bounds = vec![0];
     bounds.extend(starts.iter().copied());
