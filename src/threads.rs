@@ -1,28 +1,13 @@
 //! Work shared between the machine's cores, once: reading runs, judging
 //! series and rendering the site's parts each use it.
 
-/// `f` of each of `items`, in their order, the items split into one
-/// stretch per core, each stretch on a thread of its own.
+/// `f` of each of `items`, in their order, on every core. Items differ
+/// by a thousandfold (a run's page, a series of 5,000 runs, the lists of
+/// all of them): rayon's work stealing keeps each core busy until the last
+/// item, where stretches fixed in advance left one core idle.
 pub fn map_in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads == 1 || items.len() < 2 {
-        return items.iter().map(f).collect();
-    }
-    let share = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = items
-            .chunks(share)
-            .map(|stretch| scope.spawn(move || stretch.iter().map(f).collect::<Vec<R>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| {
-                w.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    use rayon::prelude::*;
+    items.par_iter().with_max_len(1).map(&f).collect()
 }
 
 #[cfg(test)]
