@@ -325,6 +325,10 @@ fn main() {
                 .expect("SITEGEN_BENCH_RUNS: runs, comma-separated")
         })
         .collect();
+    // Only serve's rebuilds, on a data set made before (profiling).
+    if let Some(data) = std::env::var_os("SITEGEN_BENCH_SERVE_ONLY") {
+        return serve_rebuilds("given data", Path::new(&data));
+    }
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     // Every folder the bench makes, removed when it ends (see `floor`).
     let mut keep = Vec::new();

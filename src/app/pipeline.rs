@@ -49,6 +49,7 @@ impl Loaded {
             comparisons: &self.comparisons,
             prices: &self.prices,
             slo: &self.slo,
+            rows: None,
         }
     }
 }

@@ -23,6 +23,7 @@ enum Key {
     Run(String),
     Comparison(String),
     Series(String),
+    SeriesCsv(String),
     Lists,
 }
 
@@ -36,8 +37,8 @@ enum Sources {
     Run(Option<SeriesLine>, Vec<(String, String)>),
     /// Title, note and runs of a comparison.
     Comparison(String, Option<String>, Vec<String>),
-    /// The series with its runs named by id.
-    Series(Box<crate::judge::series::Series>, Vec<String>),
+    /// The series (without its runs) and its runs named by id.
+    Series(std::sync::Arc<crate::judge::series::Series>, Vec<String>),
     /// Rendered every time: the lists name every run.
     Lists,
 }
@@ -54,6 +55,8 @@ pub struct Rebuilder {
     site: Site,
     /// Each part's files and what it was made from.
     parts: HashMap<Key, (Vec<String>, Sources)>,
+    /// Every run's row of the lists, in the runs' order.
+    rows: Vec<crate::render::index_page::RunSummary>,
 }
 
 /// What an update did.
@@ -79,6 +82,7 @@ impl Rebuilder {
             loaded,
             site: Site::default(),
             parts: HashMap::new(),
+            rows: Vec::new(),
         };
         me.empty = me.empty_runs();
         let (summary, _) = me.render(None)?;
@@ -267,51 +271,87 @@ impl Rebuilder {
         &mut self,
         previous: Option<(&Loaded, &HashSet<String>)>,
     ) -> anyhow::Result<(BuildSummary, usize)> {
-        let inputs = self.loaded.inputs();
+        // The rows of the runs that did not change, under the same name,
+        // kept (none after a failed render: they may be of runs since changed).
+        let old_rows = std::mem::take(&mut self.rows);
+        let rows = {
+            let kept: HashMap<&str, &crate::render::index_page::RunSummary> = match previous {
+                Some((_, changed)) => old_rows
+                    .iter()
+                    .filter(|r| !changed.contains(&r.id))
+                    .map(|r| (r.id.as_str(), r))
+                    .collect(),
+                None => HashMap::new(),
+            };
+            let runs = &self.loaded.runs;
+            crate::render::index_page::run_rows(runs, &self.loaded.slo, |i, name| {
+                kept.get(runs[i].id.as_str())
+                    .filter(|r| r.name == name)
+                    .map(|r| (*r).clone())
+            })
+        };
+        let mut inputs = self.loaded.inputs();
+        inputs.rows = Some(&rows);
         let places = inputs.places();
         let runs = inputs.runs;
         let ids = |members: &[usize]| -> Vec<String> {
             members.iter().map(|&i| runs[i].id.clone()).collect()
         };
         // Every part of the new site, with its key, sources and the runs it shows.
-        let mut wanted: Vec<(Key, Part, Sources, Vec<String>)> = Vec::new();
-        for part in inputs.parts() {
-            let (key, sources, shows) = match &part {
-                Part::Static => (Key::Static, Sources::Static(!runs.is_empty()), Vec::new()),
-                Part::Run(i) => {
-                    let compared: Vec<(String, String)> = inputs
-                        .compared_in(*i)
-                        .iter()
-                        .map(|c| (c.id.clone(), c.title.clone()))
-                        .collect();
-                    (
-                        Key::Run(runs[*i].id.clone()),
-                        Sources::Run(inputs.series_line(*i, places[*i]), compared),
-                        vec![runs[*i].id.clone()],
-                    )
-                }
-                Part::Comparison(k) => {
-                    let c = &inputs.comparisons[*k];
-                    (
-                        Key::Comparison(c.id.clone()),
-                        Sources::Comparison(c.title.clone(), c.note_markdown.clone(), ids(&c.runs)),
-                        ids(&c.runs),
-                    )
-                }
-                Part::Series(k) => {
-                    let s = &inputs.series[*k];
-                    let mut shape = s.clone();
-                    shape.runs.clear();
-                    (
-                        Key::Series(s.slug.clone()),
-                        Sources::Series(Box::new(shape), ids(&s.runs)),
-                        ids(&s.runs),
-                    )
-                }
-                Part::Lists => (Key::Lists, Sources::Lists, Vec::new()),
-            };
-            wanted.push((key, part, sources, shows));
-        }
+        // Each series' shape (its runs left out) once, for its two parts.
+        let shapes: Vec<std::sync::Arc<crate::judge::series::Series>> =
+            crate::threads::map_in_order(inputs.series, |s| {
+                let mut shape = s.clone();
+                shape.runs.clear();
+                std::sync::Arc::new(shape)
+            });
+        // Every part of the new site, with its key, sources and the runs it
+        // shows (a series line per run of thousands: on every core).
+        let wanted: Vec<(Key, Part, Sources, Vec<String>)> =
+            crate::threads::map_in_order(&inputs.parts(), |part| {
+                let (key, sources, shows) = match part {
+                    Part::Static => (Key::Static, Sources::Static(!runs.is_empty()), Vec::new()),
+                    Part::Run(i) => {
+                        let compared: Vec<(String, String)> = inputs
+                            .compared_in(*i)
+                            .iter()
+                            .map(|c| (c.id.clone(), c.title.clone()))
+                            .collect();
+                        (
+                            Key::Run(runs[*i].id.clone()),
+                            Sources::Run(inputs.series_line(*i, places[*i]), compared),
+                            vec![runs[*i].id.clone()],
+                        )
+                    }
+                    Part::Comparison(k) => {
+                        let c = &inputs.comparisons[*k];
+                        (
+                            Key::Comparison(c.id.clone()),
+                            Sources::Comparison(
+                                c.title.clone(),
+                                c.note_markdown.clone(),
+                                ids(&c.runs),
+                            ),
+                            ids(&c.runs),
+                        )
+                    }
+                    Part::Series(k) | Part::SeriesCsv(k) => {
+                        let s = &inputs.series[*k];
+                        let key = if matches!(part, Part::Series(_)) {
+                            Key::Series(s.slug.clone())
+                        } else {
+                            Key::SeriesCsv(s.slug.clone())
+                        };
+                        (
+                            key,
+                            Sources::Series(shapes[*k].clone(), ids(&s.runs)),
+                            ids(&s.runs),
+                        )
+                    }
+                    Part::Lists => (Key::Lists, Sources::Lists, Vec::new()),
+                };
+                (key, part.clone(), sources, shows)
+            });
         let stale = |key: &Key, sources: &Sources, shows: &[String]| -> bool {
             let Some((_, changed)) = previous else {
                 return true;
@@ -330,13 +370,14 @@ impl Rebuilder {
             .collect();
         // Render first, change nothing until every part rendered.
         let parts: Vec<Part> = to_render.iter().map(|&w| wanted[w].1.clone()).collect();
-        let mut per_part: Vec<Vec<(String, Vec<u8>)>> = Vec::with_capacity(parts.len());
-        for batch in parts.chunks(crate::app::site::PARTS_AT_ONCE) {
-            for made in inputs.render_batch(batch, &places) {
-                per_part.push(made?);
-            }
-        }
+        // All at once (the site is in memory anyway): the few heavy parts
+        // (a series, the lists) each on a core.
+        let per_part = inputs
+            .render_batch(&parts, &places)
+            .into_iter()
+            .collect::<anyhow::Result<Vec<_>>>()?;
         let rendered: usize = per_part.iter().map(Vec::len).sum();
+
         // Parts no longer in the site, and the old files of those rendered again.
         let keep: HashSet<&Key> = wanted.iter().map(|w| &w.0).collect();
         let gone: Vec<Key> = self
@@ -363,6 +404,8 @@ impl Rebuilder {
             self.site.files.extend(made);
             self.parts.insert(key.clone(), (paths, sources.clone()));
         }
+        self.rows = rows;
+
         Ok((self.summary(), rendered))
     }
 }

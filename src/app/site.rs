@@ -46,8 +46,11 @@ pub(crate) enum Part {
     Run(usize),
     /// A comparison's page and download (index into the comparisons).
     Comparison(usize),
-    /// A series' pages and download (index into the series).
+    /// A series' pages (index into the series).
     Series(usize),
+    /// A series' download: a row per cell of every run (tens of MB for
+    /// years of nights), made beside its pages.
+    SeriesCsv(usize),
     /// The index, the all-runs pages and the comparison picker.
     Lists,
 }
@@ -59,6 +62,9 @@ pub(crate) struct Inputs<'a> {
     pub comparisons: &'a [Comparison],
     pub prices: &'a crate::model::PricesFile,
     pub slo: &'a crate::model::slo::SloFile,
+    /// Every run's row of the lists, made beforehand (`sitegen serve` keeps
+    /// those of unchanged runs); none: made with the lists.
+    pub rows: Option<&'a [render::index_page::RunSummary]>,
 }
 
 /// A rendered file: its path ('/'-separated) and bytes.
@@ -76,6 +82,7 @@ impl Inputs<'_> {
         parts.extend((0..self.runs.len()).map(Part::Run));
         parts.extend((0..self.comparisons.len()).map(Part::Comparison));
         parts.extend((0..self.series.len()).map(Part::Series));
+        parts.extend((0..self.series.len()).map(Part::SeriesCsv));
         parts.push(Part::Lists);
         parts
     }
@@ -102,6 +109,7 @@ impl Inputs<'_> {
             Part::Run(i) => self.run_files(i, places[i]),
             Part::Comparison(k) => self.comparison_files(&self.comparisons[k]),
             Part::Series(k) => self.series_files(&self.series[k]),
+            Part::SeriesCsv(k) => Ok(self.series_csv(&self.series[k])),
             Part::Lists => self.list_files(),
         }
     }
@@ -251,12 +259,15 @@ impl Inputs<'_> {
                 .with_context(|| format!("rendering the runs of the series {}", s.slug))?;
             files.push((path, html.into_bytes()));
         }
-        let members: Vec<&Run> = s.runs.iter().map(|&i| &runs[i]).collect();
-        files.push((
+        Ok(files)
+    }
+
+    fn series_csv(&self, s: &crate::judge::series::Series) -> Vec<File> {
+        let members: Vec<&Run> = s.runs.iter().map(|&i| &self.runs[i]).collect();
+        vec![(
             format!("{}series.csv", render::series_page::series_path(s)),
             export::csv::series_csv(&members, s).into_bytes(),
-        ));
-        Ok(files)
+        )]
     }
 
     fn list_files(&self) -> anyhow::Result<Vec<File>> {
@@ -271,7 +282,12 @@ impl Inputs<'_> {
                 render::browser::definitions_js(runs, comparisons).into_bytes(),
             ),
         ];
-        let pages = render::index_page::IndexPages::new(runs, comparisons, self.series, self.slo)?;
+        let rows = match self.rows {
+            Some(rows) => rows.to_vec(),
+            None => render::index_page::run_rows(runs, self.slo, |_, _| None),
+        };
+        let pages =
+            render::index_page::IndexPages::new(runs, rows, comparisons, self.series, self.slo)?;
         let index = pages.index.render().context("rendering index.html")?;
         files.push(("index.html".into(), index.into_bytes()));
         if let Some(js) = pages.all_runs {

@@ -343,18 +343,35 @@ impl RunSummary {
     }
 }
 
+/// Every run's row of the lists, in the order of `runs`. `kept(i, name)`
+/// is a row made before for run `i` under that name, when the run has not
+/// changed since (`sitegen serve` keeps them: a row per run of thousands).
+pub(crate) fn run_rows(
+    runs: &[Run],
+    slo: &crate::model::slo::SloFile,
+    kept: impl Fn(usize, &str) -> Option<RunSummary> + Sync,
+) -> Vec<RunSummary> {
+    let tier = slo.tiers.first();
+    // Runs of one model told apart the same way in every list and key.
+    let names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
+    let at: Vec<usize> = (0..runs.len()).collect();
+    crate::threads::map_in_order(&at, |&i| {
+        kept(i, &names[i]).unwrap_or_else(|| summary(&runs[i], names[i].clone(), tier))
+    })
+}
+
 impl IndexPages {
     /// The index of `runs`, and the pages and script of every run when it
-    /// does not list them all.
+    /// does not list them all; `rows` are their rows ([`run_rows`]).
     pub fn new(
         runs: &[Run],
+        rows: Vec<RunSummary>,
         comparisons: &[Comparison],
         series: &[crate::judge::series::Series],
         slo: &crate::model::slo::SloFile,
     ) -> Result<IndexPages, super::charts::ChartError> {
         let tier = slo.tiers.first();
-        // Runs of one model told apart the same way in every list and key.
-        let all_names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
+        let all_names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
         let mut order: Vec<usize> = (0..runs.len()).collect();
         // Newest first; undated runs keep their (id) order after the dated.
         order.sort_by(
@@ -370,9 +387,10 @@ impl IndexPages {
         // Every run's row, once: the index lists the newest; past
         // INDEX_RUNS, the all-runs pages list them all and the script the
         // index loads on demand holds them all. Filters offer every run's values.
+        let mut rows: Vec<Option<RunSummary>> = rows.into_iter().map(Some).collect();
         let every: Vec<RunSummary> = order
             .iter()
-            .map(|&i| summary(&runs[i], all_names[i].clone(), tier))
+            .map(|&i| rows[i].take().expect("a row per run"))
             .collect();
         let paged = runs.len() > INDEX_RUNS;
         let filters = filters_of(&every);

@@ -319,7 +319,12 @@ mod tests {
                 .unwrap()
                 .p99
                 .unwrap();
-            let col = s.table.columns.iter().position(|c| *c == "TTFT p99").unwrap();
+            let col = s
+                .table
+                .columns
+                .iter()
+                .position(|c| *c == "TTFT p99")
+                .unwrap();
             assert_eq!(row.cells[col], ms(ttft));
         }
         assert!(s.chart_svg.is_some());
