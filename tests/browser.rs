@@ -39,6 +39,10 @@ fn main() -> ExitCode {
                 a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks,
             ),
             (
+                "a_sessions_run_and_its_comparison_pass_the_browser_and_nu_checks",
+                a_sessions_run_and_its_comparison_pass_the_browser_and_nu_checks,
+            ),
+            (
                 "selected_runs_compare_in_the_browser_as_on_their_prerendered_page",
                 selected_runs_compare_in_the_browser_as_on_their_prerendered_page,
             ),
@@ -351,6 +355,50 @@ fn a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks(tools: &Tools)
     // The index's first filter or sort brings every run into its table,
     // each row as the page writes it; filters then act on all 130.
     let reports = run_browser_checks(tools, &urls[..1], &["load", "all-runs", "filter"], None);
+    assert_no_problems(&reports);
+}
+
+/// The Sessions section of a real run (vLLM 0.32 on the CPU) and a
+/// comparison of two such runs pass the Nu checker and the browser checks;
+/// their screenshots (1440 and 390 px, light and dark) are the ones to look at.
+fn a_sessions_run_and_its_comparison_pass_the_browser_and_nu_checks(tools: &Tools) {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::copy_real_sessions_run(&data, "sessions-first");
+    common::copy_real_sessions_run(&data, "sessions-second");
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "Sessions: first vs second", "runs": ["sessions-first", "sessions-second"]}]}"#,
+    )
+    .unwrap();
+    let site = tmp.path().join("site");
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
+    let pages = [
+        ("runs/sessions-first/index.html", "sessions-run"),
+        (
+            "compare/sessions-first--sessions-second/index.html",
+            "sessions-compare",
+        ),
+    ];
+    let files: Vec<PathBuf> = pages.iter().map(|(rel, _)| site.join(rel)).collect();
+    let html = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(html.contains("id=\"sessions\""), "no Sessions section");
+    let errors = nu_check(tools, &files);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let server = SitegenServe::start(&data, "/");
+    let urls: Vec<PageUrl> = pages
+        .iter()
+        .map(|(rel, name)| PageUrl {
+            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
+            name: name.to_string(),
+        })
+        .collect();
+    let reports = run_browser_checks(
+        tools,
+        &urls,
+        &["load", "axe", "phone", "sort", "toggle", "reading"],
+        Some(&screenshot_dir()),
+    );
     assert_no_problems(&reports);
 }
 

@@ -198,6 +198,27 @@ pub fn copy_bundled_data(to: &Path) {
     }
 }
 
+/// The id of the sessions run `sitegen run --sessions` measured on real vLLM
+/// 0.32 (tests/fixtures/servers/vllm-0.32.0/SOURCES.md).
+pub const REAL_SESSIONS_RUN: &str = "tiny-llama-vllm-sessions";
+
+/// A copy of that real sessions run in `data/<id>`.
+pub fn copy_real_sessions_run(data: &Path, id: &str) {
+    let from = repo()
+        .join("tests/fixtures/servers/vllm-0.32.0/sessions-run")
+        .join(REAL_SESSIONS_RUN);
+    for entry in walkdir::WalkDir::new(&from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(&from).unwrap();
+        let target = data.join(id).join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// The bundled data plus one run imported from each other tool's files
 /// (tests/fixtures/real/ and hand-written/), two dated reruns of GLM (a series) and a
 /// comparison of runs on 4 and 2 GPUs, built into a fresh temporary folder:

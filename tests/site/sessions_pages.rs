@@ -9,29 +9,13 @@ use crate::common::html::{sel, text};
 use scraper::Html;
 use sitegen::model::Status;
 
-const RUN: &str = "tiny-llama-vllm-sessions";
-
-fn real_run(to: &std::path::Path, id: &str) {
-    let from = common::repo()
-        .join("tests/fixtures/servers/vllm-0.32.0/sessions-run")
-        .join(RUN);
-    for entry in walkdir::WalkDir::new(&from) {
-        let entry = entry.unwrap();
-        let rel = entry.path().strip_prefix(&from).unwrap();
-        let target = to.join(id).join(rel);
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
+const RUN: &str = common::REAL_SESSIONS_RUN;
 
 #[test]
 fn a_sessions_run_has_its_section_each_sentence_true_of_its_window() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    real_run(&data, RUN);
+    common::copy_real_sessions_run(&data, RUN);
     let run = sitegen::store::load_run(&data.join(RUN)).unwrap();
     assert!(run.cells.is_empty() && run.sessions.len() == 4);
     let site = tmp.path().join("site");
@@ -105,8 +89,8 @@ fn a_sessions_run_has_its_section_each_sentence_true_of_its_window() {
 fn a_comparison_of_two_sessions_runs_says_whose_turns_come_sooner() {
     let tmp = tempfile::tempdir().unwrap();
     let data = tmp.path().join("data");
-    real_run(&data, "first");
-    real_run(&data, "second");
+    common::copy_real_sessions_run(&data, "first");
+    common::copy_real_sessions_run(&data, "second");
     // The second run, with its 4-session window's turn 8 twice as slow.
     let file = data.join("second/sessions/sessions-p00001024-u000256-a00064-s0004.json");
     let mut w: serde_json::Value =
