@@ -81,6 +81,15 @@ fn a_sessions_run_has_its_section_each_sentence_true_of_its_window() {
     .unwrap();
     assert_eq!(json["sessions"].as_array().unwrap().len(), 4);
     assert!(html.contains("href=\"sessions.csv\""));
+    // No cell: no empty measurement table, and no link to its empty CSVs.
+    assert_eq!(page.select(&sel("table.measurements")).count(), 0);
+    let measurements = text(page.select(&sel("#measurements")).next().unwrap());
+    assert!(
+        measurements.contains("No prefill or decode cell"),
+        "{measurements}"
+    );
+    assert!(!html.contains("href=\"measurements.csv\""));
+    assert!(!html.contains("href=\"capacity.csv\""));
 }
 
 /// Two runs of one workload compared: the finding sets one's TTFT over the
