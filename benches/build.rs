@@ -16,7 +16,9 @@
 //! edited run (src/app/rebuild.rs).
 //!
 //! Run: `cargo bench --bench build` (sizes: `SITEGEN_BENCH_RUNS=1000,3000`;
-//! where: `SITEGEN_BENCH_DIR=/dev/shm`, in memory, else the disk).
+//! where: `SITEGEN_BENCH_DIR=/dev/shm`, in memory, else the disk). To
+//! profile: `SITEGEN_BENCH_MAKE=DIR` only makes the data set of the first
+//! size in DIR, `SITEGEN_BENCH_SERVE_ONLY=DIR` only times serve on it.
 //! Each build runs in a child process, so its peak memory is its own
 //! (VmHWM, Linux). Cells are hard links: 10,000 runs take little disk.
 
@@ -325,6 +327,11 @@ fn main() {
                 .expect("SITEGEN_BENCH_RUNS: runs, comma-separated")
         })
         .collect();
+    // Only the data set of the first size, made in the folder given, to be
+    // profiled or given to SITEGEN_BENCH_SERVE_ONLY.
+    if let Some(data) = std::env::var_os("SITEGEN_BENCH_MAKE") {
+        return common::many_runs(Path::new(&data), sizes[0]);
+    }
     // Only serve's rebuilds, on a data set made before (profiling).
     if let Some(data) = std::env::var_os("SITEGEN_BENCH_SERVE_ONLY") {
         return serve_rebuilds("given data", Path::new(&data));

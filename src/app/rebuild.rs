@@ -57,6 +57,15 @@ pub struct Rebuilder {
     parts: HashMap<Key, (Vec<String>, Sources)>,
     /// Every run's row of the lists, in the runs' order.
     rows: Vec<crate::render::index_page::RunSummary>,
+    /// Where each run's rows end in each series' CSV, to keep those rows.
+    csv_ends: HashMap<Key, Vec<usize>>,
+}
+
+/// A part to render again: as a build renders it, or a series' CSV after
+/// the rows of its runs whose judgement did not change.
+enum Job<'a> {
+    Part(Part),
+    SeriesCsv(usize, Option<crate::export::csv::KeptRows<'a>>),
 }
 
 /// What an update did.
@@ -83,6 +92,7 @@ impl Rebuilder {
             site: Site::default(),
             parts: HashMap::new(),
             rows: Vec::new(),
+            csv_ends: HashMap::new(),
         };
         me.empty = me.empty_runs();
         let (summary, _) = me.render(None)?;
@@ -368,14 +378,53 @@ impl Rebuilder {
         let to_render: Vec<usize> = (0..wanted.len())
             .filter(|&w| stale(&wanted[w].0, &wanted[w].2, &wanted[w].3))
             .collect();
-        // Render first, change nothing until every part rendered.
-        let parts: Vec<Part> = to_render.iter().map(|&w| wanted[w].1.clone()).collect();
-        // All at once (the site is in memory anyway): the few heavy parts
-        // (a series, the lists) each on a core.
-        let per_part = inputs
-            .render_batch(&parts, &places)
-            .into_iter()
-            .collect::<anyhow::Result<Vec<_>>>()?;
+        // A series' CSV keeps the rows of its first runs while they are the
+        // same runs, unchanged, with the same labels and judgements.
+        let kept_rows = |k: usize, key: &Key| -> Option<crate::export::csv::KeptRows<'_>> {
+            let (_, changed) = previous?;
+            let Some((paths, Sources::Series(old, old_ids))) = self.parts.get(key) else {
+                return None;
+            };
+            let ends = self.csv_ends.get(key)?;
+            let bytes = self.site.files.get(paths.first()?)?;
+            let new = &inputs.series[k];
+            let kept = (0..ends.len().min(new.runs.len()))
+                .take_while(|&i| {
+                    let id = &runs[new.runs[i]].id;
+                    old_ids.get(i) == Some(id)
+                        && !changed.contains(id)
+                        && old.labels.get(i) == new.labels.get(i)
+                        && old.judgements.get(i) == new.judgements.get(i)
+                })
+                .count();
+            (kept > 0).then(|| crate::export::csv::KeptRows {
+                bytes: &bytes[..ends[kept - 1]],
+                ends: &ends[..kept],
+            })
+        };
+        let jobs: Vec<Job> = to_render
+            .iter()
+            .map(|&w| match wanted[w].1 {
+                Part::SeriesCsv(k) => Job::SeriesCsv(k, kept_rows(k, &wanted[w].0)),
+                ref part => Job::Part(part.clone()),
+            })
+            .collect();
+        // Render first, change nothing until every part rendered. All at
+        // once (the site is in memory anyway): the few heavy parts (a
+        // series, the lists) each on a core.
+        let made = crate::threads::map_in_order(&jobs, |job| match job {
+            Job::Part(part) => Ok((inputs.render(part, &places)?, None)),
+            Job::SeriesCsv(k, kept) => {
+                let (file, ends) = inputs.series_csv_after(&inputs.series[*k], *kept);
+                Ok((vec![file], Some(ends)))
+            }
+        });
+        drop(jobs);
+        let (per_part, csv_ends): (Vec<Vec<crate::app::site::File>>, Vec<Option<Vec<usize>>>) =
+            made.into_iter()
+                .collect::<anyhow::Result<Vec<_>>>()?
+                .into_iter()
+                .unzip();
         let rendered: usize = per_part.iter().map(Vec::len).sum();
 
         // Parts no longer in the site, and the old files of those rendered again.
@@ -387,14 +436,18 @@ impl Rebuilder {
             .cloned()
             .collect();
         for key in gone {
+            self.csv_ends.remove(&key);
             if let Some((paths, _)) = self.parts.remove(&key) {
                 for p in paths {
                     self.site.files.remove(&p);
                 }
             }
         }
-        for (&w, made) in to_render.iter().zip(per_part) {
+        for ((&w, made), ends) in to_render.iter().zip(per_part).zip(csv_ends) {
             let (key, _, sources, _) = &wanted[w];
+            if let Some(ends) = ends {
+                self.csv_ends.insert(key.clone(), ends);
+            }
             if let Some((paths, _)) = self.parts.remove(key) {
                 for p in paths {
                     self.site.files.remove(&p);

@@ -263,11 +263,25 @@ impl Inputs<'_> {
     }
 
     fn series_csv(&self, s: &crate::judge::series::Series) -> Vec<File> {
+        vec![self.series_csv_after(s, None).0]
+    }
+
+    /// A series' CSV, the rows of its first runs `kept` as they are, and
+    /// where each run's rows end (for the next time).
+    pub(crate) fn series_csv_after(
+        &self,
+        s: &crate::judge::series::Series,
+        kept: Option<export::csv::KeptRows<'_>>,
+    ) -> (File, Vec<usize>) {
         let members: Vec<&Run> = s.runs.iter().map(|&i| &self.runs[i]).collect();
-        vec![(
-            format!("{}series.csv", render::series_page::series_path(s)),
-            export::csv::series_csv(&members, s).into_bytes(),
-        )]
+        let (bytes, ends) = export::csv::series_csv_after(&members, s, kept);
+        (
+            (
+                format!("{}series.csv", render::series_page::series_path(s)),
+                bytes,
+            ),
+            ends,
+        )
     }
 
     fn list_files(&self) -> anyhow::Result<Vec<File>> {

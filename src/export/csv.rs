@@ -180,31 +180,56 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     finish(w)
 }
 
+/// The rows of a series' first runs as an earlier [`series_csv_after`]
+/// wrote them: the bytes up to the end of the last kept run's rows, and
+/// where each kept run's rows end.
+#[derive(Clone, Copy)]
+pub(crate) struct KeptRows<'a> {
+    pub bytes: &'a [u8],
+    pub ends: &'a [usize],
+}
+
 /// Every decode cell of every run of a series, oldest run first: its total
 /// tok/s with its 95% interval, and how it changed from the run before
 /// (ratio, and slower / faster / same by the series rule; empty where either
-/// run has no valid figure).
-pub(crate) fn series_csv(runs: &[&Run], series: &crate::judge::series::Series) -> String {
+/// run has no valid figure). The first `kept.ends.len()` runs' rows taken as they
+/// are (`sitegen serve` keeps those of runs whose judgement did not
+/// change: a year of nights is tens of MB), and where each run's rows end.
+pub(crate) fn series_csv_after(
+    runs: &[&Run],
+    series: &crate::judge::series::Series,
+    kept: Option<KeptRows<'_>>,
+) -> (Vec<u8>, Vec<usize>) {
     let labels = &series.labels;
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "run_id",
-        "run_label",
-        "measured_at",
-        "context_tokens",
-        "concurrency",
-        "status",
-        "total_tok_per_s",
-        "total_tok_per_s_ci95_pct",
-        "ratio_to_baseline",
-        "baseline_runs",
-        "change",
-    ])
-    .expect("writing to memory cannot fail");
+    let (out, mut ends) = match &kept {
+        Some(k) => {
+            debug_assert_eq!(k.ends.last(), Some(&k.bytes.len()));
+            (k.bytes.to_vec(), k.ends.to_vec())
+        }
+        None => (Vec::new(), Vec::with_capacity(runs.len())),
+    };
+    let from = ends.len();
+    let mut w = csv::Writer::from_writer(out);
+    if from == 0 {
+        w.write_record([
+            "run_id",
+            "run_label",
+            "measured_at",
+            "context_tokens",
+            "concurrency",
+            "status",
+            "total_tok_per_s",
+            "total_tok_per_s_ci95_pct",
+            "ratio_to_baseline",
+            "baseline_runs",
+            "change",
+        ])
+        .expect("writing to memory cannot fail");
+    }
     // Years of nightly runs make a large file: each row written from
     // borrowed text and a few reused buffers, not eleven new strings.
     let (mut context, mut level) = (itoa::Buffer::new(), itoa::Buffer::new());
-    for (i, (run, label)) in runs.iter().zip(labels).enumerate() {
+    for (i, (run, label)) in runs.iter().zip(labels).enumerate().skip(from) {
         let judgement = &series.judgements[i];
         let measured_at = run.meta.measured_at.as_deref().unwrap_or_default();
         let mut window = itoa::Buffer::new();
@@ -234,14 +259,63 @@ pub(crate) fn series_csv(runs: &[&Run], series: &crate::judge::series::Series) -
             ])
             .expect("writing to memory cannot fail");
         }
+        w.flush().expect("writing to memory cannot fail");
+        ends.push(w.get_ref().len());
     }
-    finish(w)
+    let bytes = w.into_inner().expect("writing to memory cannot fail");
+    (bytes, ends)
 }
 
 #[cfg(test)]
 mod tests {
     use crate::compare::tests::with_cells;
     use crate::model::{Cell, Status::*};
+
+    /// `sitegen serve` keeps a series CSV's rows of unchanged runs: made
+    /// after any number of kept runs, the file is the one made whole.
+    #[test]
+    fn a_series_csv_made_after_kept_rows_is_the_one_made_whole() {
+        let runs: Vec<crate::model::Run> = (0..12)
+            .map(|i| {
+                let f = if i >= 8 {
+                    0.8
+                } else {
+                    1.0 + 0.01 * f64::from(i % 3)
+                };
+                let mut r = with_cells(
+                    "m",
+                    &[
+                        (1024, 1, Valid, 100.0 * f),
+                        (1024, 8, Valid, 500.0 * f),
+                        (8192, 1, Error, 0.0),
+                    ],
+                );
+                r.id = format!("m-{i:02}");
+                r.meta.measured_at = Some(format!("2026-01-{:02}T00:00:00Z", i + 1));
+                r
+            })
+            .collect();
+        let series = crate::judge::series::series(&runs, &Default::default(), &Default::default());
+        assert_eq!(series.len(), 1);
+        let s = &series[0];
+        assert!(
+            s.judgements.iter().any(|j| !j.cells.is_empty()),
+            "some rows judged"
+        );
+        let members: Vec<&crate::model::Run> = s.runs.iter().map(|&i| &runs[i]).collect();
+        let (whole, ends) = super::series_csv_after(&members, s, None);
+        assert_eq!(ends.len(), 12);
+        assert_eq!(ends.last(), Some(&whole.len()));
+        for kept in 1..=12 {
+            let rows = super::KeptRows {
+                bytes: &whole[..ends[kept - 1]],
+                ends: &ends[..kept],
+            };
+            let (again, ends_again) = super::series_csv_after(&members, s, Some(rows));
+            assert_eq!(again, whole, "keeping {kept} runs");
+            assert_eq!(ends_again, ends);
+        }
+    }
 
     /// The comparison CSV of `runs`: its header and rows.
     fn comparison_of(runs: &[crate::model::Run]) -> (Vec<String>, Vec<Vec<String>>) {

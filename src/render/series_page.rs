@@ -455,22 +455,40 @@ fn history_blocks(runs: &[&Run], s: &Series) -> Result<Vec<ChartBlock>, ChartErr
             .filter(|c| c.status == Status::Valid)
             .filter_map(|c| c.total_tok_per_s)
     }));
+    // Each cell's valid total and slower call, run by run, read once (a
+    // series of years has thousands of runs, each with tens of cells).
+    type RunByRun = (Vec<Option<f64>>, Vec<bool>);
+    let mut by_cell: std::collections::HashMap<(u64, u32), RunByRun> = cells
+        .iter()
+        .map(|&key| (key, (vec![None; runs.len()], vec![false; runs.len()])))
+        .collect();
+    for (k, run) in runs.iter().enumerate() {
+        for c in run.decode_cells().filter(|c| c.status == Status::Valid) {
+            if let Some(entry) = by_cell.get_mut(&(c.context_tokens, c.concurrency))
+                && entry.0[k].is_none()
+            {
+                entry.0[k] = c.total_tok_per_s;
+            }
+        }
+        for c in s.judgements[k]
+            .cells
+            .iter()
+            .filter(|c| c.call == Call::Slower)
+        {
+            if let Some(entry) = by_cell.get_mut(&(c.context_tokens, c.concurrency)) {
+                entry.1[k] = true;
+            }
+        }
+    }
     // What each span shows at (ctx, n): its median total and whether a run
     // in it was slower there than the run before it.
     let at = |ctx: u64, n: u32, (a, b): (usize, usize)| {
-        let totals: Vec<f64> = runs[a..b]
-            .iter()
-            .filter_map(|r| r.decode_cell(ctx, n))
-            .filter(|c| c.status == Status::Valid)
-            .filter_map(|c| c.total_tok_per_s)
-            .collect();
-        let slower = (a..b).any(|k| {
-            s.judgements[k]
-                .cells
-                .iter()
-                .any(|c| c.context_tokens == ctx && c.concurrency == n && c.call == Call::Slower)
-        });
-        (crate::stats::median(totals), slower)
+        let (totals, slower) = &by_cell[&(ctx, n)];
+        let totals: Vec<f64> = totals[a..b].iter().flatten().copied().collect();
+        (
+            crate::stats::median(totals),
+            slower[a..b].iter().any(|&x| x),
+        )
     };
     contexts
         .into_iter()
