@@ -56,7 +56,7 @@ pub struct Rebuilder {
     /// Each part's files and what it was made from.
     parts: HashMap<Key, (Vec<String>, Sources)>,
     /// Every run's row of the lists, in the runs' order.
-    rows: Vec<crate::render::index_page::RunSummary>,
+    rows: Vec<crate::render::index_page::Row>,
     /// Where each run's rows end in each series' CSV, to keep those rows.
     csv_ends: HashMap<Key, Vec<usize>>,
 }
@@ -285,7 +285,7 @@ impl Rebuilder {
         // kept (none after a failed render: they may be of runs since changed).
         let old_rows = std::mem::take(&mut self.rows);
         let rows = {
-            let kept: HashMap<&str, &crate::render::index_page::RunSummary> = match previous {
+            let kept: HashMap<&str, &crate::render::index_page::Row> = match previous {
                 Some((_, changed)) => old_rows
                     .iter()
                     .filter(|r| !changed.contains(&r.id))

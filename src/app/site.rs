@@ -64,7 +64,7 @@ pub(crate) struct Inputs<'a> {
     pub slo: &'a crate::model::slo::SloFile,
     /// Every run's row of the lists, made beforehand (`sitegen serve` keeps
     /// those of unchanged runs); none: made with the lists.
-    pub rows: Option<&'a [render::index_page::RunSummary]>,
+    pub rows: Option<&'a [render::index_page::Row]>,
 }
 
 /// A rendered file: its path ('/'-separated) and bytes.

@@ -31,6 +31,15 @@ pub(crate) struct InteractivityPoint {
 
 /// The run's Valid decode cells with both throughputs, in cell order.
 pub(crate) fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
+    points_of(run).collect()
+}
+
+/// Whether the run has any of [`interactivity_points`].
+pub(crate) fn has_interactivity_points(run: &Run) -> bool {
+    points_of(run).next().is_some()
+}
+
+fn points_of(run: &Run) -> impl Iterator<Item = InteractivityPoint> + '_ {
     run.decode_cells()
         .filter(|c| c.status == Status::Valid)
         .filter_map(|c| {
@@ -41,7 +50,6 @@ pub(crate) fn interactivity_points(run: &Run) -> Vec<InteractivityPoint> {
                 concurrency: c.concurrency,
             })
         })
-        .collect()
 }
 
 /// The largest context any cell of the run measured Valid.

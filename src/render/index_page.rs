@@ -18,7 +18,7 @@ pub(crate) struct IndexPage {
     pub link_prefix: &'static str,
     /// The newest [`INDEX_RUNS`]: newest measured first; runs without a
     /// date after, in id order.
-    pub runs: Vec<RunSummary>,
+    pub runs: Vec<Row>,
     /// How many runs the site has, "1,100".
     pub total_runs: String,
     /// The pages of every run, when the index does not show them all.
@@ -106,7 +106,7 @@ pub(crate) struct AllRunsPage {
     pub total_runs: String,
     pub per_page: usize,
     pub run_pages: Vec<super::PageLink>,
-    pub runs: Vec<RunSummary>,
+    pub runs: Vec<Row>,
     pub shape: Shape,
     pub filters: Vec<Filter>,
     pub pick: PickBar,
@@ -123,7 +123,7 @@ pub(crate) const ALL_RUNS_JS: &str = "all-runs/runs.js";
 /// from it exactly as templates/runs_table.html writes one (the browser
 /// tier compares them). Each run is [id, link, model, gpu, engine name,
 /// quantization, name, cells], a cell [text, sort key or "", holds words].
-pub(crate) fn all_runs_js(rows: &[RunSummary], shape: &Shape) -> String {
+pub(crate) fn all_runs_js(rows: &[Row], shape: &Shape) -> String {
     let runs: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
@@ -158,7 +158,7 @@ fn list_links(total: usize, from_root: &str, current: Option<usize>) -> Vec<supe
 }
 
 /// The filters of a runs table, with the values its rows have.
-fn filters_of(rows: &[RunSummary]) -> Vec<Filter> {
+fn filters_of(rows: &[Row]) -> Vec<Filter> {
     let options = |f: RunField| {
         let set: std::collections::BTreeSet<String> = rows.iter().map(|r| f(r).clone()).collect();
         set.into_iter().collect::<Vec<_>>()
@@ -188,6 +188,10 @@ pub(crate) struct ComparisonSummary {
     pub runs: String,
     pub hardware: String,
 }
+
+/// A run's row, shared: the index, the all-runs pages and `sitegen serve`
+/// (which keeps the rows of unchanged runs) hold the same rows.
+pub(crate) type Row = std::sync::Arc<RunSummary>;
 
 #[derive(Clone)]
 pub(crate) struct RunSummary {
@@ -349,14 +353,15 @@ impl RunSummary {
 pub(crate) fn run_rows(
     runs: &[Run],
     slo: &crate::model::slo::SloFile,
-    kept: impl Fn(usize, &str) -> Option<RunSummary> + Sync,
-) -> Vec<RunSummary> {
+    kept: impl Fn(usize, &str) -> Option<Row> + Sync,
+) -> Vec<Row> {
     let tier = slo.tiers.first();
     // Runs of one model told apart the same way in every list and key.
     let names = labels::distinct_names(&runs.iter().collect::<Vec<_>>());
     let at: Vec<usize> = (0..runs.len()).collect();
     crate::threads::map_in_order(&at, |&i| {
-        kept(i, &names[i]).unwrap_or_else(|| summary(&runs[i], names[i].clone(), tier))
+        kept(i, &names[i])
+            .unwrap_or_else(|| std::sync::Arc::new(summary(&runs[i], names[i].clone(), tier)))
     })
 }
 
@@ -365,7 +370,7 @@ impl IndexPages {
     /// does not list them all; `rows` are their rows ([`run_rows`]).
     pub fn new(
         runs: &[Run],
-        rows: Vec<RunSummary>,
+        rows: Vec<Row>,
         comparisons: &[Comparison],
         series: &[crate::judge::series::Series],
         slo: &crate::model::slo::SloFile,
@@ -387,20 +392,20 @@ impl IndexPages {
         // Every run's row, once: the index lists the newest; past
         // INDEX_RUNS, the all-runs pages list them all and the script the
         // index loads on demand holds them all. Filters offer every run's values.
-        let mut rows: Vec<Option<RunSummary>> = rows.into_iter().map(Some).collect();
-        let every: Vec<RunSummary> = order
+        let mut rows: Vec<Option<Row>> = rows.into_iter().map(Some).collect();
+        let every: Vec<Row> = order
             .iter()
             .map(|&i| rows[i].take().expect("a row per run"))
             .collect();
         let paged = runs.len() > INDEX_RUNS;
         let filters = filters_of(&every);
         let all_runs = paged.then(|| all_runs_js(&every, &shape));
-        let newest: Vec<RunSummary> = every.iter().take(INDEX_RUNS).cloned().collect();
+        let newest: Vec<Row> = every.iter().take(INDEX_RUNS).cloned().collect();
         let mut lists = Vec::new();
         if paged {
             let mut rows = every.into_iter();
             for page in 0.. {
-                let rows: Vec<RunSummary> = rows.by_ref().take(RUNS_PER_LIST_PAGE).collect();
+                let rows: Vec<Row> = rows.by_ref().take(RUNS_PER_LIST_PAGE).collect();
                 if rows.is_empty() {
                     break;
                 }
@@ -509,15 +514,25 @@ fn overview(
     use super::charts::lines::{Axis, MARKERS, Scale, Series, palette, xy_chart};
     let basis = crate::compare::ratio::Basis::PerGpu;
     // (run, its points as (per-request, per GPU)), newest first.
-    let mut with_cells = order.iter().filter_map(|&i| {
+    let with_xy = |i: usize| {
         let r = &runs[i];
         let xy: Vec<(f64, f64)> = crate::compare::frontier::interactivity_points(r)
             .iter()
             .map(|p| (p.per_request_tok_per_s, basis.of(r, p.total_tok_per_s)))
             .collect();
         (!xy.is_empty()).then_some((i, xy))
-    });
-    let charted: Vec<(usize, Vec<(f64, f64)>)> = with_cells.by_ref().take(OVERVIEW_RUNS).collect();
+    };
+    // The runs charted, and after the last of them the runs left out.
+    let mut charted: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
+    let mut with_cells_left = order.iter();
+    while charted.len() < OVERVIEW_RUNS {
+        let Some(&i) = with_cells_left.next() else {
+            break;
+        };
+        if let Some(c) = with_xy(i) {
+            charted.push(c);
+        }
+    }
     if charted.is_empty() {
         return Ok(None);
     }
@@ -566,7 +581,9 @@ fn overview(
                 )
             })
             .collect(),
-        uncharted: with_cells.count(),
+        uncharted: with_cells_left
+            .filter(|&&i| crate::compare::frontier::has_interactivity_points(&runs[i]))
+            .count(),
     }))
 }
 
