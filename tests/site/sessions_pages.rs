@@ -124,8 +124,50 @@ fn a_comparison_of_two_sessions_runs_says_whose_turns_come_sooner() {
         .filter(|t| t.starts_with("Sessions"))
         .collect();
     assert_eq!(said.len(), 1, "{said:?}");
+    // No matrix cell in either run: no latency tier judged on cells, and no
+    // sentence about what their (absent) cells state.
+    let all: Vec<String> = page
+        .select(&sel("#findings dl.findings-list > div"))
+        .map(text)
+        .collect();
+    assert!(
+        all.iter().all(|t| !t.starts_with("Within") && !t.contains("cells state")),
+        "{all:?}"
+    );
     // 8 sessions were Requests queued in both: 4 is the most both measured validly.
     assert!(said[0].contains("2.00×"), "{}", said[0]);
     assert!(said[0].contains("with 4 sessions"), "{}", said[0]);
     assert!(said[0].contains("at turn 8"), "{}", said[0]);
+}
+
+/// A sessions-only run against a run with matrix cells: the latency tiers
+/// say which run has no decode cell, not that its cells state nothing.
+#[test]
+fn a_run_without_cells_compared_with_the_matrix_is_said_to_have_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    common::copy_bundled_data(&data);
+    common::copy_real_sessions_run(&data, "sessions");
+    std::fs::write(
+        data.join("comparisons.json"),
+        r#"{"comparisons": [{"title": "GLM vs sessions", "runs": ["glm-5.3-flash-h200x4-vllm", "sessions"]}]}"#,
+    )
+    .unwrap();
+    let site = tmp.path().join("site");
+    sitegen::app::pipeline::build_site(&data, &site).unwrap();
+    let html = std::fs::read_to_string(
+        site.join("compare/glm-5.3-flash-h200x4-vllm--sessions/index.html"),
+    )
+    .unwrap();
+    let page = Html::parse_document(&html);
+    let tiers: Vec<String> = page
+        .select(&sel("#findings dl.findings-list > div"))
+        .map(text)
+        .filter(|t| t.starts_with("Within"))
+        .collect();
+    assert!(!tiers.is_empty());
+    for t in &tiers {
+        assert!(t.contains("tiny-llama") && t.contains("has no decode cell"), "{t}");
+        assert!(!t.contains("tiny-llama: its cells state"), "{t}");
+    }
 }

@@ -515,7 +515,42 @@ pub(super) fn capacity_findings(
                     )
                 }
                 PairAtTier::Unjudged { a: ja, b: jb } => {
+                    // A run with no decode cell (sessions or paced load only) has no cells to state anything.
+                    let cell_less = |r: &Run| r.decode_cells().next().is_none();
                     let who = match (ja, jb) {
+                        (false, false) if cell_less(a) || cell_less(b) => {
+                            let one = |r: &Run, name: &str| {
+                                if cell_less(r) {
+                                    format!("{name} has no decode cell")
+                                } else {
+                                    format!("{name}'s cells state no {} latencies", crate::render::capacity::percentile_name(t.percentile))
+                                }
+                            };
+                            return Finding {
+                                label: format!("Within {}", t.name),
+                                figure: None,
+                                text: format!(
+                                    "Not recorded: {} and {} (the tier asks {}).",
+                                    one(a, an),
+                                    one(b, bn),
+                                    tier_limits(t)
+                                ),
+                            };
+                        }
+                        (true, false) if cell_less(b) => {
+                            return Finding {
+                                label: format!("Within {}", t.name),
+                                figure: None,
+                                text: format!("Not recorded for {bn}: it has no decode cell (the tier asks {}).", tier_limits(t)),
+                            };
+                        }
+                        (false, true) if cell_less(a) => {
+                            return Finding {
+                                label: format!("Within {}", t.name),
+                                figure: None,
+                                text: format!("Not recorded for {an}: it has no decode cell (the tier asks {}).", tier_limits(t)),
+                            };
+                        }
                         (false, false) => format!("{an} and {bn}: their cells state"),
                         (true, false) => format!("{bn}: its cells state"),
                         (false, true) => format!("{an}: its cells state"),
