@@ -131,7 +131,8 @@ fn a_comparison_of_two_sessions_runs_says_whose_turns_come_sooner() {
         .map(text)
         .collect();
     assert!(
-        all.iter().all(|t| !t.starts_with("Within") && !t.contains("cells state")),
+        all.iter()
+            .all(|t| !t.starts_with("Within") && !t.contains("cells state")),
         "{all:?}"
     );
     // 8 sessions were Requests queued in both: 4 is the most both measured validly.
@@ -167,7 +168,10 @@ fn a_run_without_cells_compared_with_the_matrix_is_said_to_have_none() {
         .collect();
     assert!(!tiers.is_empty());
     for t in &tiers {
-        assert!(t.contains("tiny-llama") && t.contains("has no decode cell"), "{t}");
+        assert!(
+            t.contains("tiny-llama") && t.contains("has no decode cell"),
+            "{t}"
+        );
         assert!(!t.contains("tiny-llama: its cells state"), "{t}");
     }
 }
