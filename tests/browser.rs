@@ -331,27 +331,16 @@ fn a_long_series_and_a_paged_index_pass_the_browser_and_nu_checks(tools: &Tools)
         (format!("{series}index.html"), "many-series"),
         (format!("{series}runs-1/index.html"), "many-series-runs-1"),
     ];
-    let files: Vec<PathBuf> = pages.iter().map(|(rel, _)| site.join(rel)).collect();
-    for f in &files {
-        assert!(f.is_file(), "{} was not built", f.display());
+    for (rel, _) in &pages {
+        assert!(site.join(rel).is_file(), "{rel} was not built");
     }
-    let errors = nu_check(tools, &files);
-    assert!(errors.is_empty(), "{}", errors.join("\n"));
-    let server = SitegenServe::start(&data, "/");
-    let urls: Vec<PageUrl> = pages
-        .iter()
-        .map(|(rel, name)| PageUrl {
-            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
-            name: name.to_string(),
-        })
-        .collect();
-    let reports = run_browser_checks(
+    let (_server, urls) = served_pages_pass(
         tools,
-        &urls,
+        &data,
+        &site,
+        &pages,
         &["load", "axe", "phone", "sort", "reading"],
-        Some(&screenshot_dir()),
     );
-    assert_no_problems(&reports);
     // The index's first filter or sort brings every run into its table,
     // each row as the page writes it; filters then act on all 130.
     let reports = run_browser_checks(tools, &urls[..1], &["load", "all-runs", "filter"], None);
@@ -380,26 +369,49 @@ fn a_sessions_run_and_its_comparison_pass_the_browser_and_nu_checks(tools: &Tool
             "sessions-compare",
         ),
     ];
-    let files: Vec<PathBuf> = pages.iter().map(|(rel, _)| site.join(rel)).collect();
-    let html = std::fs::read_to_string(&files[0]).unwrap();
+    let html = std::fs::read_to_string(site.join(pages[0].0)).unwrap();
     assert!(html.contains("id=\"sessions\""), "no Sessions section");
+    served_pages_pass(
+        tools,
+        &data,
+        &site,
+        &pages,
+        &["load", "axe", "phone", "sort", "toggle", "reading"],
+    );
+}
+
+/// `pages` of the site built from `data` ((path under `site`, screenshot
+/// name)) pass the Nu checker, then `checks` in the browser with
+/// screenshots, served by `sitegen serve`; the server (kept alive for more
+/// checks) and the pages' URLs.
+fn served_pages_pass(
+    tools: &Tools,
+    data: &Path,
+    site: &Path,
+    pages: &[(impl AsRef<str>, &str)],
+    checks: &[&str],
+) -> (SitegenServe, Vec<PageUrl>) {
+    let files: Vec<PathBuf> = pages
+        .iter()
+        .map(|(rel, _)| site.join(rel.as_ref()))
+        .collect();
     let errors = nu_check(tools, &files);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    let server = SitegenServe::start(&data, "/");
+    let server = SitegenServe::start(data, "/");
     let urls: Vec<PageUrl> = pages
         .iter()
         .map(|(rel, name)| PageUrl {
-            url: format!("{}{}", server.base_url, rel.trim_end_matches("index.html")),
+            url: format!(
+                "{}{}",
+                server.base_url,
+                rel.as_ref().trim_end_matches("index.html")
+            ),
             name: name.to_string(),
         })
         .collect();
-    let reports = run_browser_checks(
-        tools,
-        &urls,
-        &["load", "axe", "phone", "sort", "toggle", "reading"],
-        Some(&screenshot_dir()),
-    );
+    let reports = run_browser_checks(tools, &urls, checks, Some(&screenshot_dir()));
     assert_no_problems(&reports);
+    (server, urls)
 }
 
 fn assert_no_problems(reports: &[PageReport]) {
