@@ -484,6 +484,11 @@ pub(super) fn capacity_findings(
     use crate::compare::capacity::{PairAtTier, pair};
     use crate::render::capacity::tier_limits;
     let (an, bn) = (a.meta.model.as_str(), b.meta.model.as_str());
+    // Tiers are judged on decode cells: runs with none on either side
+    // (sessions or paced load only) have their budgets on their pages.
+    if a.decode_cells().next().is_none() && b.decode_cells().next().is_none() {
+        return Vec::new();
+    }
     slo.tiers
         .iter()
         .map(|t| {
@@ -514,62 +519,42 @@ pub(super) fn capacity_findings(
                         items.join(" · ")
                     )
                 }
+                PairAtTier::Unjudged { a: true, b: true } => {
+                    format!("No context is judged at {} in both runs.", tier_limits(t))
+                }
                 PairAtTier::Unjudged { a: ja, b: jb } => {
-                    // A run with no decode cell (sessions or paced load only) has no cells to state anything.
+                    let pct = crate::render::capacity::percentile_name(t.percentile);
+                    let lacking: Vec<(&Run, &str)> = [(a, an, ja), (b, bn, jb)]
+                        .into_iter()
+                        .filter(|&(_, _, judged)| !judged)
+                        .map(|(r, name, _)| (r, name))
+                        .collect();
+                    // A run with no decode cell (sessions or paced load
+                    // only) has no cells to state anything: said per run.
                     let cell_less = |r: &Run| r.decode_cells().next().is_none();
-                    let who = match (ja, jb) {
-                        (false, false) if cell_less(a) || cell_less(b) => {
-                            let one = |r: &Run, name: &str| {
-                                if cell_less(r) {
-                                    format!("{name} has no decode cell")
-                                } else {
-                                    format!("{name}'s cells state no {} latencies", crate::render::capacity::percentile_name(t.percentile))
-                                }
-                            };
-                            return Finding {
-                                label: format!("Within {}", t.name),
-                                figure: None,
-                                text: format!(
-                                    "Not recorded: {} and {} (the tier asks {}).",
-                                    one(a, an),
-                                    one(b, bn),
-                                    tier_limits(t)
-                                ),
-                            };
-                        }
-                        (true, false) if cell_less(b) => {
-                            return Finding {
-                                label: format!("Within {}", t.name),
-                                figure: None,
-                                text: format!("Not recorded for {bn}: it has no decode cell (the tier asks {}).", tier_limits(t)),
-                            };
-                        }
-                        (false, true) if cell_less(a) => {
-                            return Finding {
-                                label: format!("Within {}", t.name),
-                                figure: None,
-                                text: format!("Not recorded for {an}: it has no decode cell (the tier asks {}).", tier_limits(t)),
-                            };
-                        }
-                        (false, false) => format!("{an} and {bn}: their cells state"),
-                        (true, false) => format!("{bn}: its cells state"),
-                        (false, true) => format!("{an}: its cells state"),
-                        (true, true) => {
-                            return Finding {
-                                label: format!("Within {}", t.name),
-                                figure: None,
-                                text: format!(
-                                    "No context is judged at {} in both runs.",
-                                    tier_limits(t)
-                                ),
-                            };
-                        }
-                    };
-                    format!(
-                        "Not recorded for {who} no {} latencies (the tier asks {}).",
-                        crate::render::capacity::percentile_name(t.percentile),
-                        tier_limits(t)
-                    )
+                    if lacking.iter().any(|&(r, _)| cell_less(r)) {
+                        let each: Vec<String> = lacking
+                            .iter()
+                            .map(|&(r, name)| match cell_less(r) {
+                                true => format!("{name} has no decode cell"),
+                                false => format!("{name}'s cells state no {pct} latencies"),
+                            })
+                            .collect();
+                        format!(
+                            "Not recorded: {} (the tier asks {}).",
+                            each.join(" and "),
+                            tier_limits(t)
+                        )
+                    } else {
+                        let who = match lacking[..] {
+                            [(_, one)] => format!("{one}: its cells state"),
+                            _ => format!("{an} and {bn}: their cells state"),
+                        };
+                        format!(
+                            "Not recorded for {who} no {pct} latencies (the tier asks {}).",
+                            tier_limits(t)
+                        )
+                    }
                 }
             };
             Finding {

@@ -136,14 +136,7 @@ impl ComparePage {
         let members: Vec<&Run> = c.runs.iter().map(|&i| &all[i]).collect();
         let named = compare_words::named_runs(&members);
         for (group, b) in self.findings.pairs.iter_mut().zip(&named[1..]) {
-            // Latency tiers are judged on decode cells: runs with none
-            // (sessions or paced load only) have their budgets on their pages.
-            let cells = |r: &Run| r.decode_cells().next().is_some();
-            let mut lines = if cells(&named[0]) || cells(b) {
-                findings::capacity_findings(&named[0], b, slo)
-            } else {
-                Vec::new()
-            };
+            let mut lines = findings::capacity_findings(&named[0], b, slo);
             lines.extend(findings::sessions_findings(&named[0], b));
             group.items.splice(0..0, lines);
         }
