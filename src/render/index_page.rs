@@ -522,17 +522,13 @@ fn overview(
             .collect();
         (!xy.is_empty()).then_some((i, xy))
     };
-    // The runs charted, and after the last of them the runs left out.
-    let mut charted: Vec<(usize, Vec<(f64, f64)>)> = Vec::new();
-    let mut with_cells_left = order.iter();
-    while charted.len() < OVERVIEW_RUNS {
-        let Some(&i) = with_cells_left.next() else {
-            break;
-        };
-        if let Some(c) = with_xy(i) {
-            charted.push(c);
-        }
-    }
+    // The runs charted; after the last of them, those left out are only counted.
+    let mut left = order.iter();
+    let charted: Vec<(usize, Vec<(f64, f64)>)> = left
+        .by_ref()
+        .filter_map(|&i| with_xy(i))
+        .take(OVERVIEW_RUNS)
+        .collect();
     if charted.is_empty() {
         return Ok(None);
     }
@@ -581,7 +577,7 @@ fn overview(
                 )
             })
             .collect(),
-        uncharted: with_cells_left
+        uncharted: left
             .filter(|&&i| crate::compare::frontier::has_interactivity_points(&runs[i]))
             .count(),
     }))
