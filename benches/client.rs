@@ -2,10 +2,14 @@
 //! 1,024 streams busy against the emulated engine (tests/support), and the
 //! CPU time (user + system) its whole process spent, fixed costs included
 //! (probe, prompt sizing, cold prefill, warm-up, writing), over the output
-//! tokens its window counted.
+//! tokens its window counted, and its two parts: the process's own code
+//! (user) and the kernel's work for it (system: socket reads, the ACK each
+//! read sends, waiting for events; over loopback the kernel also takes in
+//! that ACK for the engine's socket on the client's time).
 //!
 //! Run: `cargo bench --bench client` (levels: `SITEGEN_BENCH_STREAMS=1,128`,
-//! window: `SITEGEN_BENCH_WINDOW=10s`). The engine runs in this process, so
+//! window: `SITEGEN_BENCH_WINDOW=10s`; another build of sitegen, to compare
+//! two in one sitting: `SITEGEN_BENCH_BIN=path`). The engine runs in this process, so
 //! its own CPU is not counted; on 2 cores the two compete, which the
 //! printed engine rate shows.
 
@@ -24,6 +28,8 @@ fn main() {
         .split(',')
         .map(|s| s.trim().parse().expect("stream counts like 1,16,128"))
         .collect();
+    let binary = std::env::var("SITEGEN_BENCH_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_sitegen").to_string());
     let window = std::env::var("SITEGEN_BENCH_WINDOW").unwrap_or_else(|_| "10s".into());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -42,15 +48,15 @@ fn main() {
         "client CPU per output token, sitegen run against the emulated engine (5 ms steps), {window} windows"
     );
     println!(
-        "{:>8} {:>12} {:>10} {:>12} {:>12}",
-        "streams", "tokens", "tok/s", "CPU s", "µs/token"
+        "{:>8} {:>10} {:>8} {:>8} {:>10} {:>12} {:>12}",
+        "streams", "tokens", "tok/s", "CPU s", "µs/token", "user µs/tok", "kernel µs/tok"
     );
     for n in levels {
         let tmp = tempfile::tempdir().unwrap();
         let data = tmp.path().join("data");
         let out = Command::new("/usr/bin/time")
             .args(["-f", "cpu %U %S"])
-            .arg(env!("CARGO_BIN_EXE_sitegen"))
+            .arg(&binary)
             .args(["run", "--url", &emu.url, "--run-id", "b", "--data"])
             .arg(&data)
             .args(["--contexts", "64", "--concurrency", &n.to_string()])
@@ -67,21 +73,24 @@ fn main() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{stderr}");
-        let cpu: f64 = stderr
+        let (user, kernel) = stderr
             .lines()
             .rev()
             .find_map(|l| l.strip_prefix("cpu "))
-            .expect("/usr/bin/time's line")
-            .split(' ')
-            .map(|v| v.parse::<f64>().unwrap())
-            .sum();
+            .and_then(|l| l.split_once(' '))
+            .map(|(u, s)| (u.parse::<f64>().unwrap(), s.parse::<f64>().unwrap()))
+            .expect("/usr/bin/time's line");
+        let cpu = user + kernel;
         let run = sitegen::store::load_run(&data.join("b")).unwrap();
         let cell = run.decode_cells().next().expect("the decode cell");
         let tokens = cell.output_tokens.unwrap();
+        let per_token = |s: f64| s * 1e6 / tokens as f64;
         println!(
-            "{n:>8} {tokens:>12} {:>10.0} {cpu:>12.2} {:>12.1}",
+            "{n:>8} {tokens:>10} {:>8.0} {cpu:>8.2} {:>10.1} {:>12.1} {:>12.1}",
             cell.total_tok_per_s.unwrap_or(0.0),
-            cpu * 1e6 / tokens as f64
+            per_token(cpu),
+            per_token(user),
+            per_token(kernel)
         );
     }
 }

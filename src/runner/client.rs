@@ -2,12 +2,15 @@
 //! streamed completions read chunk by chunk with their arrival times.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, anyhow, bail};
-use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
+
+use super::http1::Http1;
+use super::sse::{SseEvent, SseReader};
 
 /// How the server's `/tokenize` endpoint is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,9 @@ pub struct Client {
     /// Server root without a trailing slash or `/v1`.
     base: String,
     api_key: Option<String>,
+    /// Streamed completions to a plain `http://` server without a proxy go
+    /// over this lean transport; the rest through reqwest.
+    plain: Option<Arc<Http1>>,
 }
 
 /// One event of a streamed completion, with the time it arrived. Its texts
@@ -109,9 +115,18 @@ impl Client {
         Ok(Client {
             http,
             fresh,
+            plain: Http1::for_base(&base, read_timeout).map(Arc::new),
             base,
             api_key,
         })
+    }
+
+    /// The same client streaming every completion through reqwest, as it
+    /// does for https or behind a proxy: the tests hold the two transports
+    /// to the same events.
+    pub fn streaming_through_reqwest(mut self) -> Client {
+        self.plain = None;
+        self
     }
 
     pub fn base(&self) -> &str {
@@ -238,7 +253,74 @@ impl Client {
         &self,
         path: &str,
         body: &Value,
-        mut on_event: impl FnMut(StreamEvent<'_>),
+        on_event: impl FnMut(StreamEvent<'_>),
+    ) -> anyhow::Result<()> {
+        let mut events = EventCount::new(on_event);
+        let outcome = match &self.plain {
+            Some(plain) => self.stream_plain(plain, path, body, &mut events).await,
+            None => self.stream_reqwest(path, body, &mut events).await,
+        };
+        outcome?;
+        if !events.done {
+            if events.received == 0 {
+                bail!("{EMPTY_STREAM}");
+            }
+            bail!(
+                "broken stream: the connection closed before [DONE], after {} events",
+                events.received
+            );
+        }
+        Ok(())
+    }
+
+    /// A stream over plain HTTP/1.1 ([`Http1`]).
+    async fn stream_plain<F: FnMut(StreamEvent<'_>)>(
+        &self,
+        plain: &Http1,
+        path: &str,
+        body: &Value,
+        events: &mut EventCount<F>,
+    ) -> anyhow::Result<()> {
+        let body = serde_json::to_vec(body)?;
+        let mut response = plain.post(path, self.api_key.as_deref(), &body).await?;
+        if !(200..300).contains(&response.status) {
+            let status = response.status;
+            let text = response.text().await;
+            bail!(
+                "{path}: HTTP {status}: {}",
+                text.chars().take(300).collect::<String>()
+            );
+        }
+        let mut sse = SseReader::default();
+        loop {
+            let read = response
+                .read(&mut sse)
+                .await
+                .map_err(|e| anyhow!("broken stream after {} events: {e:#}", events.received))?;
+            let Some(at) = read else {
+                sse.end();
+                while let Some(event) = sse.next_event() {
+                    if events.read(&event, Instant::now())? {
+                        break;
+                    }
+                }
+                return Ok(());
+            };
+            while let Some(event) = sse.next_event() {
+                if events.read(&event, at)? {
+                    response.finish(DRAIN_AFTER_DONE).await;
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// A stream through reqwest (https, or a proxy).
+    async fn stream_reqwest<F: FnMut(StreamEvent<'_>)>(
+        &self,
+        path: &str,
+        body: &Value,
+        events: &mut EventCount<F>,
     ) -> anyhow::Result<()> {
         let response = self
             .send(|http| {
@@ -247,95 +329,126 @@ impl Client {
             })
             .await?;
         let response = Self::check(response, path).await?;
-        let mut events = response.bytes_stream().eventsource();
-        let mut done = false;
-        let mut received = 0u64;
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|e| anyhow!("broken stream after {received} events: {e}"))?;
-            received += 1;
+        let mut bytes = response.bytes_stream();
+        let mut sse = SseReader::default();
+        while let Some(piece) = bytes.next().await {
+            let piece = piece
+                .map_err(|e| anyhow!("broken stream after {} events: {e}", events.received))?;
             let at = Instant::now();
-            if event.data.trim() == "[DONE]" {
-                on_event(StreamEvent::Done);
-                done = true;
-                // Read the body to its end so the connection goes back to the
-                // pool: a new connection per request would add TCP setup to TTFT.
-                let _ = tokio::time::timeout(Duration::from_millis(500), async {
-                    while events.next().await.is_some() {}
-                })
-                .await;
+            sse.feed(&piece);
+            while let Some(event) = sse.next_event() {
+                if events.read(&event, at)? {
+                    let _ = tokio::time::timeout(DRAIN_AFTER_DONE, async {
+                        while bytes.next().await.is_some() {}
+                    })
+                    .await;
+                    return Ok(());
+                }
+            }
+        }
+        sse.end();
+        while let Some(event) = sse.next_event() {
+            if events.read(&event, Instant::now())? {
                 break;
             }
-            if event.data.trim().is_empty() {
-                continue;
-            }
-            // The event read into the fields used, borrowing its strings:
-            // no JSON tree and no copy of its text per event.
-            let parsed: Result<WireEvent, _> = serde_json::from_str(&event.data);
-            let wire = match parsed {
-                Ok(w) if event.event != "error" && w.error.is_none() => w,
-                _ => {
-                    let v: Value = serde_json::from_str(&event.data).map_err(|e| {
-                        anyhow!(
-                            "a stream event is not JSON ({e}): {}",
-                            event.data.chars().take(200).collect::<String>()
-                        )
-                    })?;
-                    if event.event == "error" || v.get("error").is_some() {
-                        bail!(
-                            "the server ended the stream with an error: {}",
-                            v.get("error").unwrap_or(&v)
-                        );
-                    }
-                    bail!(
-                        "a stream event of an unexpected shape: {}",
-                        event.data.chars().take(200).collect::<String>()
-                    );
-                }
-            };
-            let choice = wire.choices.and_then(|c| c.into_iter().next());
-            let (text, delta, finish_reason) = match choice {
-                Some(c) => (c.text, c.delta, c.finish_reason),
-                None => (None, None, None),
-            };
-            let delta = delta.unwrap_or_default();
-            let names_role = delta.role.is_some();
-            let carries_text = text.is_some()
-                || delta.content.is_some()
-                || delta.reasoning_content.is_some()
-                || delta.reasoning.is_some();
-            let text = join(text, delta.content);
-            let reasoning = join(delta.reasoning_content, delta.reasoning);
-            let finish_reason = finish_reason.map(Cow::into_owned);
-            let token_event = carries_text
-                && !names_role
-                && (finish_reason.is_none() || !text.is_empty() || !reasoning.is_empty());
-            let usage = wire.usage;
-            on_event(StreamEvent::Chunk(Chunk {
-                at,
-                text,
-                reasoning,
-                token_event,
-                completion_tokens: usage.as_ref().and_then(|u| u.completion_tokens),
-                prompt_tokens: usage.as_ref().and_then(|u| u.prompt_tokens),
-                cached_tokens: usage
-                    .as_ref()
-                    .and_then(|u| u.prompt_tokens_details.as_ref()?.cached_tokens)
-                    .map(|n| (n, CACHED_TOKENS_USAGE))
-                    .or_else(|| {
-                        let n = wire.timings.as_ref()?.cache_n?;
-                        Some((n, CACHED_TOKENS_LLAMA_CPP))
-                    }),
-                finish_reason,
-                server_ms_per_token: wire.timings.and_then(|t| t.predicted_per_token_ms),
-            }));
-        }
-        if !done {
-            if received == 0 {
-                bail!("{EMPTY_STREAM}");
-            }
-            bail!("broken stream: the connection closed before [DONE], after {received} events");
         }
         Ok(())
+    }
+}
+
+/// How long the rest of a body is read after `[DONE]`, so that its
+/// connection goes back to the pool: a new connection per request would
+/// add TCP setup to TTFT.
+const DRAIN_AFTER_DONE: Duration = Duration::from_millis(500);
+
+/// A stream's events read into [`StreamEvent`]s for its caller, counted.
+struct EventCount<F> {
+    on_event: F,
+    received: u64,
+    done: bool,
+}
+
+impl<F: FnMut(StreamEvent<'_>)> EventCount<F> {
+    fn new(on_event: F) -> Self {
+        EventCount {
+            on_event,
+            received: 0,
+            done: false,
+        }
+    }
+
+    /// Reads one event that arrived `at`; `true` once it is `[DONE]`.
+    fn read(&mut self, event: &SseEvent<'_>, at: Instant) -> anyhow::Result<bool> {
+        self.received += 1;
+        let data = event.data.trim_ascii();
+        if data == b"[DONE]" {
+            (self.on_event)(StreamEvent::Done);
+            self.done = true;
+            return Ok(true);
+        }
+        if data.is_empty() {
+            return Ok(false);
+        }
+        let is_error = event.event == b"error";
+        // The event read into the fields used, borrowing its strings: no
+        // JSON tree and no copy of its text per event.
+        let parsed: Result<WireEvent, _> = serde_json::from_slice(data);
+        let wire = match parsed {
+            Ok(w) if !is_error && w.error.is_none() => w,
+            _ => {
+                let shown = || {
+                    String::from_utf8_lossy(data)
+                        .chars()
+                        .take(200)
+                        .collect::<String>()
+                };
+                let v: Value = serde_json::from_slice(data)
+                    .map_err(|e| anyhow!("a stream event is not JSON ({e}): {}", shown()))?;
+                if is_error || v.get("error").is_some() {
+                    bail!(
+                        "the server ended the stream with an error: {}",
+                        v.get("error").unwrap_or(&v)
+                    );
+                }
+                bail!("a stream event of an unexpected shape: {}", shown());
+            }
+        };
+        let (text, delta, finish_reason) = match wire.choice {
+            Some(c) => (c.text, c.delta, c.finish_reason),
+            None => (None, None, None),
+        };
+        let delta = delta.unwrap_or_default();
+        let names_role = delta.role.is_some();
+        let carries_text = text.is_some()
+            || delta.content.is_some()
+            || delta.reasoning_content.is_some()
+            || delta.reasoning.is_some();
+        let text = join(text, delta.content);
+        let reasoning = join(delta.reasoning_content, delta.reasoning);
+        let finish_reason = finish_reason.map(Cow::into_owned);
+        let token_event = carries_text
+            && !names_role
+            && (finish_reason.is_none() || !text.is_empty() || !reasoning.is_empty());
+        let usage = wire.usage;
+        (self.on_event)(StreamEvent::Chunk(Chunk {
+            at,
+            text,
+            reasoning,
+            token_event,
+            completion_tokens: usage.as_ref().and_then(|u| u.completion_tokens),
+            prompt_tokens: usage.as_ref().and_then(|u| u.prompt_tokens),
+            cached_tokens: usage
+                .as_ref()
+                .and_then(|u| u.prompt_tokens_details.as_ref()?.cached_tokens)
+                .map(|n| (n, CACHED_TOKENS_USAGE))
+                .or_else(|| {
+                    let n = wire.timings.as_ref()?.cache_n?;
+                    Some((n, CACHED_TOKENS_LLAMA_CPP))
+                }),
+            finish_reason,
+            server_ms_per_token: wire.timings.and_then(|t| t.predicted_per_token_ms),
+        }));
+        Ok(false)
     }
 }
 
@@ -363,8 +476,14 @@ fn join<'a>(a: Option<Cow<'a, str>>, b: Option<Cow<'a, str>>) -> Cow<'a, str> {
 /// a key is "there" for `role` whatever its value.
 #[derive(serde::Deserialize)]
 struct WireEvent<'a> {
-    #[serde(borrow, default)]
-    choices: Option<Vec<WireChoice<'a>>>,
+    /// The first choice (a stream's events carry one); no `Vec` per event.
+    #[serde(
+        borrow,
+        default,
+        rename = "choices",
+        deserialize_with = "lenient::first"
+    )]
+    choice: Option<WireChoice<'a>>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -478,6 +597,36 @@ mod lenient {
             }
         }
         d.deserialize_any(Text)
+    }
+
+    /// The first element of an array, the rest skipped; `null`: none.
+    pub fn first<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Deserialize<'de>,
+    {
+        struct First<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for First<T> {
+            type Value = Option<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array or null")
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_none<E>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Self::Value, A::Error> {
+                let first = a.next_element()?;
+                while a.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(first)
+            }
+        }
+        d.deserialize_any(First(std::marker::PhantomData))
     }
 
     /// Whether the key is there, whatever its value (`null` too).

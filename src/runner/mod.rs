@@ -10,12 +10,14 @@ pub(crate) mod analysis;
 pub mod client;
 pub(crate) mod cold;
 pub mod gpu;
+mod http1;
 pub mod meta;
 pub mod metrics;
 pub mod plan;
 pub mod probe;
 pub mod prompt;
 pub mod sessions;
+mod sse;
 pub mod window;
 
 use std::collections::BTreeSet;

@@ -1,7 +1,8 @@
 //! `sitegen run` against the emulated engine, as one test binary: figures
 //! and statuses against what the engine logged (emulated), each session
 //! depth against the engine's log (sessions), server counters and GPU
-//! telemetry against its exporters (telemetry).
+//! telemetry against its exporters (telemetry), the streams' transports
+//! (transport).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -13,6 +14,7 @@ mod run_cli;
 mod emulated;
 mod sessions;
 mod telemetry;
+mod transport;
 
 /// The tests of both modules measure timing on a 2-core machine: they run
 /// one at a time, so that one test's load does not show in another's
