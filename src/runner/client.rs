@@ -152,11 +152,7 @@ impl Client {
             return Ok(response);
         }
         let body = response.text().await.unwrap_or_default();
-        bail!(
-            "{what}: HTTP {}: {}",
-            status.as_u16(),
-            body.chars().take(300).collect::<String>()
-        )
+        Err(status_error(what, status.as_u16(), &body))
     }
 
     /// Sends a request, once more if the first attempt failed before a
@@ -285,11 +281,7 @@ impl Client {
         let mut response = plain.post(path, self.api_key.as_deref(), &body).await?;
         if !(200..300).contains(&response.status) {
             let status = response.status;
-            let text = response.text().await;
-            bail!(
-                "{path}: HTTP {status}: {}",
-                text.chars().take(300).collect::<String>()
-            );
+            return Err(status_error(path, status, &response.text().await));
         }
         let mut sse = SseReader::default();
         loop {
@@ -298,19 +290,11 @@ impl Client {
                 .await
                 .map_err(|e| anyhow!("broken stream after {} events: {e:#}", events.received))?;
             let Some(at) = read else {
-                sse.end();
-                while let Some(event) = sse.next_event() {
-                    if events.read(&event, Instant::now())? {
-                        break;
-                    }
-                }
-                return Ok(());
+                return events.read_ended(&mut sse).map(drop);
             };
-            while let Some(event) = sse.next_event() {
-                if events.read(&event, at)? {
-                    response.finish(DRAIN_AFTER_DONE).await;
-                    return Ok(());
-                }
+            if events.read_all(&mut sse, at)? {
+                response.finish(DRAIN_AFTER_DONE).await;
+                return Ok(());
             }
         }
     }
@@ -334,25 +318,16 @@ impl Client {
         while let Some(piece) = bytes.next().await {
             let piece = piece
                 .map_err(|e| anyhow!("broken stream after {} events: {e}", events.received))?;
-            let at = Instant::now();
             sse.feed(&piece);
-            while let Some(event) = sse.next_event() {
-                if events.read(&event, at)? {
-                    let _ = tokio::time::timeout(DRAIN_AFTER_DONE, async {
-                        while bytes.next().await.is_some() {}
-                    })
-                    .await;
-                    return Ok(());
-                }
+            if events.read_all(&mut sse, Instant::now())? {
+                let _ = tokio::time::timeout(DRAIN_AFTER_DONE, async {
+                    while bytes.next().await.is_some() {}
+                })
+                .await;
+                return Ok(());
             }
         }
-        sse.end();
-        while let Some(event) = sse.next_event() {
-            if events.read(&event, Instant::now())? {
-                break;
-            }
-        }
-        Ok(())
+        events.read_ended(&mut sse).map(drop)
     }
 }
 
@@ -375,6 +350,23 @@ impl<F: FnMut(StreamEvent<'_>)> EventCount<F> {
             received: 0,
             done: false,
         }
+    }
+
+    /// Reads the events `sse` holds, which arrived `at`; `true` once one
+    /// is `[DONE]` (the rest are left unread).
+    fn read_all(&mut self, sse: &mut SseReader, at: Instant) -> anyhow::Result<bool> {
+        while let Some(event) = sse.next_event() {
+            if self.read(&event, at)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// [`EventCount::read_all`] once the stream has no more bytes.
+    fn read_ended(&mut self, sse: &mut SseReader) -> anyhow::Result<bool> {
+        sse.end();
+        self.read_all(sse, Instant::now())
     }
 
     /// Reads one event that arrived `at`; `true` once it is `[DONE]`.
@@ -450,6 +442,15 @@ impl<F: FnMut(StreamEvent<'_>)> EventCount<F> {
         }));
         Ok(false)
     }
+}
+
+/// A response's error status as the run reports it, with the server's
+/// words (the first 300 characters).
+fn status_error(what: &str, status: u16, body: &str) -> anyhow::Error {
+    anyhow!(
+        "{what}: HTTP {status}: {}",
+        body.chars().take(300).collect::<String>()
+    )
 }
 
 /// Where servers say per request how much of the prompt their prefix cache

@@ -153,24 +153,22 @@ mod tests {
     fn events(stream: &[u8], cuts: &[usize]) -> Vec<(String, String)> {
         let mut reader = SseReader::default();
         let mut out = Vec::new();
-        let mut from = 0;
-        for &cut in cuts.iter().chain([&stream.len()]) {
-            reader.feed(&stream[from..cut]);
-            from = cut;
+        let mut drain = |reader: &mut SseReader| {
             while let Some(e) = reader.next_event() {
                 out.push((
                     String::from_utf8(e.event.to_vec()).unwrap(),
                     String::from_utf8(e.data.to_vec()).unwrap(),
                 ));
             }
+        };
+        let mut from = 0;
+        for &cut in cuts.iter().chain([&stream.len()]) {
+            reader.feed(&stream[from..cut]);
+            from = cut;
+            drain(&mut reader);
         }
         reader.end();
-        while let Some(e) = reader.next_event() {
-            out.push((
-                String::from_utf8(e.event.to_vec()).unwrap(),
-                String::from_utf8(e.data.to_vec()).unwrap(),
-            ));
-        }
+        drain(&mut reader);
         out
     }
 
