@@ -176,7 +176,10 @@ pub(crate) async fn sessions_window(
     sampling: window::Sampling<'_>,
     live_tokens: Arc<AtomicU64>,
 ) -> window::WindowRecording<Vec<Turn>> {
-    let next_session = Arc::new(AtomicU64::new(0));
+    // Sessions are numbered apart in each window (the high half is the
+    // number of sessions): a window's session 0 does not find the previous
+    // window's session 0 in the cache.
+    let next_session = Arc::new(AtomicU64::new(u64::from(sessions) << 32));
     let answer_tokens = u32::try_from(w.answer_tokens).unwrap_or(u32::MAX);
     let think = Duration::from_millis(w.think_time_ms);
     let mut recording =
