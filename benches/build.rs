@@ -26,6 +26,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+// The binary's allocator (src/main.rs): the builds and serve's rebuilds
+// run in this process.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // The tests' data sets, so the bench measures what tests/site/many_runs.rs checks.
 #[path = "../tests/common/mod.rs"]
 mod common;

@@ -6,6 +6,13 @@ use sitegen::cli::{Cli, Command};
 
 use std::process::ExitCode;
 
+// A build allocates and frees millions of small strings and vectors (a
+// series line per run, a row per cell): mimalloc spends less time there
+// than glibc's malloc and keeps freed pages for the next allocation
+// (benches/build.rs: docs/development.md gives the figures).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
