@@ -226,17 +226,12 @@ fn prefix_cache_hits_when_idle(url: &str) -> f64 {
             .unwrap()
             .text()
             .unwrap();
-        let sum = |name: &str| -> f64 {
-            text.lines()
-                .filter(|l| l.starts_with(name))
-                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-                .sum()
-        };
-        let busy = sum("vllm:num_requests_running") + sum("vllm:num_requests_waiting");
+        let value = |name: &str| series(&text, name).unwrap_or_else(|| panic!("no {name}"));
+        let busy = value("vllm:num_requests_running") + value("vllm:num_requests_waiting");
         (
             busy,
-            sum("vllm:prefix_cache_queries_total"),
-            sum("vllm:prefix_cache_hits_total"),
+            value("vllm:prefix_cache_queries_total"),
+            value("vllm:prefix_cache_hits_total"),
         )
     };
     let deadline = Instant::now() + Duration::from_secs(30);
