@@ -2,6 +2,8 @@
 //! llm-d-benchmark's converters write it from vLLM, guidellm, AIPerf and
 //! inference-perf results, and as `sitegen export --format llm-d-report`
 //! writes it: one report per load point; all reports given make one run.
+//! A v0.1 report, written beside each v0.2 one, is recognised and refused
+//! by name.
 //!
 //! The point is placed by `scenario.load.standardized`: a `rate_qps` makes a
 //! paced point (with `concurrency` as its cap, when given), a `concurrency`
@@ -31,7 +33,7 @@ pub(crate) const TOOL: &str = "llm-d Benchmark Report";
 
 pub const IMPORTER: super::Importer = super::Importer {
     name: "llm-d-report",
-    detect: |s| s.json().is_some_and(looks_like),
+    detect: |s| s.json().is_some_and(|v| looks_like(v) || is_v0_1(v)),
     one_run_from_all_files: true,
     read: |inputs, _| parse_files(inputs),
 };
@@ -41,6 +43,14 @@ pub const IMPORTER: super::Importer = super::Importer {
 pub(crate) fn looks_like(value: &Value) -> bool {
     value.pointer("/run/uid").is_some_and(Value::is_string)
         && value.get("results").is_some_and(Value::is_object)
+}
+
+/// Whether a value is a Benchmark Report v0.1 (`metrics` and `scenario`),
+/// recognised to be refused by name.
+fn is_v0_1(value: &Value) -> bool {
+    value.get("version").and_then(Value::as_str) == Some("0.1")
+        && value.get("metrics").is_some_and(Value::is_object)
+        && value.get("scenario").is_some_and(Value::is_object)
 }
 
 /// The report versions read: v0.2.1 adds only multi-modal fields to v0.2.
@@ -113,6 +123,14 @@ pub fn parse_files(files: &[(PathBuf, String)]) -> anyhow::Result<Imported> {
     for (file, text) in files {
         let value = super::guidellm::parse_value(file, text)?;
         let root = At::root(file, &value);
+        // v0.1 (metrics and scenario, no run) is what llm-d-benchmark
+        // still writes beside each v0.2 report.
+        if is_v0_1(&value) {
+            return Err(root.error(
+                "version 0.1: sitegen reads Benchmark Reports v0.2 and v0.2.1; import the \
+                 benchmark_report_v0.2 file written beside it, or the tool's own result file",
+            ));
+        }
         if !looks_like(&value) {
             return Err(root.error(format!(
                 "expected an llm-d Benchmark Report (run.uid and results), found {}",
@@ -296,12 +314,16 @@ fn point(root: &At, warnings: &mut Vec<String>) -> anyhow::Result<Point> {
             p.completed_requests = figures.completed();
             p.failed_requests = figures.failed;
             p.achieved_per_s = figures.request_rate;
-            p.total_tok_per_s = figures.output_rate;
-            p.per_request_tok_per_s = figures.per_request();
-            p.ttft_median_ms = figures.latency.ttft_ms.as_ref().and_then(|q| q.p50);
-            p.tbt_median_ms = figures.latency.tbt_ms.as_ref().and_then(|q| q.p50);
             p.measured_s = figures.measured_s;
-            p.latency = figures.latency.clone().known().map(Box::new);
+            // Failed requests make the point an Error, which shows its
+            // counts and no speed or latency (as every importer's points).
+            if status == Status::Valid {
+                p.total_tok_per_s = figures.output_rate;
+                p.per_request_tok_per_s = figures.per_request();
+                p.ttft_median_ms = figures.latency.ttft_ms.as_ref().and_then(|q| q.p50);
+                p.tbt_median_ms = figures.latency.tbt_ms.as_ref().and_then(|q| q.p50);
+                p.latency = figures.latency.clone().known().map(Box::new);
+            }
             p.measured_by = measured_by;
             Ok(Point::Paced(p))
         }

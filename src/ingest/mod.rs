@@ -88,7 +88,7 @@ pub const IMPORTERS: &[&Importer] = &[
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it
-/// looks like guidellm's or an llm-d Benchmark Report), and its first
+/// looks like guidellm's or an llm-d Benchmark Report, v0.1's included), and its first
 /// non-empty line as JSON.
 pub struct Sniffed<'a> {
     pub text: &'a str,
@@ -102,10 +102,11 @@ impl<'a> Sniffed<'a> {
         let trimmed = text.trim_start();
         let whole = if trimmed.starts_with(['{', '[']) {
             json::parse_python_json(probe, text).ok()
-        } else if text
-            .lines()
-            .any(|l| l.starts_with("benchmarks:") || l.starts_with("results:"))
-        {
+        } else if text.lines().any(|l| {
+            ["benchmarks:", "results:", "metrics:"]
+                .iter()
+                .any(|k| l.starts_with(k))
+        }) {
             json::parse_yaml(probe, text).ok()
         } else {
             None

@@ -9,7 +9,15 @@ use serde_json::Value;
 
 /// The v0.2.1 schema's validator.
 pub fn validator() -> jsonschema::Validator {
-    let path = super::real("llm-d-report/schema/llmdbench-br_v0_2_1_json_schema.json");
+    schema_validator("0_2_1")
+}
+
+/// The validator of llm-d's stored schema of report version `version`
+/// ("0_2" or "0_2_1").
+pub fn schema_validator(version: &str) -> jsonschema::Validator {
+    let path = super::real(&format!(
+        "llm-d-report/schema/llmdbench-br_v{version}_json_schema.json"
+    ));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     jsonschema::validator_for(&schema).unwrap()
 }

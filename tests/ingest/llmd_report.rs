@@ -1,21 +1,96 @@
 //! llm-d's Benchmark Report v0.2.1 both ways: `sitegen export --format
 //! llm-d-report` writes reports that validate against the stored schema,
 //! and `sitegen ingest llm-d-report` reads them back to the same figures.
-//! No real report file was found committed anywhere (SOURCES.md, "Found for
-//! issue 38"), so the importer is also held to a hand-written report shaped
-//! as llm-d's vLLM converter writes one.
+//! Real reports (llm-d-benchmark's inference-perf converter, v0.2, in
+//! tests/fixtures/real/llm-d-report) are rows of `CORPUS` in tools.rs, each
+//! point checked here against its file ([`check_llmd_report`]); a
+//! hand-written report shaped as llm-d's vLLM converter writes one covers
+//! latencies in ms, which no real file shows.
 
 use crate::common;
 
 use std::path::{Path, PathBuf};
 
 use common::figures::assert_figure;
-use common::llmd_report::{assert_valid, read, validator};
+use common::llmd_report::{assert_valid, read, schema_validator, validator};
 use serde_json::{Value, json};
 use sitegen::export::llmd_report;
 use sitegen::ingest::{Format, import};
 use sitegen::model::paced::{Arrivals, PacedLoad, PacedPoint};
 use sitegen::model::{Cell, DecodeCell, Run, Status};
+
+/// A number of a report, by a dotted path.
+fn num(v: &Value, path: &str) -> Option<f64> {
+    path.split('.')
+        .try_fold(v, |v, k| v.get(k))
+        .and_then(Value::as_f64)
+}
+
+/// One real report as llm-d-benchmark converted an inference-perf stage:
+/// valid against llm-d's own v0.2 schema, and one paced point carrying the
+/// report's numbers (seconds read as ms); failed requests make it an Error
+/// with its counts and no speed or latency.
+pub fn check_llmd_report(rel: &str, r: &Value, run: &Run) {
+    assert_valid(&schema_validator("0_2"), rel, r);
+    assert!(run.cells.is_empty(), "{rel}: a rate is never a cell");
+    assert_eq!(run.paced.len(), 1, "{rel}: one point per report");
+    let p = &run.paced[0];
+    let what = |f: &str| format!("{rel}: {f}");
+    let load = |k: &str| num(r, &format!("scenario.load.standardized.{k}"));
+    let agg = |k: &str| num(r, &format!("results.request_performance.aggregate.{k}"));
+    assert_eq!(Some(p.load.requested_per_s), load("rate_qps"));
+    assert_eq!(p.load.arrivals, Arrivals::NotStated);
+    assert_eq!(p.load.max_concurrency, None, "{}", what("cap"));
+    assert_eq!(
+        Some(p.context_tokens),
+        load("input_seq_len.value").map(|v| v.round() as u64),
+        "{}",
+        what("context")
+    );
+    let total = agg("requests.total").unwrap() as u64;
+    let failed = agg("requests.failures").unwrap() as u64;
+    assert_eq!(p.sent_requests, Some(total), "{}", what("sent"));
+    assert_eq!(p.failed_requests, Some(failed), "{}", what("failed"));
+    assert_eq!(p.completed_requests, Some(total - failed));
+    assert_figure(
+        &what("achieved"),
+        p.achieved_per_s,
+        agg("throughput.request_rate.mean"),
+    );
+    if failed > 0 {
+        assert_eq!(p.status, Status::Error, "{}", what("status"));
+        assert_eq!(p.total_tok_per_s, None, "{}", what("no speed"));
+        assert_eq!(p.ttft_median_ms, None, "{}", what("no TTFT"));
+        assert_eq!(p.latency, None, "{}", what("no latency"));
+        let reason = p.reason.as_ref().unwrap().to_string();
+        assert!(
+            reason.contains(&format!("{failed} of {total} requests failed")),
+            "{rel}: {reason}"
+        );
+    } else {
+        assert_eq!(
+            p.status,
+            Status::Valid,
+            "{}: {:?}",
+            what("status"),
+            p.reason
+        );
+        assert_figure(
+            &what("output tok/s"),
+            p.total_tok_per_s,
+            agg("throughput.output_token_rate.mean"),
+        );
+        let ms = |k: &str| agg(&format!("latency.{k}")).map(|s| s * 1000.0);
+        assert_figure(
+            &what("TTFT p50"),
+            p.ttft_median_ms,
+            ms("time_to_first_token.p50"),
+        );
+        let latency = p.latency.as_ref().expect("the report's percentiles");
+        let ttft = latency.ttft_ms.as_ref().unwrap();
+        assert_figure(&what("TTFT p99"), ttft.p99, ms("time_to_first_token.p99"));
+    }
+}
 
 fn bundled_runs() -> Vec<Run> {
     let mut runs: Vec<Run> = std::fs::read_dir(common::data_dir())

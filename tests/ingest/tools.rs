@@ -180,11 +180,18 @@ const CORPUS: &[(&str, &str, Expect)] = {
         ("mlperf/ntuhpc-v5.1-lenovo-b200x8-llama2-70b-99.9-server-ranging-invalid-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_NO_CONTEXT)),
         ("mlperf/ntuhpc-v5.1-amd-8xmi300x-llama2-70b-99-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
         ("mlperf/mlctest-v5.0-reference-cpu-mixtral-8x7b-offline-mlperf_log_summary.txt", "mlperf", Refused(MLPERF_OFFLINE)),
+        ("llm-d-report/nxtgen-nvidia-granite-llmd-stage_0.yaml", "llm-d-report", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("llm-d-report/nxtgen-nvidia-granite-llmd-stage_6.yaml", "llm-d-report", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("llm-d-report/nxtgen-gaudi-granite-llmd-stage_3.yaml", "llm-d-report", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("llm-d-report/nxtgen-amd-sarvam-4p4d-pd-stage_8.yaml", "llm-d-report", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("llm-d-report/nxtgen-sarvam-pd-balanced-81ea3a5-stage_7.yaml", "llm-d-report", Imports(&[MODEL, GPU, COUNT, ENGINE])),
+        ("llm-d-report/nxtgen-nvidia-granite-llmd-stage_6-v0.1.yaml", "llm-d-report", Refused("version 0.1: sitegen reads Benchmark Reports v0.2 and v0.2.1; import the benchmark_report_v0.2 file written beside it")),
     ]
 };
 
-/// Folders of real files found for formats sitegen does not import yet.
-const AWAITING_IMPORTER: [&str; 1] = ["llm-d-report"];
+/// Folders of real files that no importer reads: llm-d's report schemas,
+/// which the reports are validated against.
+const AWAITING_IMPORTER: [&str; 1] = ["llm-d-report/schema"];
 
 #[test]
 fn every_real_file_is_in_the_corpus_and_in_sources() {
@@ -239,13 +246,6 @@ fn every_real_file_is_in_the_corpus_and_in_sources() {
         if ["page", "csv"].contains(&format) {
             continue; // sitegen's own
         }
-        // No real Benchmark Report was found committed anywhere (only the
-        // schemas, in its awaiting folder): the importer is held to the
-        // reports sitegen exports and to a hand-written one shaped as llm-d's
-        // vLLM converter writes it (llmd_report.rs beside this file).
-        if format == "llm-d-report" {
-            continue;
-        }
         // Every benchmark_latency / benchmark_throughput file found is from
         // one lineage (vllm-ascend's CI in nv-action/vllm-benchmarks and its
         // fork): three real files, one origin.
@@ -253,8 +253,11 @@ fn every_real_file_is_in_the_corpus_and_in_sources() {
         // (philschmid/llmperf-bench); of AIPerf's per-request records, two
         // runs were taken: one with the summary that proves it, one of the
         // later layout.
+        // Benchmark Reports were found committed in one public repository
+        // only (praveingk/llmd-benchmarking-nxtgen: 642 of them, v0.1 and
+        // v0.2, from inference-perf; SOURCES.md).
         let (least, repositories) = match format {
-            "vllm-offline" | "llmperf-bench" => (3, 1),
+            "vllm-offline" | "llmperf-bench" | "llm-d-report" => (3, 1),
             "aiperf-records" => (2, 2),
             _ => (3, 2),
         };
@@ -299,6 +302,11 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
             "inference-perf" => {
                 super::inference_perf_mlperf::check_inference_perf_stage(rel, &value(), run)
             }
+            "llm-d-report" => super::llmd_report::check_llmd_report(
+                rel,
+                &common::llmd_report::read(&file.path),
+                run,
+            ),
             // Figure by figure in genai_perf_vllm_offline.rs and
             // llama_bench_llmperf.rs beside this file.
             "genai-perf" | "llama-bench" | "llmperf" => {}
