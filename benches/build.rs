@@ -18,7 +18,8 @@
 //! Run: `cargo bench --bench build` (sizes: `SITEGEN_BENCH_RUNS=1000,3000`;
 //! where: `SITEGEN_BENCH_DIR=/dev/shm`, in memory, else the disk). To
 //! profile: `SITEGEN_BENCH_MAKE=DIR` only makes the data set of the first
-//! size in DIR, `SITEGEN_BENCH_SERVE_ONLY=DIR` only times serve on it.
+//! size in DIR (`SITEGEN_BENCH_SETUPS=one|two|each`: one series, two, or
+//! none), `SITEGEN_BENCH_SERVE_ONLY=DIR` only times serve on it.
 //! Each build runs in a child process, so its peak memory is its own
 //! (VmHWM, Linux). Cells are hard links: 10,000 runs take little disk.
 
@@ -335,7 +336,13 @@ fn main() {
     // Only the data set of the first size, made in the folder given, to be
     // profiled or given to SITEGEN_BENCH_SERVE_ONLY.
     if let Some(data) = std::env::var_os("SITEGEN_BENCH_MAKE") {
-        return common::many_runs(Path::new(&data), sizes[0]);
+        let setups = match std::env::var("SITEGEN_BENCH_SETUPS").as_deref() {
+            Ok("one") => common::Setups::One,
+            Ok("each") => common::Setups::Each,
+            Ok("two") | Err(_) => common::Setups::Two,
+            Ok(other) => panic!("SITEGEN_BENCH_SETUPS: one, two or each, not {other:?}"),
+        };
+        return common::many_runs_of(Path::new(&data), sizes[0], setups);
     }
     // Only serve's rebuilds, on a data set made before (profiling).
     if let Some(data) = std::env::var_os("SITEGEN_BENCH_SERVE_ONLY") {
