@@ -70,20 +70,22 @@ pub(crate) struct Inputs<'a> {
 /// A rendered file: its path ('/'-separated) and bytes.
 pub(crate) type File = (String, Vec<u8>);
 
-/// Parts rendered at once by the threads of a build, whose files are then
-/// handed over: enough to keep every core busy, few enough that memory
-/// stays flat.
+/// Parts made by the threads of a build and not yet handed over, at most:
+/// enough to keep every core busy, few enough that memory stays flat.
 pub(crate) const PARTS_AT_ONCE: usize = 16;
 
 impl Inputs<'_> {
     /// Every part of the site, in the order a build makes them.
+    /// The parts that grow with the number of runs (the lists, a series of
+    /// every run) come first: last, they were a batch of their own at the
+    /// end, one core idle while the other made the largest page.
     pub(crate) fn parts(&self) -> Vec<Part> {
-        let mut parts = vec![Part::Static];
-        parts.extend((0..self.runs.len()).map(Part::Run));
-        parts.extend((0..self.comparisons.len()).map(Part::Comparison));
+        let mut parts = vec![Part::Lists];
         parts.extend((0..self.series.len()).map(Part::Series));
         parts.extend((0..self.series.len()).map(Part::SeriesCsv));
-        parts.push(Part::Lists);
+        parts.extend((0..self.comparisons.len()).map(Part::Comparison));
+        parts.push(Part::Static);
+        parts.extend((0..self.runs.len()).map(Part::Run));
         parts
     }
 
@@ -314,17 +316,10 @@ impl Inputs<'_> {
         Ok(files)
     }
 
-    /// The files of each of `parts`, rendered on every core.
-    pub(crate) fn render_batch(
-        &self,
-        parts: &[Part],
-        places: &[Option<(usize, usize)>],
-    ) -> Vec<anyhow::Result<Vec<File>>> {
-        crate::threads::map_in_order(parts, |p| self.render(p, places))
-    }
-
-    /// Renders `parts` into `sink`, a few at a time on every core; returns
-    /// how many files they made.
+    /// Renders `parts` into `sink` on every core, each part's files handed
+    /// over as soon as it is made; returns how many files they made. Every
+    /// part is made even after one fails, so that the error reported is
+    /// that of the first failing part in `parts`, whatever the timing.
     pub(crate) fn render_parts(
         &self,
         parts: &[Part],
@@ -332,15 +327,33 @@ impl Inputs<'_> {
     ) -> anyhow::Result<usize> {
         let places = self.places();
         let mut files = 0;
-        for batch in parts.chunks(PARTS_AT_ONCE) {
-            for part in self.render_batch(batch, &places) {
-                for (path, bytes) in part? {
-                    files += 1;
-                    sink.put(path, bytes)?;
+        let mut first_error: Option<(usize, anyhow::Error)> = None;
+        crate::threads::map_streamed(
+            parts,
+            PARTS_AT_ONCE,
+            |p| self.render(p, &places),
+            |i, made| {
+                match made {
+                    Ok(made) if first_error.is_none() => {
+                        for (path, bytes) in made {
+                            files += 1;
+                            sink.put(path, bytes)?;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        if first_error.as_ref().is_none_or(|(at, _)| i < *at) {
+                            first_error = Some((i, e));
+                        }
+                    }
                 }
-            }
+                anyhow::Ok(())
+            },
+        )?;
+        match first_error {
+            Some((_, e)) => Err(e),
+            None => Ok(files),
         }
-        Ok(files)
     }
 }
 
