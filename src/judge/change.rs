@@ -160,40 +160,63 @@ fn log_total(run: &Run, ctx: u64, n: u32) -> Option<f64> {
 }
 
 /// The ln totals of some runs of a series ([`log_total`] of each of their
-/// judgeable cells), read once: a judgement looks the same runs' cells up
-/// thousands of times, and a run finds a cell by a scan of its cells.
-struct Logs(Vec<Option<CellLogs>>);
-
-/// One run's (cell, ln total), sorted by cell.
-type CellLogs = Vec<((u64, u32), f64)>;
+/// judgeable cells), read once into a table of run by cell: a judgement
+/// looks the same runs' cells up thousands of times.
+struct Logs {
+    /// Every cell any of the runs read in can be judged in, sorted.
+    cells: Vec<(u64, u32)>,
+    /// Per run of the series: its ln total in each of `cells` (NaN where it
+    /// has none), or None when it was not read in.
+    runs: Vec<Option<Vec<f64>>>,
+}
 
 impl Logs {
     fn of(series: &[&Run], runs: impl IntoIterator<Item = usize>) -> Logs {
-        let mut map = vec![None; series.len()];
-        for j in runs {
-            map[j].get_or_insert_with(|| {
-                // judgeable_cells' cells, with log_total's figure.
-                let mut v: CellLogs = series[j]
-                    .decode_cells()
-                    .filter(|c| c.status == Status::Valid)
-                    .filter_map(|c| {
-                        let t = c.total_tok_per_s.filter(|t| *t > 0.0)?;
-                        Some(((c.context_tokens, c.concurrency), t.ln()))
-                    })
-                    .collect();
-                v.sort_by_key(|(k, _)| *k);
-                v
+        let read: Vec<usize> = runs.into_iter().collect();
+        // judgeable_cells' cells, with log_total's figure.
+        let judgeable = |j: usize| {
+            series[j]
+                .decode_cells()
+                .filter(|c| c.status == Status::Valid)
+                .filter_map(|c| {
+                    let t = c.total_tok_per_s.filter(|t| *t > 0.0)?;
+                    Some(((c.context_tokens, c.concurrency), t.ln()))
+                })
+        };
+        let mut cells: Vec<(u64, u32)> = read
+            .iter()
+            .flat_map(|&j| judgeable(j).map(|(k, _)| k))
+            .collect();
+        cells.sort_unstable();
+        cells.dedup();
+        let mut table = vec![None; series.len()];
+        for &j in &read {
+            table[j].get_or_insert_with(|| {
+                let mut row = vec![f64::NAN; cells.len()];
+                for (k, v) in judgeable(j) {
+                    let c = cells.binary_search(&k).expect("every cell was listed");
+                    row[c] = v;
+                }
+                row
             });
         }
-        Logs(map)
+        Logs { cells, runs: table }
+    }
+
+    /// The column of cell (`ctx`, `n`), when a run read in has it.
+    fn cell(&self, ctx: u64, n: u32) -> Option<usize> {
+        self.cells.binary_search(&(ctx, n)).ok()
+    }
+
+    /// `log_total(series[j], ..)` in the cell of column `c`, for a run read in.
+    fn at(&self, j: usize, c: usize) -> Option<f64> {
+        let row = self.runs[j].as_ref().expect("the run's figures were read");
+        Some(row[c]).filter(|v| !v.is_nan())
     }
 
     /// `log_total(series[j], ctx, n)`, for a run read in.
     fn get(&self, j: usize, ctx: u64, n: u32) -> Option<f64> {
-        let v = self.0[j].as_ref().expect("the run's figures were read");
-        v.binary_search_by_key(&(ctx, n), |(k, _)| *k)
-            .ok()
-            .map(|i| v[i].1)
+        self.at(j, self.cell(ctx, n)?)
     }
 }
 
@@ -467,27 +490,29 @@ fn judge_with(series: &[&Run], logs: &Logs, a: &Against, rule: &Rule) -> Judgeme
         };
     }
     let judged = series[a.judged];
-    let values = |runs: &[usize], ctx: u64, n: u32| -> Vec<f64> {
-        runs.iter().filter_map(|&j| logs.get(j, ctx, n)).collect()
+    let values = |runs: &[usize], column: usize| -> Vec<f64> {
+        runs.iter().filter_map(|&j| logs.at(j, column)).collect()
     };
-    // The cells the judged runs and enough of the baseline ran validly.
-    let cells: Vec<CellFigures> = judgeable_cells(judged)
+    // The cells the judged runs and enough of the baseline ran validly,
+    // each with its column in `logs`.
+    let (cells, columns): (Vec<CellFigures>, Vec<usize>) = judgeable_cells(judged)
         .into_iter()
         .filter_map(|(ctx, n)| {
-            let base = values(&a.baseline, ctx, n);
+            let column = logs.cell(ctx, n)?;
+            let base = values(&a.baseline, column);
             if base.len() < MIN_BASELINE {
                 return None;
             }
-            let y = logs.get(a.judged, ctx, n)? - median(&base);
+            let y = logs.at(a.judged, column)? - median(&base);
             let noise_runs: Vec<usize> = a
                 .history
                 .iter()
                 .copied()
                 .filter(|&j| !a.changed_cells.contains(&(j, (ctx, n))))
                 .collect();
-            Some(((ctx, n), y, base, values(&noise_runs, ctx, n)))
+            Some((((ctx, n), y, base, values(&noise_runs, column)), column))
         })
-        .collect();
+        .unzip();
     if cells.is_empty() {
         return insufficient();
     }
@@ -531,12 +556,10 @@ fn judge_with(series: &[&Run], logs: &Logs, a: &Against, rule: &Rule) -> Judgeme
     // The whole run: the median of its cells' log ratios to the window,
     // against the spread of the same median among the history's runs
     // (each against the history's own per-cell median).
-    let whole_of = |of: &dyn Fn(u64, u32) -> Option<f64>, centers: &dyn Fn(usize) -> f64| {
+    // `of` a run's figure in a column of `logs`, `centers` by index in `cells`.
+    let whole_of = |of: &dyn Fn(usize) -> Option<f64>, centers: &dyn Fn(usize) -> f64| {
         let v: Vec<f64> = (0..cells.len())
-            .filter_map(|c| {
-                let ((ctx, n), _, _, _) = cells[c];
-                Some(of(ctx, n)? - centers(c))
-            })
+            .filter_map(|c| Some(of(columns[c])? - centers(c)))
             .filter(|d| d.is_finite())
             .collect();
         (!v.is_empty()).then(|| median(&v))
@@ -546,18 +569,17 @@ fn judge_with(series: &[&Run], logs: &Logs, a: &Against, rule: &Rule) -> Judgeme
     // would make many of its cells' differences exactly zero): the
     // history's figures of each cell sorted once, each run's left out by
     // position, not by sorting the others again for every run.
-    let history_sorted: Vec<Vec<f64>> = cells
+    let history_sorted: Vec<Vec<f64>> = columns
         .iter()
-        .map(|&((ctx, n), _, _, _)| {
-            let mut v = values(&a.history, ctx, n);
+        .map(|&column| {
+            let mut v = values(&a.history, column);
             v.sort_by(f64::total_cmp);
             v
         })
         .collect();
     let history_center = |c: usize, without: usize| {
-        let ((ctx, n), _, _, _) = cells[c];
         let sorted = &history_sorted[c];
-        match logs.get(without, ctx, n) {
+        match logs.at(without, columns[c]) {
             Some(own) if a.history.contains(&without) => {
                 let at = sorted.partition_point(|x| x.total_cmp(&own).is_lt());
                 median_without(sorted, at)
@@ -569,9 +591,9 @@ fn judge_with(series: &[&Run], logs: &Logs, a: &Against, rule: &Rule) -> Judgeme
         .history
         .iter()
         .filter(|j| !a.changed_wholes.contains(j))
-        .filter_map(|&j| whole_of(&|ctx, n| logs.get(j, ctx, n), &|c| history_center(c, j)))
+        .filter_map(|&j| whole_of(&|column| logs.at(j, column), &|c| history_center(c, j)))
         .collect();
-    let whole = whole_of(&|ctx, n| logs.get(a.judged, ctx, n), &window_center)
+    let whole = whole_of(&|column| logs.at(a.judged, column), &window_center)
         .zip(crate::stats::sample_sd(&scores))
         .map(|(m, sd)| {
             let k = a.baseline.len() as f64;
