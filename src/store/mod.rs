@@ -139,7 +139,7 @@ pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
         }
         dirs.push(entry.path());
     }
-    dirs.sort();
+    dirs.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     // Every run is read, so that every broken file is reported at once; on
     // every core, in order.
     let results = crate::threads::map_in_order(&dirs, |d| load_run(d));
@@ -225,7 +225,9 @@ fn json_files(folder: &Path) -> Result<Vec<PathBuf>, StoreError> {
             error: e.into(),
         })?;
     paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
-    paths.sort();
+    // All in one folder: by name, the order of whole paths without
+    // comparing their components (which was 2% of a large build).
+    paths.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     Ok(paths)
 }
 
