@@ -10,6 +10,14 @@ pub fn map_in_order<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -
     items.par_iter().with_max_len(1).map(&f).collect()
 }
 
+/// `a` and `b` at once, on two cores when one is free.
+pub fn both<A: Send, B: Send>(
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    rayon::join(a, b)
+}
+
 /// `f` of each of `items` on every core, each result handed to `take` on
 /// the calling thread as soon as it is made, with the item's index, in no
 /// set order. At most `queued` results wait for `take`, so memory stays

@@ -208,21 +208,28 @@ fn one_series(
                 last_changed,
             })
         });
-    let judgements: Vec<Judgement> =
-        change::judge_all_after(&members_runs, stretch, rule, known, before);
-    // Change points within each stretch between deliberate changes.
     let mut bounds = vec![0];
     bounds.extend(starts.iter().copied());
     bounds.dedup();
-    let mut shifts = Vec::new();
-    let mut last_shift = None;
-    for (k, &from) in bounds.iter().enumerate() {
-        let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
-        let found = change::shifts(&members_runs[..to], from, rule);
-        // The last stretch's, which the newest run is judged by.
-        last_shift = found.last().cloned();
-        shifts.extend(found);
-    }
+    // The runs judged one after another (each baseline leaves out the runs
+    // called changed before it) and, on the other core, the change points
+    // within each stretch between deliberate changes, which read no
+    // judgement: a series of 1,000 runs is 55 ms of the one, 10-20 of the other.
+    let (judgements, (shifts, last_shift)) = crate::threads::both(
+        || change::judge_all_after(&members_runs, stretch, rule, known, before),
+        || {
+            let mut shifts = Vec::new();
+            let mut last_shift = None;
+            for (k, &from) in bounds.iter().enumerate() {
+                let to = bounds.get(k + 1).copied().unwrap_or(members_runs.len());
+                let found = change::shifts(&members_runs[..to], from, rule);
+                // The last stretch's, which the newest run is judged by.
+                last_shift = found.last().cloned();
+                shifts.extend(found);
+            }
+            (shifts, last_shift)
+        },
+    );
     let from = stretch(members_runs.len() - 1);
     debug_assert_eq!(Some(&from), bounds.last());
     let last = members_runs.len() - 1;
