@@ -8,9 +8,10 @@
 //!
 //! Per data set it prints the build time (the median of three builds, and
 //! their range) and where it went (reading and checking, judging the
-//! series, rendering and writing), the floor (reading
-//! every input file and copying every output file: what no build can beat)
-//! and the build's ratio to it, the build's peak memory, the index's size,
+//! series, rendering and writing), the floor (reading every input file and
+//! copying every output file, on one thread, right after each build: what
+//! no build can beat) in its two parts, the build's ratio to it (the
+//! median of the three pairs, and their range), the build's peak memory, the index's size,
 //! the largest series page and the largest page of any kind. At the largest
 //! size it then times `sitegen serve`'s rebuild after a new run (three nights
 //! running: the first rebuild, then two more) and after one
@@ -155,6 +156,16 @@ fn scratch() -> tempfile::TempDir {
     }
 }
 
+/// The bytes of every file under `dir`.
+fn bytes_under(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
+}
+
 fn kb(bytes: u64) -> String {
     if bytes >= 1_000_000 {
         format!("{:.2} MB", bytes as f64 / 1e6)
@@ -164,12 +175,12 @@ fn kb(bytes: u64) -> String {
 }
 
 /// The floor of a build: reading every file under `data` and copying every
-/// file of the built site `site` into a new folder, in seconds (the median
-/// of three; the files are in the page cache, as they are for the build).
-/// The copies are kept until the bench ends, as every site it builds: ext4
-/// makes a new file slower while many were deleted in the last minutes, and
-/// a build after a deletion would be measured at the kernel's pace.
-fn floor(data: &Path, site: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
+/// file of the built site `site` into a new folder, on one thread, in
+/// seconds: (reading, copying). The files are in the page cache, as they
+/// are for the build. The copy is kept until the bench ends, as every site
+/// it builds: ext4 makes a new file slower while many were deleted in the
+/// last minutes.
+fn floor(data: &Path, site: &Path, keep: &mut Vec<tempfile::TempDir>) -> (f64, f64) {
     let files = |root: &Path| -> Vec<PathBuf> {
         walkdir::WalkDir::new(root)
             .into_iter()
@@ -179,53 +190,82 @@ fn floor(data: &Path, site: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
             .collect()
     };
     let (inputs, outputs) = (files(data), files(site));
-    let mut times: Vec<f64> = (0..3)
-        .map(|_| {
-            let tmp = scratch();
-            let start = Instant::now();
-            let mut read = 0;
-            for f in &inputs {
-                read += std::fs::read(f).unwrap().len();
-            }
-            std::hint::black_box(read);
-            for f in &outputs {
-                let to = tmp.path().join(f.strip_prefix(site).unwrap());
-                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-                std::fs::copy(f, to).unwrap();
-            }
-            let seconds = start.elapsed().as_secs_f64();
-            keep.push(tmp);
-            seconds
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[1]
+    let tmp = scratch();
+    let start = Instant::now();
+    let mut read = 0;
+    for f in &inputs {
+        read += std::fs::read(f).unwrap().len();
+    }
+    std::hint::black_box(read);
+    let read_s = start.elapsed().as_secs_f64();
+    for f in &outputs {
+        let to = tmp.path().join(f.strip_prefix(site).unwrap());
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(f, to).unwrap();
+    }
+    let copy_s = start.elapsed().as_secs_f64() - read_s;
+    keep.push(tmp);
+    (read_s, copy_s)
+}
+
+/// Writes `bytes` into a file where the bench works and deletes it, so that
+/// the measurement after it fills memory the kernel has just freed. Pages
+/// this VM has not been handed lately cost several times more to fill (a
+/// floor's copy into /dev/shm: 0.41 s instead of 0.09 s, the same files),
+/// and which kind a measurement met changed from one to the next within a
+/// minute: a floor measured after the builds met them more often and
+/// looked up to twice as slow, the ratio flattered.
+fn warm_memory(bytes: u64) {
+    use std::io::Write;
+    let tmp = scratch();
+    let mut f = std::fs::File::create(tmp.path().join("warm")).unwrap();
+    let chunk = vec![1u8; 16 << 20];
+    for _ in 0..bytes.div_ceil(chunk.len() as u64) {
+        f.write_all(&chunk).unwrap();
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
-    // Three builds, each into a folder of its own (kept, see `floor`): the
-    // median is reported with the range, as the machine's pace moves from
-    // one build to the next by more than most changes.
-    let mut builds: Vec<(Measured, PathBuf)> = (0..3)
+    // Three builds, each followed at once by its floor (each into a folder
+    // of its own, kept, see `floor`), both in warmed memory (enough for the
+    // site and the build's heap), and the ratio taken pair by pair.
+    let mut site_bytes = 0;
+    let mut pairs: Vec<(Measured, PathBuf, (f64, f64))> = (0..3)
         .map(|_| {
+            let warm = (1 << 30) + 2 * site_bytes;
             let tmp = scratch();
             let out = tmp.path().join("site");
+            warm_memory(warm);
             let m = build_in_child(data, &out);
             keep.push(tmp);
-            (m, out)
+            site_bytes = bytes_under(&out);
+            warm_memory(warm);
+            let floor = floor(data, &out, keep);
+            (m, out, floor)
         })
         .collect();
-    builds.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
-    let range = (builds[0].0.seconds, builds[2].0.seconds);
-    let (m, out) = builds.swap_remove(1);
-    let floor_s = floor(data, &out, keep);
+    let ratios: Vec<f64> = pairs
+        .iter()
+        .map(|(m, _, (r, c))| m.seconds / (r + c))
+        .collect();
+    let floor_s = median(pairs.iter().map(|(_, _, (r, c))| r + c).collect());
+    let floor_read = median(pairs.iter().map(|(_, _, (r, _))| *r).collect());
+    let floor_copy = median(pairs.iter().map(|(_, _, (_, c))| *c).collect());
+    let ratio = median(ratios.clone());
+    let ratio_range = (
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+        ratios.iter().copied().fold(0.0, f64::max),
+    );
+    pairs.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
+    let range = (pairs[0].0.seconds, pairs[2].0.seconds);
+    let (m, out, _) = pairs.swap_remove(1);
     let pages = pages(&out);
-    let site_bytes: u64 = walkdir::WalkDir::new(&out)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.metadata().unwrap().len())
-        .sum();
+    let site_bytes = bytes_under(&out);
     let size_of = |rel: &str| {
         pages
             .iter()
@@ -244,7 +284,7 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     let any = largest(&|_| true).unwrap();
     let run_pages = pages.iter().filter(|(p, _)| p.starts_with("runs")).count();
     println!(
-        "{label:>22}: build {:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + render {:.2} | floor {:.2} s, ratio {:.2}x",
+        "{label:>22}: build {:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + render {:.2} | floor {:.2} s = read {:.2} + copy {:.2} | ratio {:.2}x ({:.2}-{:.2})",
         m.seconds,
         range.0,
         range.1,
@@ -252,7 +292,11 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
         m.judge_s,
         m.render_s,
         floor_s,
-        m.seconds / floor_s
+        floor_read,
+        floor_copy,
+        ratio,
+        ratio_range.0,
+        ratio_range.1
     );
     println!(
         "{:>22}  peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
