@@ -376,6 +376,8 @@ fn serve_rebuilds(label: &str, data: &Path) {
 }
 
 fn main() {
+    // As the binary does (src/main.rs): the builds and serve's rebuilds run here.
+    sitegen::app::without_huge_pages();
     let mut args = std::env::args_os().skip(1);
     if std::env::var_os("SITEGEN_BENCH_CHILD").is_some() {
         let data = PathBuf::from(args.next().unwrap());

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    sitegen::app::without_huge_pages();
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,

@@ -12,3 +12,15 @@ pub mod pipeline;
 pub mod rebuild;
 pub mod serve;
 pub mod site;
+
+/// Keeps this process off transparent huge pages (Linux). mimalloc asks for
+/// them on its memory, and each is a 2 MB page the kernel zeroes on first
+/// touch, often from memory this VM had not been handed lately: at 1,000
+/// runs that doubled a build's peak memory (116 MB, not 65) and cost it up
+/// to 20% (benches/build.rs, docs/development.md). What `MIMALLOC_ALLOW_THP=0`
+/// does, set here since that option is read before `main`.
+pub fn without_huge_pages() {
+    // A kernel without the flag (before 3.15) leaves the pages as they were.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::thread::disable_transparent_huge_pages(true);
+}
