@@ -200,7 +200,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 out: args.out,
                 runs: args.runs,
             };
-            for exported in sitegen::app::export::export_llmd_reports(&opts)? {
+            for exported in sitegen::app::export::export_llm_d_reports(&opts)? {
                 for line in exported.lines() {
                     eprintln!("{line}");
                 }

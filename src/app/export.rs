@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::export::llmd_report;
+use crate::export::llm_d_report;
 use crate::model::Run;
 
 /// What `sitegen export` was asked for.
@@ -47,11 +47,11 @@ impl Exported {
 /// point, into `out/<run-id>/`, which is replaced as a whole (a point no
 /// longer in the run leaves no stale report). Nothing is written when a run
 /// asked for is not in the data folder.
-pub fn export_llmd_reports(opts: &ExportOptions) -> anyhow::Result<Vec<Exported>> {
+pub fn export_llm_d_reports(opts: &ExportOptions) -> anyhow::Result<Vec<Exported>> {
     let runs = chosen(crate::store::load_runs(&opts.data)?, &opts.runs, &opts.data)?;
     let mut done = Vec::new();
     for run in &runs {
-        let reports = llmd_report::of_run(run);
+        let reports = llm_d_report::of_run(run);
         std::fs::create_dir_all(&opts.out)
             .with_context(|| format!("{}: cannot create the folder", opts.out.display()))?;
         let staged = tempfile::Builder::new()

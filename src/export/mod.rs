@@ -4,6 +4,6 @@
 pub mod capacity;
 pub mod csv;
 pub mod json;
-pub mod llmd_report;
+pub mod llm_d_report;
 pub mod paced;
 pub mod sessions;

@@ -16,8 +16,8 @@ pub mod guidellm;
 pub mod inference_perf;
 pub mod json;
 pub mod llama_bench;
+pub mod llm_d_report;
 pub mod llm_decode_bench;
-pub mod llmd_report;
 pub mod llmperf;
 pub mod llmperf_bench;
 pub mod mlperf;
@@ -84,7 +84,7 @@ pub const IMPORTERS: &[&Importer] = &[
     &aiperf_records::IMPORTER,
     &inference_perf::IMPORTER,
     &mlperf::IMPORTER,
-    &llmd_report::IMPORTER,
+    &llm_d_report::IMPORTER,
 ];
 
 /// A file's text read once for detection: whole as JSON (or YAML where it

@@ -4,7 +4,7 @@
 pub mod figures;
 pub mod html;
 pub mod ingest;
-pub mod llmd_report;
+pub mod llm_d_report;
 pub mod site_check;
 pub mod tier;
 

@@ -11,7 +11,7 @@ mod genai_perf_vllm_offline;
 mod gpu_telemetry;
 mod inference_perf_mlperf;
 mod llama_bench_llmperf;
-mod llmd_report;
+mod llm_d_report;
 mod missing_keys;
 mod parsers_never_panic;
 mod schema;

@@ -302,9 +302,9 @@ fn every_real_file_imports_with_its_figures_or_is_refused_for_a_true_reason() {
             "inference-perf" => {
                 super::inference_perf_mlperf::check_inference_perf_stage(rel, &value(), run)
             }
-            "llm-d-report" => super::llmd_report::check_llmd_report(
+            "llm-d-report" => super::llm_d_report::check_llm_d_report(
                 rel,
-                &common::llmd_report::read(&file.path),
+                &common::llm_d_report::read(&file.path),
                 run,
             ),
             // Figure by figure in genai_perf_vllm_offline.rs and

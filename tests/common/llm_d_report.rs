@@ -49,7 +49,7 @@ pub fn export(data: &Path, out: &Path, run: &str) -> sitegen::app::export::Expor
         out: out.to_path_buf(),
         runs: vec![run.to_string()],
     };
-    let mut done = sitegen::app::export::export_llmd_reports(&opts).unwrap();
+    let mut done = sitegen::app::export::export_llm_d_reports(&opts).unwrap();
     assert_eq!(done.len(), 1);
     done.remove(0)
 }

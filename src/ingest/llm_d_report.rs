@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use super::burst::{cells_of, paced_of, push_unique};
 use super::json::At;
 use super::{Imported, file_name};
-use crate::export::llmd_report::NATIVE_KEY;
+use crate::export::llm_d_report::NATIVE_KEY;
 use crate::model::paced::{Arrivals, PacedLoad, PacedPoint};
 use crate::model::reason::{Part, Reason};
 use crate::model::slo::{Latency, Quantiles};

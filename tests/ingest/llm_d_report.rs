@@ -3,7 +3,7 @@
 //! and `sitegen ingest llm-d-report` reads them back to the same figures.
 //! Real reports (llm-d-benchmark's inference-perf converter, v0.2, in
 //! tests/fixtures/real/llm-d-report) are rows of `CORPUS` in tools.rs, each
-//! point checked here against its file ([`check_llmd_report`]); a
+//! point checked here against its file ([`check_llm_d_report`]); a
 //! hand-written report shaped as llm-d's vLLM converter writes one covers
 //! latencies in ms, which no real file shows.
 
@@ -12,9 +12,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 
 use common::figures::assert_figure;
-use common::llmd_report::{assert_valid, read, schema_validator, validator};
+use common::llm_d_report::{assert_valid, read, schema_validator, validator};
 use serde_json::{Value, json};
-use sitegen::export::llmd_report;
+use sitegen::export::llm_d_report;
 use sitegen::ingest::{Format, import};
 use sitegen::model::paced::{Arrivals, PacedLoad, PacedPoint};
 use sitegen::model::{Cell, DecodeCell, Run, Status};
@@ -30,7 +30,7 @@ fn num(v: &Value, path: &str) -> Option<f64> {
 /// valid against llm-d's own v0.2 schema, and one paced point carrying the
 /// report's numbers (seconds read as ms); failed requests make it an Error
 /// with its counts and no speed or latency.
-pub fn check_llmd_report(rel: &str, r: &Value, run: &Run) {
+pub fn check_llm_d_report(rel: &str, r: &Value, run: &Run) {
     assert_valid(&schema_validator("0_2"), rel, r);
     assert!(run.cells.is_empty(), "{rel}: a rate is never a cell");
     assert_eq!(run.paced.len(), 1, "{rel}: one point per report");
@@ -140,7 +140,7 @@ fn reports_of_the_bundled_runs_validate_against_the_v0_2_1_schema() {
     let validator = validator();
     let tmp = tempfile::tempdir().unwrap();
     for run in bundled_runs() {
-        let exported = common::llmd_report::export(&common::data_dir(), tmp.path(), &run.id);
+        let exported = common::llm_d_report::export(&common::data_dir(), tmp.path(), &run.id);
         let valid = run
             .decode_cells()
             .filter(|c| c.status == Status::Valid)
@@ -191,8 +191,8 @@ fn reports_of_the_bundled_runs_reimport_to_the_same_figures_and_cards() {
     let tmp = tempfile::tempdir().unwrap();
     for run in bundled_runs() {
         let exported =
-            common::llmd_report::export(&common::data_dir(), &tmp.path().join("out"), &run.id);
-        let back = import_reports(tmp.path(), &common::llmd_report::files(&exported), &run.id);
+            common::llm_d_report::export(&common::data_dir(), &tmp.path().join("out"), &run.id);
+        let back = import_reports(tmp.path(), &common::llm_d_report::files(&exported), &run.id);
         let want: Vec<&DecodeCell> = run
             .decode_cells()
             .filter(|c| c.status == Status::Valid)
@@ -288,7 +288,7 @@ fn run_with_paced_points() -> Run {
 fn paced_points_export_as_reports_at_a_rate_and_read_back_the_same() {
     let validator = validator();
     let run = run_with_paced_points();
-    let reports = llmd_report::of_run(&run);
+    let reports = llm_d_report::of_run(&run);
     let tmp = tempfile::tempdir().unwrap();
     let mut files = Vec::new();
     for r in &reports.reports {
@@ -300,7 +300,7 @@ fn paced_points_export_as_reports_at_a_rate_and_read_back_the_same() {
         files.push(path);
     }
     // The failed point is not Valid: it is left out, and said.
-    let paced: Vec<&llmd_report::Report> = reports
+    let paced: Vec<&llm_d_report::Report> = reports
         .reports
         .iter()
         .filter(|r| r.file_name.starts_with("paced-"))
