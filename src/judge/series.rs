@@ -82,21 +82,41 @@ pub struct Earlier {
     pub members: Vec<(String, bool)>,
     pub changes: Vec<(usize, String)>,
     pub judgements: Vec<Judgement>,
+    /// The rest of what it was judged to be, kept when none of its runs
+    /// changed: the same runs again give the same labels and shifts.
+    pub settled: Option<Settled>,
+}
+
+/// What a series is besides its judgements, kept from an earlier build.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    labels: Vec<String>,
+    shifts: Vec<Shift>,
+    newest: Judgement,
+    newest_shift: Option<Shift>,
 }
 
 impl Earlier {
     /// `series` of a build whose runs were `runs`; `unchanged` tells a run
     /// read again the same from one that changed.
     pub fn of(series: &Series, runs: &[Run], unchanged: impl Fn(&Run) -> bool) -> Earlier {
+        let members: Vec<(String, bool)> = series
+            .runs
+            .iter()
+            .map(|&i| (runs[i].id.clone(), unchanged(&runs[i])))
+            .collect();
+        let settled = members.iter().all(|(_, same)| *same).then(|| Settled {
+            labels: series.labels.clone(),
+            shifts: series.shifts.clone(),
+            newest: series.newest.clone(),
+            newest_shift: series.newest_shift.clone(),
+        });
         Earlier {
             slug: series.slug.clone(),
-            members: series
-                .runs
-                .iter()
-                .map(|&i| (runs[i].id.clone(), unchanged(&runs[i])))
-                .collect(),
+            members,
             changes: series.changes.clone(),
             judgements: series.judgements.clone(),
+            settled,
         }
     }
 }
@@ -180,6 +200,31 @@ fn one_series(
     let earlier = earlier
         .iter()
         .find(|e| e.slug == slug && e.changes == noted);
+    // The same runs, none changed, under the same notes (a new run in
+    // another series): judging them again would give what they were given,
+    // and their change points are most of a rebuild's judging (70-95 ms
+    // for 5,000 runs).
+    if let Some(e) = earlier
+        && let Some(settled) = &e.settled
+        && e.members.len() == members_runs.len()
+        && e.members
+            .iter()
+            .zip(&members_runs)
+            .all(|((id, _), run)| *id == run.id)
+    {
+        let settled = settled.clone();
+        return Series {
+            slug,
+            title,
+            labels: settled.labels,
+            changes: noted,
+            judgements: e.judgements.clone(),
+            shifts: settled.shifts,
+            newest: settled.newest,
+            newest_shift: settled.newest_shift,
+            runs: members,
+        };
+    }
     let known: Vec<Judgement> = earlier
         .map(|e| {
             let same = e

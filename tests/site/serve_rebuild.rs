@@ -87,6 +87,13 @@ fn a_rebuild_after_each_change_is_the_full_build() {
     assert_same_as_full_build(&rebuilder, &data, "a slower cell");
     assert!(update.rendered < all);
 
+    // The newest run of the other series made slower, its runs the same:
+    // that series is judged again (its newest verdict changes), not kept.
+    let cell = data.join("run-00023/cells/decode-00008192-x001.json");
+    common::scale_total(&cell, 0.5);
+    rebuilder.update(std::slice::from_ref(&cell)).unwrap();
+    assert_same_as_full_build(&rebuilder, &data, "the newest run of a series slower");
+
     // A run removed, and a run's folder emptied of cells (left out, said).
     std::fs::remove_dir_all(data.join("run-00010")).unwrap();
     let cells = data.join("run-00013/cells");
