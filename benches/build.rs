@@ -264,8 +264,8 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     pairs.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
     let range = (pairs[0].0.seconds, pairs[2].0.seconds);
     let (m, out, _) = pairs.swap_remove(1);
+    // Every build of the same data makes the same bytes: the last one's size is this one's.
     let pages = pages(&out);
-    let site_bytes = bytes_under(&out);
     let size_of = |rel: &str| {
         pages
             .iter()

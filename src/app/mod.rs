@@ -16,9 +16,10 @@ pub mod site;
 /// Keeps this process off transparent huge pages (Linux). mimalloc asks for
 /// them on its memory, and each is a 2 MB page the kernel zeroes on first
 /// touch, often from memory this VM had not been handed lately: at 1,000
-/// runs that doubled a build's peak memory (116 MB, not 65) and cost it up
-/// to 20% (benches/build.rs, docs/development.md). What `MIMALLOC_ALLOW_THP=0`
-/// does, set here since that option is read before `main`.
+/// runs that nearly doubled a build's peak memory (100-128 MB, not 62-72),
+/// and in one profile 23% of the build's CPU was that zeroing
+/// (docs/development.md). What `MIMALLOC_ALLOW_THP=0` does, set here since
+/// that option is read before `main`.
 pub fn without_huge_pages() {
     // A kernel without the flag (before 3.15) leaves the pages as they were.
     #[cfg(target_os = "linux")]

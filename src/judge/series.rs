@@ -200,17 +200,19 @@ fn one_series(
     let earlier = earlier
         .iter()
         .find(|e| e.slug == slug && e.changes == noted);
-    // The same runs, none changed, under the same notes (a new run in
-    // another series): judging them again would give what they were given,
-    // and their change points are most of a rebuild's judging (70-95 ms
-    // for 5,000 runs).
-    if let Some(e) = earlier
+    // The earlier series when it held the same runs in the same places.
+    let same_runs = earlier.filter(|e| {
+        e.members.len() == members_runs.len()
+            && e.members
+                .iter()
+                .zip(&members_runs)
+                .all(|((id, _), run)| *id == run.id)
+    });
+    // None of them changed either (a new run in another series): judging
+    // them again would give what they were given, and their change points
+    // are most of a rebuild's judging (70-95 ms for 5,000 runs).
+    if let Some(e) = same_runs
         && let Some(settled) = &e.settled
-        && e.members.len() == members_runs.len()
-        && e.members
-            .iter()
-            .zip(&members_runs)
-            .all(|((id, _), run)| *id == run.id)
     {
         let settled = settled.clone();
         return Series {
@@ -238,21 +240,13 @@ fn one_series(
         .unwrap_or_default();
     // The same runs in the same places, some changed: the runs after the
     // last changed one are judged until they settle back (change::Before).
-    let before = earlier
-        .filter(|e| {
-            e.members.len() == members_runs.len()
-                && e.members
-                    .iter()
-                    .zip(&members_runs)
-                    .all(|((id, _), run)| *id == run.id)
+    let before = same_runs.and_then(|e| {
+        let last_changed = e.members.iter().rposition(|(_, unchanged)| !unchanged)?;
+        Some(change::Before {
+            judgements: &e.judgements,
+            last_changed,
         })
-        .and_then(|e| {
-            let last_changed = e.members.iter().rposition(|(_, unchanged)| !unchanged)?;
-            Some(change::Before {
-                judgements: &e.judgements,
-                last_changed,
-            })
-        });
+    });
     let mut bounds = vec![0];
     bounds.extend(starts.iter().copied());
     bounds.dedup();
