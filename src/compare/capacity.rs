@@ -669,6 +669,7 @@ mod tests {
             server: None,
             gpu_power_w: Vec::new(),
             loop_evidence: None,
+            client: None,
         }));
         assert_eq!(
             requests_meeting(&c, &tier(99, Some(500.0), Some(40.0))),

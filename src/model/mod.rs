@@ -9,6 +9,7 @@
 //! strings are made by `format` at render time only.
 
 pub mod cards;
+pub mod client;
 pub mod figure;
 pub mod format;
 pub mod labels;
@@ -23,6 +24,8 @@ pub mod validate;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+pub use client::ClientLoad;
 
 /// The value a run's GPU, engine or other card field has when nobody said it
 /// (`sitegen run` against a remote server without `--gpu`).
@@ -689,6 +692,10 @@ pub struct DecodeDetail {
     pub gpu_power_w: Vec<(f64, f64)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_evidence: Option<LoopEvidence>,
+    /// The client's own load during the window: whether the figures may be
+    /// its limit rather than the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientLoad>,
 }
 
 /// What the server and its GPUs did during a cell's window: why its

@@ -15,7 +15,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::model::format::{count, counted, grouped, millis, tenths};
+use crate::model::format::{count, counted, grouped, millis, millis_tenths, tenths};
 
 /// Why a cell is not Valid (or what a Valid cell should say of itself).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -152,6 +152,14 @@ pub enum Part {
         prompt_tokens: u64,
         counter: String,
         tries: u32,
+    },
+    /// The measuring client could not keep up with the streams.
+    ClientOverloaded {
+        /// How long a ready stream waited for the client, median, ms.
+        ready_wait_ms: f64,
+        tbt_median_ms: f64,
+        /// Worker threads the client ran on.
+        threads: u32,
     },
     /// The stream carried no token.
     NoToken,
@@ -475,6 +483,19 @@ impl Part {
                 "the KV cache was full ({series} reached {:.0}%)",
                 peak_usage * 100.0
             ),
+            Part::ClientOverloaded {
+                ready_wait_ms,
+                tbt_median_ms,
+                threads,
+            } => format!(
+                "the measuring client could not keep up: a stream ready to be read waited {} for it \
+                 (median), against {} between tokens, on {threads} {}; the figures would be the \
+                 client's limit, not the server's (measure fewer streams at once, or from a machine \
+                 with more free cores)",
+                millis_tenths(*ready_wait_ms),
+                millis_tenths(*tbt_median_ms),
+                if *threads == 1 { "thread" } else { "threads" }
+            ),
             Part::NotCold {
                 cached_tokens,
                 looked_up_tokens,
@@ -771,6 +792,14 @@ mod tests {
                     peak_usage: 0.998,
                 },
                 "the KV cache was full (vllm:kv_cache_usage_perc reached 100%)",
+            ),
+            (
+                Part::ClientOverloaded {
+                    ready_wait_ms: 83.7,
+                    tbt_median_ms: 5.04,
+                    threads: 1,
+                },
+                "the measuring client could not keep up: a stream ready to be read waited 83.7 ms for it (median), against 5.0 ms between tokens, on 1 thread; the figures would be the client's limit, not the server's (measure fewer streams at once, or from a machine with more free cores)",
             ),
             (
                 Part::NotCold {

@@ -938,6 +938,7 @@ mod tests {
             }),
             gpu_power_w: vec![(0.5, 180.0), (5.0, 221.5), (9.5, 200.0)],
             loop_evidence: None,
+            client: None,
         }));
         let ranges: Vec<(&str, String)> = window_series(&c)
             .into_iter()

@@ -16,6 +16,7 @@ pub mod metrics;
 pub mod plan;
 pub mod probe;
 pub mod prompt;
+mod self_check;
 pub mod sessions;
 mod sse;
 pub mod window;
@@ -984,6 +985,21 @@ impl Measure {
         let mut records = rec.records;
         let merged = self.merged_events(&mut records, prompts).await;
         let mut f = analysis::summarize(&records, self.plan.window_s, n, server.as_ref());
+        // A client that fell behind timed its own backlog: no figure of the
+        // window is the server's.
+        if let (Some(load), Some(tbt)) = (&rec.client, f.tbt_median_ms)
+            && load.overloaded(tbt)
+        {
+            f.status = Status::Error;
+            f.reason = Reason::join(
+                f.reason.take(),
+                Some(Reason::of(Part::ClientOverloaded {
+                    ready_wait_ms: load.ready_wait_ms.p50,
+                    tbt_median_ms: tbt,
+                    threads: load.threads,
+                })),
+            );
+        }
         if let Some(note) = merged {
             f.reason = Some(match f.reason.take() {
                 Some(r) => r.and(note),
@@ -1077,6 +1093,7 @@ impl Measure {
                     Vec::new()
                 },
                 loop_evidence: f.loop_evidence,
+                client: rec.client,
             })),
             measured_by: None,
         }

@@ -306,6 +306,8 @@ pub struct WindowRecording<R = Vec<RequestRecord>> {
     pub(crate) counters_after: Option<metrics::DecodeCounters>,
     /// The GPUs' readings, when a monitor reads them.
     pub(crate) gpu_samples: Vec<super::gpu::GpuSample>,
+    /// The client's own load over the window.
+    pub(crate) client: Option<crate::model::ClientLoad>,
 }
 
 /// What a window samples besides its streams.
@@ -407,6 +409,7 @@ where
         .map_or(0.0, |d| d.as_secs_f64());
     let t0 = Instant::now();
     let deadline = t0 + window;
+    let watch = super::self_check::Watch::start(deadline);
     let sampler = sample_metrics.map(|every| {
         let client = client.clone();
         tokio::spawn(async move { sample_server(&client, t0, deadline, every).await })
@@ -420,6 +423,7 @@ where
         }
     };
     let (records, gpu_samples) = tokio::join!(streams(t0, deadline), gpu_readings);
+    let client_load = watch.finish().await;
     let sampled = match sampler {
         Some(handle) => handle.await.ok().flatten(),
         None => None,
@@ -446,6 +450,7 @@ where
         counters_before,
         counters_after,
         gpu_samples,
+        client: client_load,
     }
 }
 

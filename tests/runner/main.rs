@@ -2,7 +2,7 @@
 //! and statuses against what the engine logged (emulated), each session
 //! depth against the engine's log (sessions), server counters and GPU
 //! telemetry against its exporters (telemetry), the streams' transports
-//! (transport).
+//! (transport), the client's reading of its own load (self_check).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -12,6 +12,7 @@ mod emulator;
 mod run_cli;
 
 mod emulated;
+mod self_check;
 mod sessions;
 mod telemetry;
 mod transport;

@@ -15,7 +15,27 @@ pub struct Outcome {
 /// Runs the sitegen binary (the real CLI) against `url` into `data/r`,
 /// with `envs` set for it.
 pub async fn sitegen_run(url: &str, data: &Path, extra: &[&str], envs: &[(&str, &str)]) -> Outcome {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_sitegen"));
+    sitegen_run_under(&[], url, data, extra, envs).await
+}
+
+/// [`sitegen_run`] started by the command `under` (`["nice", "-n", "15"]`),
+/// which is given the binary and its arguments.
+pub async fn sitegen_run_under(
+    under: &[&str],
+    url: &str,
+    data: &Path,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> Outcome {
+    let binary = env!("CARGO_BIN_EXE_sitegen");
+    let mut cmd = match under {
+        [] => std::process::Command::new(binary),
+        [program, args @ ..] => {
+            let mut c = std::process::Command::new(program);
+            c.args(args).arg(binary);
+            c
+        }
+    };
     cmd.args(["run", "--url", url, "--run-id", "r", "--data"])
         .arg(data)
         .args(extra);

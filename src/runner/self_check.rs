@@ -1,0 +1,86 @@
+//! The client watching itself during a window. A chunk is timestamped when
+//! the task reading its stream runs, so a client too busy to run that task
+//! at once adds its own delay to every figure, and caps the rate it can
+//! count. Two readings say whether it did: how long a task that became ready
+//! waited to run (a probe woken every few milliseconds, which yields and
+//! measures how long the runtime took to come back to it, behind every
+//! stream ready before it), and the CPU the process spent.
+
+use std::time::{Duration, Instant};
+
+use crate::model::ClientLoad;
+
+/// How often the probe asks: 200 readings a second cost nothing beside
+/// thousands of chunks, and a 30 s window gets 6,000.
+const PROBE_EVERY: Duration = Duration::from_millis(5);
+
+/// A window's watch: started just before its first request, read after
+/// its deadline.
+pub(crate) struct Watch {
+    cpu_at_start: Option<Duration>,
+    started: Instant,
+    probe: tokio::task::JoinHandle<Vec<f64>>,
+}
+
+impl Watch {
+    /// Starts the probe, which stops by itself at `deadline`.
+    pub(crate) fn start(deadline: Instant) -> Watch {
+        let probe = tokio::spawn(async move {
+            let mut waits_ms = Vec::new();
+            let mut tick = tokio::time::interval(PROBE_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if Instant::now() >= deadline {
+                    return waits_ms;
+                }
+                // Ready now; how long until the runtime runs it again, after
+                // the tasks already queued and one look at the sockets.
+                let ready = Instant::now();
+                tokio::task::yield_now().await;
+                waits_ms.push(ready.elapsed().as_secs_f64() * 1e3);
+            }
+        });
+        Watch {
+            cpu_at_start: process_cpu(),
+            started: Instant::now(),
+            probe,
+        }
+    }
+
+    /// What the client did from the start to now; `None` when the probe
+    /// took no reading (a window shorter than its interval).
+    pub(crate) async fn finish(self) -> Option<ClientLoad> {
+        let cpu = match (self.cpu_at_start, process_cpu()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a).as_secs_f64()),
+            _ => None,
+        };
+        let seconds = self.started.elapsed().as_secs_f64();
+        let waits = self.probe.await.ok()?;
+        ClientLoad::from_probe(&waits, cpu, seconds, runtime_threads())
+    }
+}
+
+/// The CPU time (user + kernel) of the whole process so far.
+fn process_cpu() -> Option<Duration> {
+    #[cfg(unix)]
+    {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+        Some(Duration::new(
+            u64::try_from(t.tv_sec).ok()?,
+            u32::try_from(t.tv_nsec).ok()?,
+        ))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
+/// The worker threads of the runtime the streams run on.
+fn runtime_threads() -> u32 {
+    tokio::runtime::Handle::try_current()
+        .map_or(1, |h| h.metrics().num_workers())
+        .try_into()
+        .unwrap_or(u32::MAX)
+}

@@ -1,0 +1,134 @@
+//! The client's reading of its own load: a client starved of CPU while the
+//! engine streams fast is told from one that keeps up, and its cell is never
+//! published as the server's figures.
+
+use crate::{SERIAL, emulator, run_cli};
+
+use std::time::Duration;
+
+use emulator::EmulatorConfig;
+use run_cli::{data_dir, decode, load, sitegen_run_under};
+use sitegen::model::Status;
+use sitegen::model::client::OVERLOAD_SHARE;
+use sitegen::model::reason::{Part, Reason};
+
+/// 128 streams of an engine stepping every millisecond: about 100K tok/s,
+/// a quarter to a half of one core of client work.
+const FAST_PLAN: [&str; 10] = [
+    "--contexts",
+    "64",
+    "--concurrency",
+    "128",
+    "--duration",
+    "3s",
+    "--max-output",
+    "512",
+    "--metrics-interval",
+    "0s",
+];
+
+fn fast_engine() -> EmulatorConfig {
+    EmulatorConfig {
+        step: Duration::from_millis(1),
+        max_running: 4096,
+        kv_capacity: 1 << 40,
+        max_model_len: 4096,
+        ..Default::default()
+    }
+}
+
+/// A process spinning on CPU 0 until dropped.
+struct Spinner(std::process::Child);
+
+impl Spinner {
+    fn on_cpu0() -> Spinner {
+        Spinner(
+            std::process::Command::new("taskset")
+                .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+                .spawn()
+                .expect("taskset (util-linux) runs"),
+        )
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_keeps_up_says_so_and_stays_valid() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(fast_engine()).await;
+    let (_tmp, data) = data_dir();
+    let out = sitegen_run_under(&[], &emu.url, &data, &FAST_PLAN, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let cell = decode(&load(&data), 128).clone();
+    assert_eq!(cell.status, Status::Valid, "{:?}", cell.reason);
+    let detail = cell.detail.as_ref().unwrap();
+    let client = detail.client.as_ref().expect("the client's own reading");
+    let tbt = detail.tbt_ms.unwrap().p50;
+    // One reading every 5 ms of a 3 s window, less what the probe missed.
+    assert!(client.samples > 300, "{client:?}");
+    assert!(
+        client.ready_wait_ms.p50 < OVERLOAD_SHARE * tbt,
+        "{client:?} against {tbt} ms"
+    );
+    assert!(
+        client.busy().is_some_and(|b| b > 0.0 && b < 1.0),
+        "{client:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_starved_client_is_an_error_not_the_servers_figures() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(fast_engine()).await;
+    let (_tmp, data) = data_dir();
+    // The client on CPU 0 at the lowest but one priority, beside a process
+    // that never yields it: it gets a few percent of a core.
+    let _spinner = Spinner::on_cpu0();
+    let under = ["taskset", "-c", "0", "nice", "-n", "15"];
+    let out = sitegen_run_under(&under, &emu.url, &data, &FAST_PLAN, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let said = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("decode 64 × 128: Error ("))
+        .unwrap_or_else(|| panic!("the run says the cell as it goes: {}", out.stderr));
+    assert!(
+        said.contains("the measuring client could not keep up"),
+        "{said}"
+    );
+    let cell = decode(&load(&data), 128).clone();
+    assert_eq!(cell.status, Status::Error, "{:?}", cell.reason);
+    assert_eq!(cell.total_tok_per_s, None, "no figure is published");
+    let Some(Reason::Coded(parts)) = &cell.reason else {
+        panic!("{:?}", cell.reason)
+    };
+    let (wait, tbt) = parts
+        .iter()
+        .find_map(|p| match p {
+            Part::ClientOverloaded {
+                ready_wait_ms,
+                tbt_median_ms,
+                ..
+            } => Some((*ready_wait_ms, *tbt_median_ms)),
+            _ => None,
+        })
+        .expect("the client overloaded");
+    assert!(wait >= OVERLOAD_SHARE * tbt, "{wait} against {tbt}");
+    let client = cell.detail.as_ref().unwrap().client.as_ref().unwrap();
+    assert_eq!(client.ready_wait_ms.p50, wait);
+    assert!(
+        cell.reason
+            .as_ref()
+            .unwrap()
+            .words()
+            .contains("the measuring client could not keep up"),
+        "{:?}",
+        cell.reason
+    );
+}
