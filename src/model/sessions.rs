@@ -211,6 +211,9 @@ pub struct SessionWindow {
     /// The turn depths measured or found over capacity, in order; a depth
     /// no session reached inside the window is absent.
     pub depths: Vec<SessionDepth>,
+    /// The measuring client's own load during the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<super::ClientLoad>,
     /// The tool that measured it when not `sitegen run`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<MeasuredBy>,
@@ -315,6 +318,7 @@ impl SessionWindow {
             server_cache: None,
             preemptions: None,
             depths: Vec::new(),
+            client: None,
             measured_by: None,
         }
     }

@@ -985,21 +985,12 @@ impl Measure {
         let mut records = rec.records;
         let merged = self.merged_events(&mut records, prompts).await;
         let mut f = analysis::summarize(&records, self.plan.window_s, n, server.as_ref());
-        // A client that fell behind timed its own backlog: no figure of the
-        // window is the server's.
-        if let (Some(load), Some(tbt)) = (&rec.client, f.tbt_median_ms)
-            && load.overloaded(tbt)
-        {
-            f.status = Status::Error;
-            f.reason = Reason::join(
-                f.reason.take(),
-                Some(Reason::of(Part::ClientOverloaded {
-                    ready_wait_ms: load.ready_wait_ms.p50,
-                    tbt_median_ms: tbt,
-                    threads: load.threads,
-                })),
-            );
-        }
+        self_check::heed(
+            rec.client.as_ref(),
+            f.tbt_median_ms,
+            &mut f.status,
+            &mut f.reason,
+        );
         if let Some(note) = merged {
             f.reason = Some(match f.reason.take() {
                 Some(r) => r.and(note),

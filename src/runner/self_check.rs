@@ -8,7 +8,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::model::ClientLoad;
+use crate::model::reason::{Part, Reason};
+use crate::model::{ClientLoad, Status};
 
 /// How often the probe asks: 200 readings a second cost nothing beside
 /// thousands of chunks, and a 30 s window gets 6,000.
@@ -83,4 +84,29 @@ fn runtime_threads() -> u32 {
         .map_or(1, |h| h.metrics().num_workers())
         .try_into()
         .unwrap_or(u32::MAX)
+}
+
+/// A window the client could not keep up with (see
+/// [`ClientLoad::overloaded`]) is an Error whose reason says by how much:
+/// it timed its own backlog, so no figure of it is the server's.
+pub(crate) fn heed(
+    load: Option<&ClientLoad>,
+    tbt_median_ms: Option<f64>,
+    status: &mut Status,
+    reason: &mut Option<Reason>,
+) {
+    let (Some(load), Some(tbt)) = (load, tbt_median_ms) else {
+        return;
+    };
+    if load.overloaded(tbt) {
+        *status = Status::Error;
+        *reason = Reason::join(
+            reason.take(),
+            Some(Reason::of(Part::ClientOverloaded {
+                ready_wait_ms: load.ready_wait_ms.p50,
+                tbt_median_ms: tbt,
+                threads: load.threads,
+            })),
+        );
+    }
 }

@@ -659,6 +659,12 @@ impl super::Measure {
         // short, loops, the server's waiting gauge); not "fewer in flight
         // than sessions": a session between turns is not decoding.
         let mut f = analysis::summarize(&records, window_s, 1, rec.server.as_ref());
+        super::self_check::heed(
+            rec.client.as_ref(),
+            f.tbt_median_ms,
+            &mut f.status,
+            &mut f.reason,
+        );
         let word = match (rec.engine, self.metrics_every) {
             (Some(engine), Some(every)) => super::metrics::summarize_window(
                 format!(
@@ -705,6 +711,7 @@ impl super::Measure {
         window.server_cache =
             server_cache(rec.counters_before.as_ref(), rec.counters_after.as_ref());
         window.preemptions = word.as_ref().and_then(|w| w.counters.preemptions);
+        window.client = rec.client;
         window.depths = depth_figures(
             w,
             &turns,

@@ -1,6 +1,6 @@
 //! The client's reading of its own load: a client starved of CPU while the
-//! engine streams fast is told from one that keeps up, and its cell is never
-//! published as the server's figures.
+//! engine streams fast is told from one that keeps up, and its cell (or
+//! sessions window) is never published as the server's figures.
 
 use crate::{SERIAL, emulator, run_cli};
 
@@ -82,16 +82,35 @@ async fn a_client_that_keeps_up_says_so_and_stays_valid() {
     );
 }
 
+/// The client on CPU 0 at the lowest but one priority, beside a process
+/// that never yields it: it gets a few percent of a core.
+const STARVED: [&str; 6] = ["taskset", "-c", "0", "nice", "-n", "15"];
+
+/// The client-overloaded part of a reason: (median wait, median interval).
+fn overloaded(reason: Option<&Reason>) -> (f64, f64) {
+    let Some(Reason::Coded(parts)) = reason else {
+        panic!("{reason:?}")
+    };
+    parts
+        .iter()
+        .find_map(|p| match p {
+            Part::ClientOverloaded {
+                ready_wait_ms,
+                tbt_median_ms,
+                ..
+            } => Some((*ready_wait_ms, *tbt_median_ms)),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("the client overloaded: {reason:?}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_starved_client_is_an_error_not_the_servers_figures() {
     let _serial = SERIAL.lock().await;
     let emu = emulator::start(fast_engine()).await;
     let (_tmp, data) = data_dir();
-    // The client on CPU 0 at the lowest but one priority, beside a process
-    // that never yields it: it gets a few percent of a core.
     let _spinner = Spinner::on_cpu0();
-    let under = ["taskset", "-c", "0", "nice", "-n", "15"];
-    let out = sitegen_run_under(&under, &emu.url, &data, &FAST_PLAN, &[]).await;
+    let out = sitegen_run_under(&STARVED, &emu.url, &data, &FAST_PLAN, &[]).await;
     assert!(out.success, "{}", out.stderr);
     let said = out
         .stderr
@@ -105,20 +124,7 @@ async fn a_starved_client_is_an_error_not_the_servers_figures() {
     let cell = decode(&load(&data), 128).clone();
     assert_eq!(cell.status, Status::Error, "{:?}", cell.reason);
     assert_eq!(cell.total_tok_per_s, None, "no figure is published");
-    let Some(Reason::Coded(parts)) = &cell.reason else {
-        panic!("{:?}", cell.reason)
-    };
-    let (wait, tbt) = parts
-        .iter()
-        .find_map(|p| match p {
-            Part::ClientOverloaded {
-                ready_wait_ms,
-                tbt_median_ms,
-                ..
-            } => Some((*ready_wait_ms, *tbt_median_ms)),
-            _ => None,
-        })
-        .expect("the client overloaded");
+    let (wait, tbt) = overloaded(cell.reason.as_ref());
     assert!(wait >= OVERLOAD_SHARE * tbt, "{wait} against {tbt}");
     let client = cell.detail.as_ref().unwrap().client.as_ref().unwrap();
     assert_eq!(client.ready_wait_ms.p50, wait);
@@ -131,4 +137,38 @@ async fn a_starved_client_is_an_error_not_the_servers_figures() {
         "{:?}",
         cell.reason
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_starved_client_s_sessions_window_is_an_error_too() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(fast_engine()).await;
+    let (_tmp, data) = data_dir();
+    let plan = [
+        "--sessions",
+        "128",
+        "--session-prefix",
+        "64",
+        "--session-user",
+        "16",
+        "--session-answer",
+        "256",
+        "--session-turns",
+        "4",
+        "--duration",
+        "3s",
+        "--sessions-only",
+        "--metrics-interval",
+        "0s",
+    ];
+    let _spinner = Spinner::on_cpu0();
+    let out = sitegen_run_under(&STARVED, &emu.url, &data, &plan, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    let w = &run.sessions[0];
+    assert_eq!(w.status, Status::Error, "{:?}", w.reason);
+    assert_eq!(w.total_tok_per_s, None, "no figure is published");
+    let (wait, tbt) = overloaded(w.reason.as_ref());
+    assert!(wait >= OVERLOAD_SHARE * tbt, "{wait} against {tbt}");
+    assert_eq!(w.client.as_ref().unwrap().ready_wait_ms.p50, wait);
 }

@@ -74,6 +74,7 @@ async fn each_depth_s_turns_ttft_and_cached_tokens_are_the_engine_s() {
     for w in &run.sessions {
         let s = w.sessions;
         assert_eq!(w.status, Status::Valid, "x{s}: {:?}", w.reason);
+        assert!(w.client.is_some(), "x{s}: the client's own reading");
         assert_eq!(
             w.cached_tokens_from.as_deref(),
             Some("usage.prompt_tokens_details.cached_tokens")
