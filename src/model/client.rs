@@ -44,33 +44,6 @@ pub struct WaitPercentiles {
 }
 
 impl ClientLoad {
-    /// The load of a window from the probe's waits (ms, in any order); none
-    /// without a reading.
-    pub fn from_probe(
-        waits_ms: &[f64],
-        cpu_s: Option<f64>,
-        span_s: f64,
-        threads: u32,
-    ) -> Option<ClientLoad> {
-        let mut sorted = waits_ms.to_vec();
-        sorted.sort_by(f64::total_cmp);
-        // Nearest rank: a reading that happened, never one between two.
-        let at =
-            |q: f64| sorted[((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1];
-        let max = *sorted.last()?;
-        Some(ClientLoad {
-            ready_wait_ms: WaitPercentiles {
-                p50: at(0.50),
-                p99: at(0.99),
-                max,
-            },
-            samples: u32::try_from(sorted.len()).unwrap_or(u32::MAX),
-            cpu_s,
-            span_s,
-            threads,
-        })
-    }
-
     /// Whether the client was the limit of a cell whose median time between
     /// tokens (as the client timed it) is `tbt_median_ms`.
     pub fn overloaded(&self, tbt_median_ms: f64) -> bool {
@@ -90,29 +63,24 @@ impl ClientLoad {
 mod tests {
     use super::*;
 
-    #[test]
-    fn percentiles_are_readings_that_happened() {
-        let waits: Vec<f64> = (1..=200).rev().map(f64::from).collect();
-        let load = ClientLoad::from_probe(&waits, Some(1.0), 2.0, 2).unwrap();
-        assert_eq!(load.ready_wait_ms.p50, 100.0);
-        assert_eq!(load.ready_wait_ms.p99, 198.0);
-        assert_eq!(load.ready_wait_ms.max, 200.0);
-        assert_eq!(load.samples, 200);
-        let one = ClientLoad::from_probe(&[0.3], None, 1.0, 1).unwrap();
-        assert_eq!(
-            (
-                one.ready_wait_ms.p50,
-                one.ready_wait_ms.p99,
-                one.ready_wait_ms.max
-            ),
-            (0.3, 0.3, 0.3)
-        );
-        assert!(ClientLoad::from_probe(&[], Some(1.0), 1.0, 1).is_none());
+    /// A load whose median wait is `p50` ms.
+    fn load(p50: f64, cpu_s: Option<f64>, span_s: f64, threads: u32) -> ClientLoad {
+        ClientLoad {
+            ready_wait_ms: WaitPercentiles {
+                p50,
+                p99: p50,
+                max: p50,
+            },
+            samples: 1,
+            cpu_s,
+            span_s,
+            threads,
+        }
     }
 
     #[test]
     fn overloaded_from_a_quarter_of_the_median_interval_on() {
-        let at = |p50: f64| ClientLoad::from_probe(&[p50], None, 1.0, 2).unwrap();
+        let at = |p50: f64| load(p50, None, 1.0, 2);
         // Keeping up on 2 cores: 0.1 ms against 5 ms between tokens.
         assert!(!at(0.1).overloaded(5.0));
         assert!(!at(1.249).overloaded(5.0));
@@ -125,17 +93,8 @@ mod tests {
 
     #[test]
     fn busy_is_cpu_over_the_threads_time() {
-        let load = ClientLoad::from_probe(&[0.1], Some(1.5), 3.0, 2).unwrap();
-        assert_eq!(load.busy(), Some(0.25));
-        assert_eq!(
-            ClientLoad::from_probe(&[0.1], None, 3.0, 2).unwrap().busy(),
-            None
-        );
-        assert_eq!(
-            ClientLoad::from_probe(&[0.1], Some(1.0), 0.0, 2)
-                .unwrap()
-                .busy(),
-            None
-        );
+        assert_eq!(load(0.1, Some(1.5), 3.0, 2).busy(), Some(0.25));
+        assert_eq!(load(0.1, None, 3.0, 2).busy(), None);
+        assert_eq!(load(0.1, Some(1.0), 0.0, 2).busy(), None);
     }
 }

@@ -8,6 +8,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::analysis::weighted_percentile;
+use crate::model::client::WaitPercentiles;
 use crate::model::reason::{Part, Reason};
 use crate::model::{ClientLoad, Status};
 
@@ -58,8 +60,26 @@ impl Watch {
         };
         let seconds = self.started.elapsed().as_secs_f64();
         let waits = self.probe.await.ok()?;
-        ClientLoad::from_probe(&waits, cpu, seconds, runtime_threads())
+        load_of(&waits, cpu, seconds, runtime_threads())
     }
+}
+
+/// The load of a window from the probe's waits (ms, in any order): each
+/// percentile a reading that happened (nearest rank); none without one.
+fn load_of(waits_ms: &[f64], cpu_s: Option<f64>, span_s: f64, threads: u32) -> Option<ClientLoad> {
+    let weighted: Vec<(f64, f64)> = waits_ms.iter().map(|&w| (w, 1.0)).collect();
+    let at = |q| weighted_percentile(&weighted, q);
+    Some(ClientLoad {
+        ready_wait_ms: WaitPercentiles {
+            p50: at(0.50)?,
+            p99: at(0.99)?,
+            max: at(1.0)?,
+        },
+        samples: u32::try_from(waits_ms.len()).unwrap_or(u32::MAX),
+        cpu_s,
+        span_s,
+        threads,
+    })
 }
 
 /// The CPU time (user + kernel) of the whole process so far.
@@ -108,5 +128,30 @@ pub(crate) fn heed(
                 threads: load.threads,
             })),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_readings_that_happened() {
+        let waits: Vec<f64> = (1..=200).rev().map(f64::from).collect();
+        let load = load_of(&waits, Some(1.0), 2.0, 2).unwrap();
+        assert_eq!(load.ready_wait_ms.p50, 100.0);
+        assert_eq!(load.ready_wait_ms.p99, 198.0);
+        assert_eq!(load.ready_wait_ms.max, 200.0);
+        assert_eq!(load.samples, 200);
+        let one = load_of(&[0.3], None, 1.0, 1).unwrap();
+        assert_eq!(
+            (
+                one.ready_wait_ms.p50,
+                one.ready_wait_ms.p99,
+                one.ready_wait_ms.max
+            ),
+            (0.3, 0.3, 0.3)
+        );
+        assert!(load_of(&[], Some(1.0), 1.0, 1).is_none());
     }
 }
