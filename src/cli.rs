@@ -245,6 +245,11 @@ pub struct BuildArgs {
     /// error: a wrong path would otherwise publish an empty site).
     #[arg(long)]
     pub allow_empty: bool,
+    /// Render every file anew, taking none from the site already in the
+    /// output folder (by default the pages of runs, series and comparisons
+    /// unchanged since the last build are kept, not rendered again).
+    #[arg(long)]
+    pub fresh: bool,
     /// Also judge every series' newest run, as sitegen check does (the
     /// report on stderr and in $GITHUB_STEP_SUMMARY; exit 1 on a regression,
     /// after the site is written).

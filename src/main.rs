@@ -81,6 +81,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let opts = sitegen::app::pipeline::BuildOptions {
                 allow_empty: args.allow_empty,
                 rule,
+                fresh: args.fresh,
             };
             let data = match sitegen::app::pipeline::load(&args.data, opts) {
                 Ok(data) => data,
@@ -96,10 +97,17 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 eprintln!("warning: {warning}");
             }
             eprintln!(
-                "built {} and {} into {}",
+                "built {} and {} into {}{}",
                 sitegen::model::format::counted(summary.runs, "run page"),
                 sitegen::model::format::counted(summary.files, "file"),
-                args.out.display()
+                args.out.display(),
+                match summary.reused {
+                    0 => String::new(),
+                    n => format!(
+                        " ({} unchanged since the last build, kept)",
+                        sitegen::model::format::count(n as u64)
+                    ),
+                }
             );
             if args.check {
                 let report =
@@ -112,6 +120,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let opts = sitegen::app::pipeline::BuildOptions {
                 allow_empty: true,
                 rule,
+                // Writes no site.
+                fresh: true,
             };
             let data = match sitegen::app::pipeline::load(&args.data, opts) {
                 Ok(data) => data,

@@ -10,8 +10,10 @@ pub mod init;
 pub mod output;
 pub mod pipeline;
 pub mod rebuild;
+pub mod reuse;
 pub mod serve;
 pub mod site;
+pub mod sources;
 
 /// Keeps this process off transparent huge pages (Linux). mimalloc asks for
 /// them on its memory, and each is a 2 MB page the kernel zeroes on first

@@ -7,7 +7,9 @@ use std::path::Path;
 
 use anyhow::{Context, bail};
 
+use crate::app::reuse::{Manifest, Stamp};
 use crate::app::site::SiteSink;
+use crate::store::Digest;
 
 /// Marks a folder as sitegen output; only such a folder is ever replaced.
 pub(crate) const MARKER: &str = ".sitegen";
@@ -21,8 +23,35 @@ pub(crate) struct SiteWriter {
     out: std::path::PathBuf,
     /// Files go to a thread of their own: creating a file costs the kernel
     /// about as much as rendering it costs us, so the two overlap.
-    files: Option<std::sync::mpsc::SyncSender<(String, Vec<u8>)>>,
-    writer: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+    files: Option<std::sync::mpsc::SyncSender<Item>>,
+    writer: Option<std::thread::JoinHandle<anyhow::Result<Written>>>,
+    /// What the writer wrote, once it finished.
+    written: Written,
+}
+
+/// A file for the writer thread.
+enum Item {
+    /// Bytes to write, of a part named by `part` if it may be reused.
+    Bytes {
+        rel: String,
+        bytes: Vec<u8>,
+        part: Option<Digest>,
+    },
+    /// A file of the previous build, the same as it was written (`stamp`),
+    /// put in place again: linked, not copied.
+    Reused {
+        rel: String,
+        from: std::path::PathBuf,
+        stamp: Stamp,
+        part: Digest,
+    },
+}
+
+/// What the writer thread wrote: each file of a part that may be reused,
+/// with its part's digest and stamp, for the next build's manifest.
+#[derive(Default)]
+struct Written {
+    files: Vec<(Digest, String, Stamp)>,
 }
 
 /// Files rendered but not yet written, at most: enough to keep the writer
@@ -32,20 +61,60 @@ const QUEUED_FILES: usize = 64;
 /// The writer thread: each file under `root`, its folders made once.
 fn write_files(
     root: std::path::PathBuf,
-    files: std::sync::mpsc::Receiver<(String, Vec<u8>)>,
-) -> anyhow::Result<()> {
+    files: std::sync::mpsc::Receiver<Item>,
+) -> anyhow::Result<Written> {
     let mut made = std::collections::HashSet::new();
-    for (rel, bytes) in files {
-        let path = root.join(&rel);
+    let mut written = Written::default();
+    for item in files {
+        let rel = match &item {
+            Item::Bytes { rel, .. } | Item::Reused { rel, .. } => rel,
+        };
+        let path = root.join(rel);
         if let Some(dir) = path.parent()
             && !made.contains(dir)
         {
             fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
             made.insert(dir.to_path_buf());
         }
-        fs::write(&path, bytes).with_context(|| format!("{}: cannot write", path.display()))?;
+        let cannot_write = || format!("{}: cannot write", path.display());
+        match item {
+            Item::Bytes {
+                bytes, part: None, ..
+            } => fs::write(&path, bytes).with_context(cannot_write)?,
+            Item::Bytes {
+                rel,
+                bytes,
+                part: Some(part),
+            } => {
+                let mut file = fs::File::create(&path).with_context(cannot_write)?;
+                std::io::Write::write_all(&mut file, &bytes).with_context(cannot_write)?;
+                // The stamp as the file stands written (fstat, no second lookup).
+                if let Some(stamp) = Stamp::of(&file.metadata().with_context(cannot_write)?) {
+                    written.files.push((part, rel, stamp));
+                }
+            }
+            Item::Reused {
+                rel,
+                from,
+                stamp,
+                part,
+            } => {
+                // A link is the same file: the same stamp. Where a link
+                // cannot be made, a copy, with a stamp of its own.
+                let stamp = match fs::hard_link(&from, &path) {
+                    Ok(()) => Some(stamp),
+                    Err(_) => {
+                        fs::copy(&from, &path).with_context(cannot_write)?;
+                        Stamp::of(&fs::symlink_metadata(&path).with_context(cannot_write)?)
+                    }
+                };
+                if let Some(stamp) = stamp {
+                    written.files.push((part, rel, stamp));
+                }
+            }
+        }
     }
-    Ok(())
+    Ok(written)
 }
 
 impl SiteWriter {
@@ -86,6 +155,57 @@ impl SiteWriter {
             out: out.to_path_buf(),
             files: Some(files),
             writer: Some(writer),
+            written: Written::default(),
+        })
+    }
+
+    /// The folder the site is written into, replaced by [`SiteWriter::finish`].
+    pub(crate) fn out(&self) -> &Path {
+        &self.out
+    }
+
+    /// Hands a file to the writer thread.
+    fn send(&mut self, item: Item) -> anyhow::Result<()> {
+        let sent = match &self.files {
+            Some(files) => files.send(item).is_ok(),
+            None => false,
+        };
+        if sent {
+            return Ok(());
+        }
+        // The writer stopped: at an error, which is the build's.
+        self.drain()?;
+        bail!("the thread writing the site stopped early")
+    }
+
+    /// Writes a file of the part of digest `part`, whose files the next
+    /// build may take if the part is unchanged.
+    pub(crate) fn put_of(
+        &mut self,
+        rel: String,
+        bytes: Vec<u8>,
+        part: Digest,
+    ) -> anyhow::Result<()> {
+        self.send(Item::Bytes {
+            rel,
+            bytes,
+            part: Some(part),
+        })
+    }
+
+    /// Puts a file of the previous build in place again (see [`Item::Reused`]).
+    pub(crate) fn reuse(
+        &mut self,
+        rel: String,
+        from: std::path::PathBuf,
+        stamp: Stamp,
+        part: Digest,
+    ) -> anyhow::Result<()> {
+        self.send(Item::Reused {
+            rel,
+            from,
+            stamp,
+            part,
         })
     }
 
@@ -94,7 +214,10 @@ impl SiteWriter {
     fn drain(&mut self) -> anyhow::Result<()> {
         drop(self.files.take());
         match self.writer.take().map(std::thread::JoinHandle::join) {
-            Some(Ok(result)) => result,
+            Some(Ok(result)) => {
+                self.written = result?;
+                Ok(())
+            }
             Some(Err(_)) => bail!("the thread writing the site panicked"),
             None => Ok(()),
         }
@@ -109,6 +232,13 @@ impl SiteWriter {
             "This folder is written by `sitegen build` and replaced by every build.\n",
         )
         .context("writing the output marker")?;
+        // What the next build may take from this one.
+        let manifest = Manifest::of(std::mem::take(&mut self.written.files));
+        fs::write(
+            staging.path().join(crate::app::reuse::MANIFEST),
+            manifest.to_json(),
+        )
+        .context("writing the list of files the next build may reuse")?;
         let staged = staging.keep();
         crate::store::atomic::replace_dir(&staged, &self.out).map_err(|e| {
             let _ = fs::remove_dir_all(&staged);
@@ -123,16 +253,11 @@ impl SiteWriter {
 
 impl SiteSink for SiteWriter {
     fn put(&mut self, rel: String, bytes: Vec<u8>) -> anyhow::Result<()> {
-        let sent = match &self.files {
-            Some(files) => files.send((rel, bytes)).is_ok(),
-            None => false,
-        };
-        if sent {
-            return Ok(());
-        }
-        // The writer stopped: at an error, which is the build's.
-        self.drain()?;
-        bail!("the thread writing the site stopped early")
+        self.send(Item::Bytes {
+            rel,
+            bytes,
+            part: None,
+        })
     }
 }
 

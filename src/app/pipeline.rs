@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use crate::app::site::SiteSink;
 use crate::store::StoreError;
 use crate::{app::output, compare, store};
 
@@ -11,6 +10,8 @@ use crate::{app::output, compare, store};
 pub struct BuildSummary {
     pub runs: usize,
     pub files: usize,
+    /// Of `files`, those taken unchanged from the previous build (src/app/reuse.rs).
+    pub reused: usize,
     /// Things that do not stop the build but leave something out (a run
     /// with unknown hardware is not paired automatically), one line each.
     pub warnings: Vec<String>,
@@ -25,6 +26,8 @@ pub struct BuildOptions {
     pub allow_empty: bool,
     /// The rule each series' runs are judged by.
     pub rule: crate::judge::change::Rule,
+    /// Render every file, taking none from the previous build (src/app/reuse.rs).
+    pub fresh: bool,
 }
 
 /// The data of a build, read and checked, with its series judged.
@@ -38,6 +41,9 @@ pub struct Loaded {
     pub slo: crate::model::slo::SloFile,
     /// Runs left out of the site, each with why.
     pub left_out: Vec<String>,
+    /// What the data was read from, for taking unchanged parts from the
+    /// previous build; none when the build renders everything.
+    pub digests: Option<crate::app::reuse::Digests>,
 }
 
 impl Loaded {
@@ -57,7 +63,7 @@ impl Loaded {
 /// Reads and checks every run under `data_dir`. Every problem of the data is
 /// reported together.
 pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
-    let runs = store::load_runs(data_dir);
+    let runs = store::load_runs_digested(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
     let slo = store::load_slo(data_dir);
@@ -71,7 +77,18 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
-    assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)
+    let run_digests = runs.iter().map(|(r, d)| (r.id.clone(), *d)).collect();
+    let runs = runs.into_iter().map(|(r, _)| r).collect();
+    let mut loaded =
+        assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)?;
+    if !opts.fresh {
+        loaded.digests = Some(crate::app::reuse::Digests {
+            data: store::data_files_digest(data_dir)?,
+            runs: run_digests,
+            options: format!("{opts:?}"),
+        });
+    }
+    Ok(loaded)
 }
 
 /// Why runs could not be put together, with the runs handed back (what
@@ -127,6 +144,7 @@ pub(crate) fn assemble(
         prices,
         slo,
         left_out,
+        digests: None,
     })
 }
 
@@ -166,19 +184,19 @@ fn planned_and_judged(
     Ok((comparisons, series))
 }
 
-/// Renders loaded data into `sink`.
-fn render_into(data: &Loaded, sink: &mut dyn SiteSink) -> anyhow::Result<BuildSummary> {
-    let files = crate::app::site::render_site(&data.inputs(), sink)?;
-    Ok(BuildSummary {
+/// What a build made of loaded data, `files` of them written.
+fn summary_of(data: &Loaded, files: usize, reused: usize) -> BuildSummary {
+    BuildSummary {
         runs: data.runs.len(),
         files,
+        reused,
         warnings: data
             .left_out
             .iter()
             .cloned()
             .chain(compare::plan::unpaired_warnings(&data.runs))
             .collect(),
-    })
+    }
 }
 
 /// Builds the site from `data_dir` into `out`. Everything is read and checked
@@ -201,7 +219,8 @@ pub fn build_site_with(
 /// Renders data already read into `out` (`build --check` reads once for both).
 pub fn write_site(data: &Loaded, out: &Path) -> anyhow::Result<BuildSummary> {
     let mut writer = output::SiteWriter::new(out)?;
-    let summary = render_into(data, &mut writer)?;
+    let written =
+        crate::app::reuse::write_site(&data.inputs(), data.digests.as_ref(), &mut writer)?;
     writer.finish()?;
-    Ok(summary)
+    Ok(summary_of(data, written.files, written.reused))
 }

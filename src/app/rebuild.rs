@@ -12,36 +12,8 @@ use std::path::{Path, PathBuf};
 
 use crate::app::pipeline::{self, BuildOptions, BuildSummary, Loaded};
 use crate::app::site::{Part, Site};
+use crate::app::sources::{Key, Sourced, Sources};
 use crate::model::Run;
-use crate::render::run_page::SeriesLine;
-
-/// A part of the site named by what it shows, which outlives the positions
-/// of runs, comparisons and series in one build.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Key {
-    Static,
-    Run(String),
-    Comparison(String),
-    Series(String),
-    SeriesCsv(String),
-    Lists,
-}
-
-/// What a part is made from besides the runs it shows; a part whose
-/// sources and runs are unchanged renders the same files.
-#[derive(Debug, Clone, PartialEq)]
-enum Sources {
-    /// Whether there are runs (the capacity schema is published with them).
-    Static(bool),
-    /// The series line and the comparisons (path, title) on the run's page.
-    Run(Option<SeriesLine>, Vec<(String, String)>),
-    /// Title, note and runs of a comparison.
-    Comparison(String, Option<String>, Vec<String>),
-    /// The series (without its runs) and its runs named by id.
-    Series(std::sync::Arc<crate::judge::series::Series>, Vec<String>),
-    /// Rendered every time: the lists name every run.
-    Lists,
-}
 
 /// A site in memory and what it was built from, updated change by change.
 pub struct Rebuilder {
@@ -264,6 +236,7 @@ impl Rebuilder {
         BuildSummary {
             runs: self.loaded.runs.len(),
             files: self.site.files.len(),
+            reused: 0,
             warnings: self
                 .loaded
                 .left_out
@@ -304,64 +277,7 @@ impl Rebuilder {
         inputs.rows = Some(&rows);
         let places = inputs.places();
         let runs = inputs.runs;
-        let ids = |members: &[usize]| -> Vec<String> {
-            members.iter().map(|&i| runs[i].id.clone()).collect()
-        };
-        // Every part of the new site, with its key, sources and the runs it shows.
-        // Each series' shape (its runs left out) once, for its two parts.
-        let shapes: Vec<std::sync::Arc<crate::judge::series::Series>> =
-            crate::threads::map_in_order(inputs.series, |s| {
-                let mut shape = s.clone();
-                shape.runs.clear();
-                std::sync::Arc::new(shape)
-            });
-        // Every part of the new site, with its key, sources and the runs it
-        // shows (a series line per run of thousands: on every core).
-        let wanted: Vec<(Key, Part, Sources, Vec<String>)> =
-            crate::threads::map_in_order(&inputs.parts(), |part| {
-                let (key, sources, shows) = match part {
-                    Part::Static => (Key::Static, Sources::Static(!runs.is_empty()), Vec::new()),
-                    Part::Run(i) => {
-                        let compared: Vec<(String, String)> = inputs
-                            .compared_in(*i)
-                            .iter()
-                            .map(|c| (c.id.clone(), c.title.clone()))
-                            .collect();
-                        (
-                            Key::Run(runs[*i].id.clone()),
-                            Sources::Run(inputs.series_line(*i, places[*i]), compared),
-                            vec![runs[*i].id.clone()],
-                        )
-                    }
-                    Part::Comparison(k) => {
-                        let c = &inputs.comparisons[*k];
-                        (
-                            Key::Comparison(c.id.clone()),
-                            Sources::Comparison(
-                                c.title.clone(),
-                                c.note_markdown.clone(),
-                                ids(&c.runs),
-                            ),
-                            ids(&c.runs),
-                        )
-                    }
-                    Part::Series(k) | Part::SeriesCsv(k) => {
-                        let s = &inputs.series[*k];
-                        let key = if matches!(part, Part::Series(_)) {
-                            Key::Series(s.slug.clone())
-                        } else {
-                            Key::SeriesCsv(s.slug.clone())
-                        };
-                        (
-                            key,
-                            Sources::Series(shapes[*k].clone(), ids(&s.runs)),
-                            ids(&s.runs),
-                        )
-                    }
-                    Part::Lists => (Key::Lists, Sources::Lists, Vec::new()),
-                };
-                (key, part.clone(), sources, shows)
-            });
+        let wanted: Vec<Sourced> = crate::app::sources::of_every_part(&inputs, &places);
         let stale = |key: &Key, sources: &Sources, shows: &[String]| -> bool {
             let Some((_, changed)) = previous else {
                 return true;
@@ -376,7 +292,7 @@ impl Rebuilder {
             }
         };
         let to_render: Vec<usize> = (0..wanted.len())
-            .filter(|&w| stale(&wanted[w].0, &wanted[w].2, &wanted[w].3))
+            .filter(|&w| stale(&wanted[w].key, &wanted[w].sources, &wanted[w].shows))
             .collect();
         // A series' CSV keeps the rows of its first runs while they are the
         // same runs, unchanged, with the same labels and judgements.
@@ -404,8 +320,8 @@ impl Rebuilder {
         };
         let jobs: Vec<Job> = to_render
             .iter()
-            .map(|&w| match wanted[w].1 {
-                Part::SeriesCsv(k) => Job::SeriesCsv(k, kept_rows(k, &wanted[w].0)),
+            .map(|&w| match wanted[w].part {
+                Part::SeriesCsv(k) => Job::SeriesCsv(k, kept_rows(k, &wanted[w].key)),
                 ref part => Job::Part(part.clone()),
             })
             .collect();
@@ -428,7 +344,7 @@ impl Rebuilder {
         let rendered: usize = per_part.iter().map(Vec::len).sum();
 
         // Parts no longer in the site, and the old files of those rendered again.
-        let keep: HashSet<&Key> = wanted.iter().map(|w| &w.0).collect();
+        let keep: HashSet<&Key> = wanted.iter().map(|w| &w.key).collect();
         let gone: Vec<Key> = self
             .parts
             .keys()
@@ -444,7 +360,7 @@ impl Rebuilder {
             }
         }
         for ((&w, made), ends) in to_render.iter().zip(per_part).zip(csv_ends) {
-            let (key, _, sources, _) = &wanted[w];
+            let Sourced { key, sources, .. } = &wanted[w];
             if let Some(ends) = ends {
                 self.csv_ends.insert(key.clone(), ends);
             }

@@ -315,50 +315,39 @@ impl Inputs<'_> {
         }
         Ok(files)
     }
-
-    /// Renders `parts` into `sink` on every core, each part's files handed
-    /// over as soon as it is made; returns how many files they made. Every
-    /// part is made even after one fails, so that the error reported is
-    /// that of the first failing part in `parts`, whatever the timing.
-    pub(crate) fn render_parts(
-        &self,
-        parts: &[Part],
-        sink: &mut dyn SiteSink,
-    ) -> anyhow::Result<usize> {
-        let places = self.places();
-        let mut files = 0;
-        let mut first_error: Option<(usize, anyhow::Error)> = None;
-        crate::threads::map_streamed(
-            parts,
-            PARTS_AT_ONCE,
-            |p| self.render(p, &places),
-            |i, made| {
-                match made {
-                    Ok(made) if first_error.is_none() => {
-                        for (path, bytes) in made {
-                            files += 1;
-                            sink.put(path, bytes)?;
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        if first_error.as_ref().is_none_or(|(at, _)| i < *at) {
-                            first_error = Some((i, e));
-                        }
-                    }
-                }
-                anyhow::Ok(())
-            },
-        )?;
-        match first_error {
-            Some((_, e)) => Err(e),
-            None => Ok(files),
-        }
-    }
 }
 
-/// Renders every page of the site and the downloads beside them into `sink`;
-/// returns how many files it made.
-pub(crate) fn render_site(inputs: &Inputs, sink: &mut dyn SiteSink) -> anyhow::Result<usize> {
-    inputs.render_parts(&inputs.parts(), sink)
+/// Makes `parts` on every core with `make` (given each part's position) and
+/// hands each to `take` as soon as it is made, in any order. Every part is
+/// made even after one fails, so that the error reported is that of the
+/// first failing part in `parts`, whatever the timing; nothing is handed
+/// over after a failure.
+pub(crate) fn stream_parts<R: Send>(
+    parts: &[Part],
+    make: impl Fn(usize, &Part) -> anyhow::Result<R> + Sync,
+    mut take: impl FnMut(R) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let numbered: Vec<(usize, &Part)> = parts.iter().enumerate().collect();
+    let mut first_error: Option<(usize, anyhow::Error)> = None;
+    crate::threads::map_streamed(
+        &numbered,
+        PARTS_AT_ONCE,
+        |&(i, p)| make(i, p),
+        |i, made| {
+            match made {
+                Ok(made) if first_error.is_none() => take(made)?,
+                Ok(_) => {}
+                Err(e) => {
+                    if first_error.as_ref().is_none_or(|(at, _)| i < *at) {
+                        first_error = Some((i, e));
+                    }
+                }
+            }
+            anyhow::Ok(())
+        },
+    )?;
+    match first_error {
+        Some((_, e)) => Err(e),
+        None => Ok(()),
+    }
 }

@@ -125,6 +125,14 @@ pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
 /// Reads every run under `data_dir`, sorted by id. Directories whose name
 /// starts with '.' are skipped (temporary folders of an interrupted write).
 pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
+    Ok(load_runs_digested(data_dir)?
+        .into_iter()
+        .map(|(run, _)| run)
+        .collect())
+}
+
+/// [`load_runs`], each run with the digest of what it was read from.
+pub(crate) fn load_runs_digested(data_dir: &Path) -> Result<Vec<(Run, Digest)>, StoreError> {
     if !data_dir.exists() {
         return Err(StoreError::NoDataFolder {
             path: data_dir.to_path_buf(),
@@ -142,7 +150,7 @@ pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
     dirs.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     // Every run is read, so that every broken file is reported at once; on
     // every core, in order.
-    let results = crate::threads::map_in_order(&dirs, |d| load_run(d));
+    let results = crate::threads::map_in_order(&dirs, |d| load_run_digested(d));
     let mut runs = Vec::new();
     let mut errors = Vec::new();
     for result in results {
@@ -157,8 +165,65 @@ pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
     }
 }
 
+/// The digest of every file directly in the data folder (comparisons,
+/// prices, latency budgets, noted changes, and any other): what a build
+/// reads besides the runs, in one hash.
+pub(crate) fn data_files_digest(data_dir: &Path) -> Result<Digest, StoreError> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(data_dir).map_err(io_err(data_dir))? {
+        let entry = entry.map_err(io_err(data_dir))?;
+        if entry.file_type().map_err(io_err(&entry.path()))?.is_file() {
+            files.push(entry.path());
+        }
+    }
+    files.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
+    let mut hasher = blake3::Hasher::new();
+    for path in files {
+        let bytes = fs::read(&path).map_err(io_err(&path))?;
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        hasher.update(&(name.len() as u64).to_le_bytes());
+        hasher.update(name.as_bytes());
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    Ok(hasher.finalize())
+}
+
 /// Reads and validates one run directory.
 pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
+    load_run_digested(dir).map(|(run, _)| run)
+}
+
+/// What a run was read from, in one hash: every file's name within the
+/// run's folder and its bytes. Two reads with the same digest read the same
+/// run; a build reuses the files of the previous build made from a run of
+/// the same digest (src/app/reuse.rs).
+pub type Digest = blake3::Hash;
+
+/// Hashes every file a run is read from as it is read.
+struct Digester<'a> {
+    dir: &'a Path,
+    hasher: blake3::Hasher,
+}
+
+impl Digester<'_> {
+    /// The text of a run's file, its name (in its folder) and bytes hashed.
+    fn read(&mut self, folder: &str, path: &Path) -> std::io::Result<String> {
+        let text = read_small_file(path)?;
+        let name = path.file_name().unwrap_or_default().as_encoded_bytes();
+        // Lengths first, so that no two different files hash alike.
+        self.hasher.update(&(folder.len() as u64).to_le_bytes());
+        self.hasher.update(folder.as_bytes());
+        self.hasher.update(&(name.len() as u64).to_le_bytes());
+        self.hasher.update(name);
+        self.hasher.update(&(text.len() as u64).to_le_bytes());
+        self.hasher.update(text.as_bytes());
+        Ok(text)
+    }
+}
+
+/// [`load_run`], with the digest of what it read.
+pub fn load_run_digested(dir: &Path) -> Result<(Run, Digest), StoreError> {
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -170,27 +235,40 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
             path: dir.to_path_buf(),
         });
     }
+    let mut digester = Digester {
+        dir,
+        hasher: blake3::Hasher::new(),
+    };
+    digester.hasher.update(id.as_bytes());
     let mut errors = Vec::new();
-    let meta: Option<RunMeta> = read_json(&meta_path)
+    let meta: Option<RunMeta> = digester
+        .read("", &meta_path)
+        .map_err(io_err(&meta_path))
+        .and_then(|text| parse_json(&meta_path, &text))
         .and_then(|m: RunMeta| validate_meta(&meta_path, &m).map(|()| m))
         .map_err(|e| errors.push(e))
         .ok();
 
     let mut cells: Vec<(PathBuf, Cell)> = Vec::new();
     for path in json_files(&dir.join(CELLS_DIR))? {
-        match read_cell(&path) {
+        let read = digester
+            .read(CELLS_DIR, &path)
+            .map_err(io_err(&path))
+            .and_then(|text| parse_cell(&path, &text));
+        match read {
             Ok(cell) => cells.push((path, cell)),
             Err(e) => errors.push(e),
         }
     }
     sort_unique(&mut cells, Cell::key, describe_key, &mut errors);
 
-    let paced: Vec<PacedPoint> = read_records(dir, &mut errors)?;
-    let sessions: Vec<SessionWindow> = read_records(dir, &mut errors)?;
+    let paced: Vec<PacedPoint> = read_records(&mut digester, &mut errors)?;
+    let sessions: Vec<SessionWindow> = read_records(&mut digester, &mut errors)?;
 
     let notes_path = dir.join(NOTES_FILE);
     let notes_markdown = if notes_path.is_file() {
-        fs::read_to_string(&notes_path)
+        digester
+            .read("", &notes_path)
             .map_err(|e| errors.push(io_err(&notes_path)(e)))
             .ok()
     } else {
@@ -199,14 +277,15 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
     if let Some(e) = StoreError::from_list(errors) {
         return Err(e);
     }
-    Ok(Run {
+    let run = Run {
         id,
         meta: meta.expect("run.json was read when nothing failed"),
         cells: cells.into_iter().map(|(_, c)| c).collect(),
         paced,
         sessions,
         notes_markdown,
-    })
+    };
+    Ok((run, digester.hasher.finalize()))
 }
 
 /// The `.json` files directly in `folder`, sorted; none when it is absent.
@@ -311,10 +390,17 @@ fn sort_unique<T, K: Ord>(
 
 /// Every record of kind `R` in run directory `dir`, sorted by key; errors
 /// (unreadable files, two files of one key) go to `errors`.
-fn read_records<R: Record>(dir: &Path, errors: &mut Vec<StoreError>) -> Result<Vec<R>, StoreError> {
+fn read_records<R: Record>(
+    digester: &mut Digester,
+    errors: &mut Vec<StoreError>,
+) -> Result<Vec<R>, StoreError> {
     let mut records: Vec<(PathBuf, R)> = Vec::new();
-    for path in json_files(&dir.join(R::DIR))? {
-        match read_record(&path) {
+    for path in json_files(&digester.dir.join(R::DIR))? {
+        let read = digester
+            .read(R::DIR, &path)
+            .map_err(io_err(&path))
+            .and_then(|text| parse_record(&path, &text));
+        match read {
             Ok(r) => records.push((path, r)),
             Err(e) => errors.push(e),
         }
@@ -326,7 +412,12 @@ fn read_records<R: Record>(dir: &Path, errors: &mut Vec<StoreError>) -> Result<V
 /// Reads one record file (`paced/*.json`, `sessions/*.json`), validated.
 pub(crate) fn read_record<R: Record>(path: &Path) -> Result<R, StoreError> {
     let text = fs::read_to_string(path).map_err(io_err(path))?;
-    let value: serde_json::Value = parse_json(path, &text)?;
+    parse_record(path, &text)
+}
+
+/// [`read_record`] of a file's text.
+fn parse_record<R: Record>(path: &Path, text: &str) -> Result<R, StoreError> {
+    let value: serde_json::Value = parse_json(path, text)?;
     let serde_json::Value::Object(object) = value else {
         return Err(field_err(path, "(document)", "expected a JSON object"));
     };

@@ -15,6 +15,7 @@ mod cost;
 mod digest;
 mod many_runs;
 mod paced_pages;
+mod reuse;
 mod run_pages;
 mod series_pages;
 mod serve_rebuild;

@@ -1,0 +1,157 @@
+//! `sitegen build` takes from the previous build the files of every part
+//! whose sources did not change (src/app/reuse.rs). After each change below,
+//! a build over the last one is a build from scratch, byte for byte, and it
+//! took the unchanged parts (linked: the same files) rather than render them.
+
+use crate::common;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use sitegen::app::pipeline::{BuildOptions, BuildSummary, load, write_site};
+
+/// Every file of the site but the marker (the manifest is left out by
+/// `files_under`).
+fn pages(out: &Path) -> Vec<(String, Vec<u8>)> {
+    common::files_under(out)
+        .into_iter()
+        .filter(|(p, _)| p != ".sitegen")
+        .collect()
+}
+
+fn build(data: &Path, out: &Path, fresh: bool) -> BuildSummary {
+    let opts = BuildOptions {
+        fresh,
+        ..Default::default()
+    };
+    write_site(&load(data, opts).unwrap(), out).unwrap()
+}
+
+/// Builds `data` over the site in `out`, holds it to a build from scratch
+/// and returns what the build said.
+fn build_over(data: &Path, out: &Path, step: &str) -> BuildSummary {
+    let summary = build(data, out, false);
+    let scratch = tempfile::tempdir().unwrap();
+    let fresh_out = scratch.path().join("site");
+    let fresh = build(data, &fresh_out, true);
+    assert_eq!(fresh.reused, 0, "{step}: --fresh takes nothing");
+    assert_eq!(summary.files, fresh.files, "{step}: the same files");
+    let (got, want) = (pages(out), pages(&fresh_out));
+    if got != want {
+        let (a, b): (
+            std::collections::BTreeMap<_, _>,
+            std::collections::BTreeMap<_, _>,
+        ) = (got.into_iter().collect(), want.into_iter().collect());
+        let differ: Vec<&String> = a
+            .keys()
+            .chain(b.keys())
+            .filter(|k| a.get(*k) != b.get(*k))
+            .take(10)
+            .collect();
+        panic!(
+            "{step}: the build over the last one differs from a build from scratch at {differ:?}"
+        );
+    }
+    summary
+}
+
+fn inode(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().ino()
+}
+
+#[test]
+fn a_build_over_the_last_one_is_a_build_from_scratch() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let out = tmp.path().join("site");
+    // Two series of 12 runs (GLM even, Step odd), and a comparison.
+    common::many_runs(&data, 24);
+    let comparisons = |title: &str| {
+        format!(
+            r#"{{"comparisons": [{{"title": "{title}", "runs": ["run-00000", "run-00001"]}}]}}"#
+        )
+    };
+    std::fs::write(data.join("comparisons.json"), comparisons("GLM vs Step")).unwrap();
+
+    let first = build(&data, &out, false);
+    assert_eq!(first.reused, 0, "nothing to take from");
+    let page = |id: &str| out.join(format!("runs/{id}/index.html"));
+    let old_page = inode(&page("run-00002"));
+
+    // Nothing changed: everything but the lists taken, the same files.
+    let again = build_over(&data, &out, "nothing changed");
+    assert!(
+        again.reused * 10 > again.files * 9,
+        "nothing changed, yet only {} of {} files were kept",
+        again.reused,
+        again.files
+    );
+    assert_eq!(
+        inode(&page("run-00002")),
+        old_page,
+        "a kept page is the same file, linked"
+    );
+
+    // A new night of GLM: its page, its series and the newest run's line
+    // again; the other runs kept.
+    common::copy_run(&data, "run-00022", "run-00024", "2026-01-13T02:00:00Z");
+    let new_run = build_over(&data, &out, "a new run");
+    assert!(new_run.reused > 0 && new_run.reused < new_run.files);
+    assert_eq!(inode(&page("run-00002")), old_page);
+
+    // A run in the middle of a series and in the comparison made slower.
+    common::scale_total(&data.join("run-00000/cells/decode-00008192-x001.json"), 0.5);
+    let slower = build_over(&data, &out, "a slower cell");
+    assert!(slower.reused > 0);
+
+    // A run removed, and a run's folder emptied of cells (left out).
+    std::fs::remove_dir_all(data.join("run-00010")).unwrap();
+    std::fs::remove_dir_all(data.join("run-00013/cells")).unwrap();
+    build_over(&data, &out, "a run removed and one emptied");
+
+    // A run of a setup of its own, then a second run of it: the first run's
+    // bytes are the same, but its page now has a series line.
+    let other = common::copy_run(&data, "run-00001", "z-other", "2026-02-01T02:00:00Z");
+    let meta_path = other.join("run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["model"] = "Other-Model".into();
+    common::save(&meta_path, meta.to_string().as_bytes());
+    build_over(&data, &out, "a run of a new setup");
+    let lone = std::fs::read_to_string(page("z-other")).unwrap();
+    common::copy_run(&data, "z-other", "z-other-2", "2026-02-02T02:00:00Z");
+    build_over(&data, &out, "a second run of that setup");
+    assert_ne!(
+        std::fs::read_to_string(page("z-other")).unwrap(),
+        lone,
+        "the first run's page names its series now"
+    );
+
+    // A page edited by hand is rendered again, not kept.
+    let edited = page("run-00004");
+    let mut bytes = std::fs::read(&edited).unwrap();
+    bytes.extend_from_slice(b"<!-- edited -->");
+    std::fs::write(&edited, bytes).unwrap();
+    build_over(&data, &out, "a page edited by hand");
+
+    // The data folder's own files change every part: nothing kept.
+    std::fs::write(data.join("comparisons.json"), comparisons("Step vs GLM")).unwrap();
+    let renamed = build_over(&data, &out, "a comparison renamed");
+    assert_eq!(renamed.reused, 0);
+
+    // A manifest that is not one, or that points outside the site: no harm.
+    let manifest = out.join(common::REUSE_MANIFEST);
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    assert!(text.contains("runs/run-00002/index.html"));
+    std::fs::write(
+        &manifest,
+        text.replace("runs/run-00002/index.html", "../escape.html"),
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("escape.html"), b"outside").unwrap();
+    let outside = build_over(&data, &out, "a manifest pointing outside");
+    assert!(outside.reused > 0, "the other parts are still kept");
+    std::fs::write(&manifest, b"{ not json").unwrap();
+    let broken = build_over(&data, &out, "a broken manifest");
+    assert_eq!(broken.reused, 0);
+}
