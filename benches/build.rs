@@ -6,14 +6,16 @@
 //! the two extremes of series: every run of one setup (one series of all the
 //! runs) and every run a setup of its own (no series).
 //!
-//! Per data set it prints the build time (the median of three builds, and
-//! their range) and where it went (reading and checking, judging the
+//! Per data set it prints the build time (the median of three builds from
+//! scratch, and their range) and where it went (reading and checking, judging the
 //! series, rendering and writing), the floor (reading every input file and
 //! copying every output file, on one thread, right after each build: what
 //! no build can beat) in its two parts, the build's ratio to it (the
 //! median of the three pairs, and their range), the build's peak memory, the index's size,
-//! the largest series page and the largest page of any kind. At the largest
-//! size it then times `sitegen serve`'s rebuild after a new run (three nights
+//! the largest series page and the largest page of any kind; then the
+//! nightly build: a new run added to a series and the site built over the
+//! last one (src/app/reuse.rs), its time, the files it kept and its ratio
+//! to the floor (`nightly`). At the largest size it then times `sitegen serve`'s rebuild after a new run (three nights
 //! running: the first rebuild, then two more) and after one
 //! edited run (src/app/rebuild.rs).
 //!
@@ -48,6 +50,9 @@ struct Measured {
     /// Rendering the pages and writing them.
     render_s: f64,
     peak_mb: Option<f64>,
+    /// Files taken unchanged from the previous build in the output folder.
+    reused: usize,
+    files: usize,
 }
 
 /// Builds in a child process (this bench binary again) and reads back its
@@ -76,6 +81,8 @@ fn build_in_child(data: &Path, out: &Path) -> Measured {
         judge_s: field("judge").expect("the child prints its phases"),
         render_s: field("render").expect("the child prints its phases"),
         peak_mb: field("peak_kb").map(|kb| kb / 1024.0),
+        reused: field("reused").expect("the child prints what it kept") as usize,
+        files: field("files").expect("the child prints what it wrote") as usize,
     }
 }
 
@@ -87,8 +94,10 @@ fn child(data: &Path, out: &Path) {
     let start = Instant::now();
     let loaded = pipeline::load(data, Default::default()).unwrap();
     let loaded_at = start.elapsed().as_secs_f64();
-    pipeline::write_site(&loaded, out).unwrap();
+    let summary = pipeline::write_site(&loaded, out).unwrap();
     let seconds = start.elapsed().as_secs_f64();
+    println!("reused {}", summary.reused);
+    println!("files {}", summary.files);
     let judging = Instant::now();
     let changes = sitegen::store::load_changes(data, &loaded.runs).unwrap();
     let series = sitegen::judge::series::series(&loaded.runs, &changes, &Default::default());
@@ -322,6 +331,63 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     m.seconds
 }
 
+/// The nightly build: a site of `data` built, a new night's run added to
+/// the series of its newest run, and the site built again over the last one
+/// (src/app/reuse.rs), followed at once by its floor; then the new run
+/// removed and the site built again without it (not timed). Three times;
+/// prints the median build over the last one, what it kept, and its ratio
+/// to the floor. The floor's copies are removed after each trial, not kept
+/// as the other cases' are: at 10,000 runs in memory (`/dev/shm`) the kept
+/// sites and copies of a whole sitting outgrew this machine's 24 GiB.
+fn nightly(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) {
+    let newest = std::fs::read_dir(data)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("run-"))
+        .max()
+        .unwrap();
+    let tmp = scratch();
+    let out = tmp.path().join("site");
+    build_in_child(data, &out);
+    let warm = (1 << 30) + 2 * bytes_under(&out);
+    let mut trials: Vec<(Measured, (f64, f64))> = (0..3)
+        .map(|_| {
+            let new = common::copy_run(data, &newest, "run-next", "2099-01-01T02:00:00Z");
+            warm_memory(warm);
+            let m = build_in_child(data, &out);
+            warm_memory(warm);
+            let floor = floor(data, &out, &mut Vec::new());
+            std::fs::remove_dir_all(new).unwrap();
+            build_in_child(data, &out);
+            (m, floor)
+        })
+        .collect();
+    keep.push(tmp);
+    let ratios: Vec<f64> = trials
+        .iter()
+        .map(|(m, (r, c))| m.seconds / (r + c))
+        .collect();
+    let ratio = median(ratios.clone());
+    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = ratios.iter().copied().fold(0.0, f64::max);
+    trials.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
+    let range = (trials[0].0.seconds, trials[2].0.seconds);
+    let (m, (r, c)) = &trials[1];
+    println!(
+        "{label:>22}: a new night built over the last site: {:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + render and keep {:.2}, {} of {} files kept | floor {:.2} s = read {r:.2} + copy {c:.2} | ratio {ratio:.2}x ({lo:.2}-{hi:.2})",
+        m.seconds,
+        range.0,
+        range.1,
+        m.read_s,
+        m.judge_s,
+        m.render_s,
+        m.reused,
+        m.files,
+        r + c,
+    );
+}
+
 /// `sitegen serve`'s rebuild after one change to a site of `data`: a new run
 /// at the end of a series, then an edited cell of a run in the middle of
 /// one (its series judged again from there). Prints each rebuild's time.
@@ -416,10 +482,9 @@ fn main() {
     for &count in &sizes {
         let tmp = scratch();
         common::many_runs(tmp.path(), count);
-        times.push((
-            count,
-            report(&format!("{count} runs, 2 series"), tmp.path(), &mut keep),
-        ));
+        let label = format!("{count} runs, 2 series");
+        times.push((count, report(&label, tmp.path(), &mut keep)));
+        nightly(&label, tmp.path(), &mut keep);
         keep.push(tmp);
     }
     // The extremes of series, at the sizes up to 3,000 (one series of
@@ -431,7 +496,9 @@ fn main() {
         ] {
             let tmp = scratch();
             common::many_runs_of(tmp.path(), count, shape);
-            report(&format!("{count} runs, {name}"), tmp.path(), &mut keep);
+            let label = format!("{count} runs, {name}");
+            report(&label, tmp.path(), &mut keep);
+            nightly(&label, tmp.path(), &mut keep);
             keep.push(tmp);
         }
     }
