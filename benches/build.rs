@@ -239,6 +239,13 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The median of `v`, its least and its greatest.
+fn median_and_range(v: &[f64]) -> (f64, f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    (median(v.to_vec()), lo, hi)
+}
+
 fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     // Three builds, each followed at once by its floor (each into a folder
     // of its own, kept, see `floor`), both in warmed memory (enough for the
@@ -265,11 +272,7 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     let floor_s = median(pairs.iter().map(|(_, _, (r, c))| r + c).collect());
     let floor_read = median(pairs.iter().map(|(_, _, (r, _))| *r).collect());
     let floor_copy = median(pairs.iter().map(|(_, _, (_, c))| *c).collect());
-    let ratio = median(ratios.clone());
-    let ratio_range = (
-        ratios.iter().copied().fold(f64::INFINITY, f64::min),
-        ratios.iter().copied().fold(0.0, f64::max),
-    );
+    let (ratio, lo, hi) = median_and_range(&ratios);
     pairs.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
     let range = (pairs[0].0.seconds, pairs[2].0.seconds);
     let (m, out, _) = pairs.swap_remove(1);
@@ -304,8 +307,8 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
         floor_read,
         floor_copy,
         ratio,
-        ratio_range.0,
-        ratio_range.1
+        lo,
+        hi
     );
     println!(
         "{:>22}  peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
@@ -368,9 +371,7 @@ fn nightly(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) {
         .iter()
         .map(|(m, (r, c))| m.seconds / (r + c))
         .collect();
-    let ratio = median(ratios.clone());
-    let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = ratios.iter().copied().fold(0.0, f64::max);
+    let (ratio, lo, hi) = median_and_range(&ratios);
     trials.sort_by(|a, b| a.0.seconds.total_cmp(&b.0.seconds));
     let range = (trials[0].0.seconds, trials[2].0.seconds);
     let (m, (r, c)) = &trials[1];

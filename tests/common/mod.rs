@@ -581,6 +581,17 @@ pub fn copy_run(data: &Path, from: &str, to: &str, at: &str) -> PathBuf {
     dir
 }
 
+/// [`copy_run`], the copy a run of `model`: a setup of its own.
+pub fn copy_run_as_model(data: &Path, from: &str, to: &str, at: &str, model: &str) -> PathBuf {
+    let dir = copy_run(data, from, to, at);
+    let meta_path = dir.join("run.json");
+    let mut meta: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
+    meta["model"] = model.into();
+    save(&meta_path, meta.to_string().as_bytes());
+    dir
+}
+
 /// Copies the bundled GLM run as `id`, measured at `at` with engine
 /// `version`; decode cells at 8K get their total tok/s times `factor`.
 pub fn glm_run(data: &Path, id: &str, at: &str, version: &str, factor: f64) -> Vec<(u32, f64)> {

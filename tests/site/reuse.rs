@@ -111,12 +111,13 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
 
     // A run of a setup of its own, then a second run of it: the first run's
     // bytes are the same, but its page now has a series line.
-    let other = common::copy_run(&data, "run-00001", "z-other", "2026-02-01T02:00:00Z");
-    let meta_path = other.join("run.json");
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["model"] = "Other-Model".into();
-    common::save(&meta_path, meta.to_string().as_bytes());
+    common::copy_run_as_model(
+        &data,
+        "run-00001",
+        "z-other",
+        "2026-02-01T02:00:00Z",
+        "Other-Model",
+    );
     build_over(&data, &out, "a run of a new setup");
     let lone = std::fs::read_to_string(page("z-other")).unwrap();
     common::copy_run(&data, "z-other", "z-other-2", "2026-02-02T02:00:00Z");

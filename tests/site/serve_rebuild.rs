@@ -110,12 +110,13 @@ fn a_rebuild_after_each_change_is_the_full_build() {
 
     // A run of a setup of its own, then a folder being written (hidden):
     // nothing to read.
-    let other = common::copy_run(&data, "run-00001", "z-other", "2026-02-01T02:00:00Z");
-    let meta_path = other.join("run.json");
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["model"] = "Other-Model".into();
-    common::save(&meta_path, meta.to_string().as_bytes());
+    let other = common::copy_run_as_model(
+        &data,
+        "run-00001",
+        "z-other",
+        "2026-02-01T02:00:00Z",
+        "Other-Model",
+    );
     rebuilder.update(std::slice::from_ref(&other)).unwrap();
     assert_same_as_full_build(&rebuilder, &data, "a run of a new setup");
     std::fs::create_dir_all(data.join(".sitegen-write-1")).unwrap();
