@@ -55,6 +55,17 @@ struct Measured {
     files: usize,
 }
 
+impl Measured {
+    /// "0.70 s (0.67-0.73) = read 0.23 + judge 0.03 + render 0.44": this
+    /// build, the `range` of its kind, and its phases, the last called `last`.
+    fn phases(&self, range: (f64, f64), last: &str) -> String {
+        format!(
+            "{:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + {last} {:.2}",
+            self.seconds, range.0, range.1, self.read_s, self.judge_s, self.render_s
+        )
+    }
+}
+
 /// Builds in a child process (this bench binary again) and reads back its
 /// time and peak memory.
 fn build_in_child(data: &Path, out: &Path) -> Measured {
@@ -296,19 +307,8 @@ fn report(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) -> f64 {
     let any = largest(&|_| true).unwrap();
     let run_pages = pages.iter().filter(|(p, _)| p.starts_with("runs")).count();
     println!(
-        "{label:>22}: build {:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + render {:.2} | floor {:.2} s = read {:.2} + copy {:.2} | ratio {:.2}x ({:.2}-{:.2})",
-        m.seconds,
-        range.0,
-        range.1,
-        m.read_s,
-        m.judge_s,
-        m.render_s,
-        floor_s,
-        floor_read,
-        floor_copy,
-        ratio,
-        lo,
-        hi
+        "{label:>22}: build {} | floor {floor_s:.2} s = read {floor_read:.2} + copy {floor_copy:.2} | ratio {ratio:.2}x ({lo:.2}-{hi:.2})",
+        m.phases(range, "render"),
     );
     println!(
         "{:>22}  peak {:>8} | {:>6} pages, site {:>9} | index {:>9} (every run's rows, on demand: {}) | largest series page {:>9} | largest page {:>9} ({})",
@@ -376,13 +376,8 @@ fn nightly(label: &str, data: &Path, keep: &mut Vec<tempfile::TempDir>) {
     let range = (trials[0].0.seconds, trials[2].0.seconds);
     let (m, (r, c)) = &trials[1];
     println!(
-        "{label:>22}: a new night built over the last site: {:.2} s ({:.2}-{:.2}) = read {:.2} + judge {:.2} + render and keep {:.2}, {} of {} files kept | floor {:.2} s = read {r:.2} + copy {c:.2} | ratio {ratio:.2}x ({lo:.2}-{hi:.2})",
-        m.seconds,
-        range.0,
-        range.1,
-        m.read_s,
-        m.judge_s,
-        m.render_s,
+        "{label:>22}: a new night built over the last site: {}, {} of {} files kept | floor {:.2} s = read {r:.2} + copy {c:.2} | ratio {ratio:.2}x ({lo:.2}-{hi:.2})",
+        m.phases(range, "render and keep"),
         m.reused,
         m.files,
         r + c,

@@ -24,9 +24,9 @@ pub(crate) struct SiteWriter {
     /// Files go to a thread of their own: creating a file costs the kernel
     /// about as much as rendering it costs us, so the two overlap.
     files: Option<std::sync::mpsc::SyncSender<Item>>,
-    writer: Option<std::thread::JoinHandle<anyhow::Result<Written>>>,
-    /// What the writer wrote, once it finished.
-    written: Written,
+    writer: Option<std::thread::JoinHandle<anyhow::Result<Stamped>>>,
+    /// What the writer stamped, once it finished.
+    stamped: Stamped,
 }
 
 /// A file for the writer thread.
@@ -47,10 +47,10 @@ enum Item {
     },
 }
 
-/// What the writer thread wrote: each file of a part that may be reused,
+/// What the writer thread stamped: each file of a part that may be reused,
 /// with its part's digest and stamp, for the next build's manifest.
 #[derive(Default)]
-struct Written {
+struct Stamped {
     files: Vec<(Digest, String, Stamp)>,
 }
 
@@ -62,9 +62,9 @@ const QUEUED_FILES: usize = 64;
 fn write_files(
     root: std::path::PathBuf,
     files: std::sync::mpsc::Receiver<Item>,
-) -> anyhow::Result<Written> {
+) -> anyhow::Result<Stamped> {
     let mut made = std::collections::HashSet::new();
-    let mut written = Written::default();
+    let mut stamped = Stamped::default();
     for item in files {
         let rel = match &item {
             Item::Bytes { rel, .. } | Item::Reused { rel, .. } => rel,
@@ -90,7 +90,7 @@ fn write_files(
                 std::io::Write::write_all(&mut file, &bytes).with_context(cannot_write)?;
                 // The stamp as the file stands written (fstat, no second lookup).
                 if let Some(stamp) = Stamp::of(&file.metadata().with_context(cannot_write)?) {
-                    written.files.push((part, rel, stamp));
+                    stamped.files.push((part, rel, stamp));
                 }
             }
             Item::Reused {
@@ -109,12 +109,12 @@ fn write_files(
                     }
                 };
                 if let Some(stamp) = stamp {
-                    written.files.push((part, rel, stamp));
+                    stamped.files.push((part, rel, stamp));
                 }
             }
         }
     }
-    Ok(written)
+    Ok(stamped)
 }
 
 impl SiteWriter {
@@ -155,7 +155,7 @@ impl SiteWriter {
             out: out.to_path_buf(),
             files: Some(files),
             writer: Some(writer),
-            written: Written::default(),
+            stamped: Stamped::default(),
         })
     }
 
@@ -215,7 +215,7 @@ impl SiteWriter {
         drop(self.files.take());
         match self.writer.take().map(std::thread::JoinHandle::join) {
             Some(Ok(result)) => {
-                self.written = result?;
+                self.stamped = result?;
                 Ok(())
             }
             Some(Err(_)) => bail!("the thread writing the site panicked"),
@@ -233,7 +233,7 @@ impl SiteWriter {
         )
         .context("writing the output marker")?;
         // What the next build may take from this one.
-        let manifest = Manifest::of(std::mem::take(&mut self.written.files));
+        let manifest = Manifest::of(std::mem::take(&mut self.stamped.files));
         fs::write(
             staging.path().join(crate::app::reuse::MANIFEST),
             manifest.to_json(),

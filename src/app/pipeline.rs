@@ -63,6 +63,15 @@ impl Loaded {
 /// Reads and checks every run under `data_dir`. Every problem of the data is
 /// reported together.
 pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
+    // The data folder's own files hashed before they are read: one edited
+    // between the two is then read newer than hashed, and the next build
+    // renders again what it touches rather than keep pages made from it.
+    // (A run's digest is of the very bytes parsed.)
+    let data_digest = if opts.fresh || !data_dir.is_dir() {
+        None
+    } else {
+        Some(store::data_files_digest(data_dir)?)
+    };
     let runs = store::load_runs_digested(data_dir);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
@@ -81,13 +90,11 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     let runs = runs.into_iter().map(|(r, _)| r).collect();
     let mut loaded =
         assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)?;
-    if !opts.fresh {
-        loaded.digests = Some(crate::app::reuse::Digests {
-            data: store::data_files_digest(data_dir)?,
-            runs: run_digests,
-            options: format!("{opts:?}"),
-        });
-    }
+    loaded.digests = data_digest.map(|data| crate::app::reuse::Digests {
+        data,
+        runs: run_digests,
+        options: format!("{opts:?}"),
+    });
     Ok(loaded)
 }
 

@@ -180,13 +180,19 @@ pub(crate) fn data_files_digest(data_dir: &Path) -> Result<Digest, StoreError> {
     let mut hasher = blake3::Hasher::new();
     for path in files {
         let bytes = fs::read(&path).map_err(io_err(&path))?;
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        hasher.update(&(name.len() as u64).to_le_bytes());
-        hasher.update(name.as_bytes());
-        hasher.update(&(bytes.len() as u64).to_le_bytes());
-        hasher.update(&bytes);
+        let name = path.file_name().unwrap_or_default().as_encoded_bytes();
+        hash_named(&mut hasher, &[name, &bytes]);
     }
     Ok(hasher.finalize())
+}
+
+/// Hashes `pieces`, each after its length, so that no two different
+/// sequences of pieces (a file's name and bytes, ...) hash alike.
+fn hash_named(hasher: &mut blake3::Hasher, pieces: &[&[u8]]) {
+    for piece in pieces {
+        hasher.update(&(piece.len() as u64).to_le_bytes());
+        hasher.update(piece);
+    }
 }
 
 /// Reads and validates one run directory.
@@ -211,13 +217,10 @@ impl Digester<'_> {
     fn read(&mut self, folder: &str, path: &Path) -> std::io::Result<String> {
         let text = read_small_file(path)?;
         let name = path.file_name().unwrap_or_default().as_encoded_bytes();
-        // Lengths first, so that no two different files hash alike.
-        self.hasher.update(&(folder.len() as u64).to_le_bytes());
-        self.hasher.update(folder.as_bytes());
-        self.hasher.update(&(name.len() as u64).to_le_bytes());
-        self.hasher.update(name);
-        self.hasher.update(&(text.len() as u64).to_le_bytes());
-        self.hasher.update(text.as_bytes());
+        hash_named(
+            &mut self.hasher,
+            &[folder.as_bytes(), name, text.as_bytes()],
+        );
         Ok(text)
     }
 }
@@ -239,7 +242,7 @@ pub fn load_run_digested(dir: &Path) -> Result<(Run, Digest), StoreError> {
         dir,
         hasher: blake3::Hasher::new(),
     };
-    digester.hasher.update(id.as_bytes());
+    hash_named(&mut digester.hasher, &[id.as_bytes()]);
     let mut errors = Vec::new();
     let meta: Option<RunMeta> = digester
         .read("", &meta_path)

@@ -122,6 +122,55 @@ fn build_works_from_any_folder_and_a_failed_build_keeps_the_previous_site() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// Each file of the site in `out` by its inode (Unix).
+fn inodes(out: &std::path::Path) -> std::collections::BTreeMap<String, u64> {
+    use std::os::unix::fs::MetadataExt;
+    files_under(out)
+        .into_iter()
+        .map(|(rel, _)| {
+            let ino = std::fs::metadata(out.join(&rel)).unwrap().ino();
+            (rel, ino)
+        })
+        .collect()
+}
+
+/// The number in "(N unchanged since the last build, kept)", if said.
+fn kept_said(err: &str) -> Option<usize> {
+    let (before, _) = err.split_once(" unchanged since the last build, kept)")?;
+    before.rsplit('(').next()?.replace(',', "").parse().ok()
+}
+
+#[test]
+fn a_build_says_how_many_files_it_kept_and_kept_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = data_dir().display().to_string();
+    let build = |extra: &[&str]| {
+        let mut args = vec!["build", "--data", &data, "--out", "site"];
+        args.extend_from_slice(extra);
+        let out = sitegen(&args, tmp.path());
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    let site = tmp.path().join("site");
+    let first = build(&[]);
+    assert_eq!(kept_said(&first), None, "nothing to keep: {first}");
+    let before = inodes(&site);
+    // The number said is the number of files that are the same files.
+    let again = build(&[]);
+    let after = inodes(&site);
+    let same = after
+        .iter()
+        .filter(|(p, ino)| before.get(*p) == Some(ino))
+        .count();
+    assert!(same > 0);
+    assert_eq!(kept_said(&again), Some(same), "{again}");
+    // --fresh keeps none, and says none.
+    let fresh = build(&["--fresh"]);
+    assert_eq!(kept_said(&fresh), None, "{fresh}");
+    let renewed = inodes(&site);
+    assert!(renewed.iter().all(|(p, ino)| after.get(p) != Some(ino)));
+}
+
 #[test]
 fn an_empty_or_missing_data_folder_publishes_nothing_unless_asked() {
     let tmp = tempfile::tempdir().unwrap();

@@ -573,23 +573,24 @@ pub fn copy_run(data: &Path, from: &str, to: &str, at: &str) -> PathBuf {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, bytes).unwrap();
     }
-    let meta_path = dir.join("run.json");
-    let mut meta: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["measured_at"] = at.into();
-    save(&meta_path, meta.to_string().as_bytes());
+    edit_run_meta(&dir, |meta| meta["measured_at"] = at.into());
     dir
 }
 
 /// [`copy_run`], the copy a run of `model`: a setup of its own.
 pub fn copy_run_as_model(data: &Path, from: &str, to: &str, at: &str, model: &str) -> PathBuf {
     let dir = copy_run(data, from, to, at);
+    edit_run_meta(&dir, |meta| meta["model"] = model.into());
+    dir
+}
+
+/// Edits the `run.json` of the run folder `dir`, saved by a rename.
+pub fn edit_run_meta(dir: &Path, edit: impl FnOnce(&mut serde_json::Value)) {
     let meta_path = dir.join("run.json");
     let mut meta: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&meta_path).unwrap()).unwrap();
-    meta["model"] = model.into();
+    edit(&mut meta);
     save(&meta_path, meta.to_string().as_bytes());
-    dir
 }
 
 /// Copies the bundled GLM run as `id`, measured at `at` with engine
