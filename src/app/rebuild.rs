@@ -34,10 +34,11 @@ pub struct Rebuilder {
 }
 
 /// A part to render again: as a build renders it, or a series' CSV after
-/// the rows of its runs whose judgement did not change.
+/// the rows of its first runs whose judgement did not change (where they
+/// end), which stay where they are.
 enum Job<'a> {
     Part(Part),
-    SeriesCsv(usize, Option<crate::export::csv::KeptRows<'a>>),
+    SeriesCsv(usize, &'a [usize]),
 }
 
 /// What an update did.
@@ -296,13 +297,15 @@ impl Rebuilder {
             .collect();
         // A series' CSV keeps the rows of its first runs while they are the
         // same runs, unchanged, with the same labels and judgements.
-        let kept_rows = |k: usize, key: &Key| -> Option<crate::export::csv::KeptRows<'_>> {
-            let (_, changed) = previous?;
-            let Some((paths, Sources::Series(old, old_ids))) = self.parts.get(key) else {
-                return None;
+        let kept_ends = |k: usize, key: &Key| -> &[usize] {
+            let Some((_, changed)) = previous else {
+                return &[];
             };
-            let ends = self.csv_ends.get(key)?;
-            let bytes = self.site.files.get(paths.first()?)?;
+            let (Some((_, Sources::Series(old, old_ids))), Some(ends)) =
+                (self.parts.get(key), self.csv_ends.get(key))
+            else {
+                return &[];
+            };
             let new = &inputs.series[k];
             let kept = (0..ends.len().min(new.runs.len()))
                 .take_while(|&i| {
@@ -313,15 +316,12 @@ impl Rebuilder {
                         && old.judgements.get(i) == new.judgements.get(i)
                 })
                 .count();
-            (kept > 0).then(|| crate::export::csv::KeptRows {
-                bytes: &bytes[..ends[kept - 1]],
-                ends: &ends[..kept],
-            })
+            &ends[..kept]
         };
         let jobs: Vec<Job> = to_render
             .iter()
             .map(|&w| match wanted[w].part {
-                Part::SeriesCsv(k) => Job::SeriesCsv(k, kept_rows(k, &wanted[w].key)),
+                Part::SeriesCsv(k) => Job::SeriesCsv(k, kept_ends(k, &wanted[w].key)),
                 ref part => Job::Part(part.clone()),
             })
             .collect();
@@ -331,17 +331,35 @@ impl Rebuilder {
         let made = crate::threads::map_in_order(&jobs, |job| match job {
             Job::Part(part) => Ok((inputs.render(part, &places)?, None)),
             Job::SeriesCsv(k, kept) => {
-                let (file, ends) = inputs.series_csv_after(&inputs.series[*k], *kept);
-                Ok((vec![file], Some(ends)))
+                let s = &inputs.series[*k];
+                let (after, ends) = inputs.series_csv_after(s, kept);
+                let path = crate::app::site::Inputs::series_csv_path(s);
+                Ok((vec![(path, after)], Some((kept.last().copied(), ends))))
             }
         });
         drop(jobs);
-        let (per_part, csv_ends): (Vec<Vec<crate::app::site::File>>, Vec<Option<Vec<usize>>>) =
-            made.into_iter()
-                .collect::<anyhow::Result<Vec<_>>>()?
-                .into_iter()
-                .unzip();
+        type Csv = Option<(Option<usize>, Vec<usize>)>;
+        let (mut per_part, csvs): (Vec<Vec<crate::app::site::File>>, Vec<Csv>) = made
+            .into_iter()
+            .collect::<anyhow::Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
         let rendered: usize = per_part.iter().map(Vec::len).sum();
+        // Every part rendered: a CSV's new rows put after its kept ones, in
+        // the file as it is (not a copy of tens of MB).
+        for (made, csv) in per_part.iter_mut().zip(&csvs) {
+            if let (Some((Some(kept_end), _)), [(path, after)]) = (csv, &mut made[..]) {
+                let mut bytes = self
+                    .site
+                    .files
+                    .remove(path.as_str())
+                    .expect("a series' CSV with kept rows is in the site");
+                bytes.truncate(*kept_end);
+                bytes.extend_from_slice(after);
+                *after = bytes;
+            }
+        }
+        let csv_ends = csvs.into_iter().map(|c| c.map(|(_, ends)| ends));
 
         // Parts no longer in the site, and the old files of those rendered again.
         let keep: HashSet<&Key> = wanted.iter().map(|w| &w.key).collect();

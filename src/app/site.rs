@@ -265,25 +265,24 @@ impl Inputs<'_> {
     }
 
     fn series_csv(&self, s: &crate::judge::series::Series) -> Vec<File> {
-        vec![self.series_csv_after(s, None).0]
+        let (bytes, _) = self.series_csv_after(s, &[]);
+        vec![(Self::series_csv_path(s), bytes)]
     }
 
-    /// A series' CSV, the rows of its first runs `kept` as they are, and
-    /// where each run's rows end (for the next time).
+    pub(crate) fn series_csv_path(s: &crate::judge::series::Series) -> String {
+        format!("{}series.csv", render::series_page::series_path(s))
+    }
+
+    /// A series' CSV after the rows of its first runs, which end at
+    /// `kept_ends` (export::csv::series_csv_after), and where each run's
+    /// rows end (for the next time).
     pub(crate) fn series_csv_after(
         &self,
         s: &crate::judge::series::Series,
-        kept: Option<export::csv::KeptRows<'_>>,
-    ) -> (File, Vec<usize>) {
+        kept_ends: &[usize],
+    ) -> (Vec<u8>, Vec<usize>) {
         let members: Vec<&Run> = s.runs.iter().map(|&i| &self.runs[i]).collect();
-        let (bytes, ends) = export::csv::series_csv_after(&members, s, kept);
-        (
-            (
-                format!("{}series.csv", render::series_page::series_path(s)),
-                bytes,
-            ),
-            ends,
-        )
+        export::csv::series_csv_after(&members, s, kept_ends)
     }
 
     fn list_files(&self) -> anyhow::Result<Vec<File>> {

@@ -180,36 +180,24 @@ pub(crate) fn comparison_csv(runs: &[Run], comparison: &Comparison) -> String {
     finish(w)
 }
 
-/// The rows of a series' first runs as an earlier [`series_csv_after`]
-/// wrote them: the bytes up to the end of the last kept run's rows, and
-/// where each kept run's rows end.
-#[derive(Clone, Copy)]
-pub(crate) struct KeptRows<'a> {
-    pub bytes: &'a [u8],
-    pub ends: &'a [usize],
-}
-
 /// Every decode cell of every run of a series, oldest run first: its total
 /// tok/s with its 95% interval, and how it changed from the run before
 /// (ratio, and slower / faster / same by the series rule; empty where either
-/// run has no valid figure). The first `kept.ends.len()` runs' rows taken as they
-/// are (`sitegen serve` keeps those of runs whose judgement did not
-/// change: a year of nights is tens of MB), and where each run's rows end.
+/// run has no valid figure). The bytes after the rows of the first
+/// `kept_ends.len()` runs, which end at those offsets (`sitegen serve`
+/// keeps the rows of runs whose judgement did not change, where they are:
+/// a year of nights is tens of MB), and where each run's rows end.
 pub(crate) fn series_csv_after(
     runs: &[&Run],
     series: &crate::judge::series::Series,
-    kept: Option<KeptRows<'_>>,
+    kept_ends: &[usize],
 ) -> (Vec<u8>, Vec<usize>) {
     let labels = &series.labels;
-    let (out, mut ends) = match &kept {
-        Some(k) => {
-            debug_assert_eq!(k.ends.last(), Some(&k.bytes.len()));
-            (k.bytes.to_vec(), k.ends.to_vec())
-        }
-        None => (Vec::new(), Vec::with_capacity(runs.len())),
-    };
+    let mut ends = Vec::with_capacity(runs.len());
+    ends.extend_from_slice(kept_ends);
+    let offset = kept_ends.last().copied().unwrap_or(0);
     let from = ends.len();
-    let mut w = csv::Writer::from_writer(out);
+    let mut w = csv::Writer::from_writer(Vec::new());
     if from == 0 {
         w.write_record([
             "run_id",
@@ -260,7 +248,7 @@ pub(crate) fn series_csv_after(
             .expect("writing to memory cannot fail");
         }
         w.flush().expect("writing to memory cannot fail");
-        ends.push(w.get_ref().len());
+        ends.push(offset + w.get_ref().len());
     }
     let bytes = w.into_inner().expect("writing to memory cannot fail");
     (bytes, ends)
@@ -303,15 +291,12 @@ mod tests {
             "some rows judged"
         );
         let members: Vec<&crate::model::Run> = s.runs.iter().map(|&i| &runs[i]).collect();
-        let (whole, ends) = super::series_csv_after(&members, s, None);
+        let (whole, ends) = super::series_csv_after(&members, s, &[]);
         assert_eq!(ends.len(), 12);
         assert_eq!(ends.last(), Some(&whole.len()));
         for kept in 1..=12 {
-            let rows = super::KeptRows {
-                bytes: &whole[..ends[kept - 1]],
-                ends: &ends[..kept],
-            };
-            let (again, ends_again) = super::series_csv_after(&members, s, Some(rows));
+            let (after, ends_again) = super::series_csv_after(&members, s, &ends[..kept]);
+            let again = [&whole[..ends[kept - 1]], &after[..]].concat();
             assert_eq!(again, whole, "keeping {kept} runs");
             assert_eq!(ends_again, ends);
         }
