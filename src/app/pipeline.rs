@@ -67,12 +67,14 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     // between the two is then read newer than hashed, and the next build
     // renders again what it touches rather than keep pages made from it.
     // (A run's digest is of the very bytes parsed.)
-    let data_digest = if opts.fresh || !data_dir.is_dir() {
-        None
-    } else {
+    // A build that renders everything hashes nothing.
+    let digest = !opts.fresh;
+    let data_digest = if digest && data_dir.is_dir() {
         Some(store::data_files_digest(data_dir)?)
+    } else {
+        None
     };
-    let runs = store::load_runs_digested(data_dir);
+    let runs = store::read_runs(data_dir, digest);
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
     let slo = store::load_slo(data_dir);
@@ -86,7 +88,10 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
-    let run_digests = runs.iter().map(|(r, d)| (r.id.clone(), *d)).collect();
+    let run_digests = runs
+        .iter()
+        .filter_map(|(r, d)| Some((r.id.clone(), (*d)?)))
+        .collect();
     let runs = runs.into_iter().map(|(r, _)| r).collect();
     let mut loaded =
         assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)?;

@@ -55,7 +55,15 @@ pub struct Update {
 impl Rebuilder {
     /// Builds the site of `data_dir` in memory.
     pub fn new(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<(Rebuilder, BuildSummary)> {
-        let loaded = pipeline::load(data_dir, opts)?;
+        // Rendered in memory, every part: no previous build to take from,
+        // so nothing is hashed.
+        let loaded = pipeline::load(
+            data_dir,
+            BuildOptions {
+                fresh: true,
+                ..opts
+            },
+        )?;
         let mut me = Rebuilder {
             data_dir: data_dir.to_path_buf(),
             canonical: data_dir.canonicalize().ok(),

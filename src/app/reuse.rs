@@ -31,7 +31,7 @@ pub(crate) const MANIFEST: &str = ".sitegen-reuse.json";
 const MANIFEST_VERSION: u32 = 1;
 
 /// What a build's data was read from: the data folder's own files and each
-/// run's (`store::load_run_digested`).
+/// run's (`store::read_runs`).
 #[derive(Debug, Clone)]
 pub struct Digests {
     pub data: Digest,

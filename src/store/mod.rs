@@ -125,14 +125,18 @@ pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
 /// Reads every run under `data_dir`, sorted by id. Directories whose name
 /// starts with '.' are skipped (temporary folders of an interrupted write).
 pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
-    Ok(load_runs_digested(data_dir)?
+    Ok(read_runs(data_dir, false)?
         .into_iter()
         .map(|(run, _)| run)
         .collect())
 }
 
-/// [`load_runs`], each run with the digest of what it was read from.
-pub(crate) fn load_runs_digested(data_dir: &Path) -> Result<Vec<(Run, Digest)>, StoreError> {
+/// [`load_runs`], each run with the digest of what it was read from when
+/// `digest` (only a build that may keep pages of the last one needs it).
+pub(crate) fn read_runs(
+    data_dir: &Path,
+    digest: bool,
+) -> Result<Vec<(Run, Option<Digest>)>, StoreError> {
     if !data_dir.exists() {
         return Err(StoreError::NoDataFolder {
             path: data_dir.to_path_buf(),
@@ -150,7 +154,7 @@ pub(crate) fn load_runs_digested(data_dir: &Path) -> Result<Vec<(Run, Digest)>, 
     dirs.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     // Every run is read, so that every broken file is reported at once; on
     // every core, in order.
-    let results = crate::threads::map_in_order(&dirs, |d| load_run_digested(d));
+    let results = crate::threads::map_in_order(&dirs, |d| read_run(d, digest));
     let mut runs = Vec::new();
     let mut errors = Vec::new();
     for result in results {
@@ -197,7 +201,7 @@ fn hash_named(hasher: &mut blake3::Hasher, pieces: &[&[u8]]) {
 
 /// Reads and validates one run directory.
 pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
-    load_run_digested(dir).map(|(run, _)| run)
+    read_run(dir, false).map(|(run, _)| run)
 }
 
 /// What a run was read from, in one hash: every file's name within the
@@ -206,27 +210,26 @@ pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
 /// the same digest (src/app/reuse.rs).
 pub type Digest = blake3::Hash;
 
-/// Hashes every file a run is read from as it is read.
+/// Reads a run's files, hashing each as it is read when asked to.
 struct Digester<'a> {
     dir: &'a Path,
-    hasher: blake3::Hasher,
+    hasher: Option<blake3::Hasher>,
 }
 
 impl Digester<'_> {
     /// The text of a run's file, its name (in its folder) and bytes hashed.
     fn read(&mut self, folder: &str, path: &Path) -> std::io::Result<String> {
         let text = read_small_file(path)?;
-        let name = path.file_name().unwrap_or_default().as_encoded_bytes();
-        hash_named(
-            &mut self.hasher,
-            &[folder.as_bytes(), name, text.as_bytes()],
-        );
+        if let Some(hasher) = &mut self.hasher {
+            let name = path.file_name().unwrap_or_default().as_encoded_bytes();
+            hash_named(hasher, &[folder.as_bytes(), name, text.as_bytes()]);
+        }
         Ok(text)
     }
 }
 
-/// [`load_run`], with the digest of what it read.
-pub fn load_run_digested(dir: &Path) -> Result<(Run, Digest), StoreError> {
+/// [`load_run`], with the digest of what it read when `digest`.
+fn read_run(dir: &Path, digest: bool) -> Result<(Run, Option<Digest>), StoreError> {
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -240,9 +243,12 @@ pub fn load_run_digested(dir: &Path) -> Result<(Run, Digest), StoreError> {
     }
     let mut digester = Digester {
         dir,
-        hasher: blake3::Hasher::new(),
+        hasher: digest.then(|| {
+            let mut hasher = blake3::Hasher::new();
+            hash_named(&mut hasher, &[id.as_bytes()]);
+            hasher
+        }),
     };
-    hash_named(&mut digester.hasher, &[id.as_bytes()]);
     let mut errors = Vec::new();
     let meta: Option<RunMeta> = digester
         .read("", &meta_path)
@@ -288,7 +294,7 @@ pub fn load_run_digested(dir: &Path) -> Result<(Run, Digest), StoreError> {
         sessions,
         notes_markdown,
     };
-    Ok((run, digester.hasher.finalize()))
+    Ok((run, digester.hasher.map(|h| h.finalize())))
 }
 
 /// The `.json` files directly in `folder`, sorted; none when it is absent.
