@@ -41,6 +41,13 @@ enum Job<'a> {
     SeriesCsv(usize, &'a [usize]),
 }
 
+/// A series' CSV made again: where each run's rows end, and where the rows
+/// kept from the site end (none kept: the file made is the whole file).
+struct CsvMade {
+    kept_end: Option<usize>,
+    ends: Vec<usize>,
+}
+
 /// What an update did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Update {
@@ -342,12 +349,15 @@ impl Rebuilder {
                 let s = &inputs.series[*k];
                 let (after, ends) = inputs.series_csv_after(s, kept);
                 let path = crate::app::site::Inputs::series_csv_path(s);
-                Ok((vec![(path, after)], Some((kept.last().copied(), ends))))
+                let made = CsvMade {
+                    kept_end: kept.last().copied(),
+                    ends,
+                };
+                Ok((vec![(path, after)], Some(made)))
             }
         });
         drop(jobs);
-        type Csv = Option<(Option<usize>, Vec<usize>)>;
-        let (mut per_part, csvs): (Vec<Vec<crate::app::site::File>>, Vec<Csv>) = made
+        let (mut per_part, csvs): (Vec<Vec<crate::app::site::File>>, Vec<Option<CsvMade>>) = made
             .into_iter()
             .collect::<anyhow::Result<Vec<_>>>()?
             .into_iter()
@@ -356,7 +366,14 @@ impl Rebuilder {
         // Every part rendered: a CSV's new rows put after its kept ones, in
         // the file as it is (not a copy of tens of MB).
         for (made, csv) in per_part.iter_mut().zip(&csvs) {
-            if let (Some((Some(kept_end), _)), [(path, after)]) = (csv, &mut made[..]) {
+            if let (
+                Some(CsvMade {
+                    kept_end: Some(kept_end),
+                    ..
+                }),
+                [(path, after)],
+            ) = (csv, &mut made[..])
+            {
                 let mut bytes = self
                     .site
                     .files
@@ -367,7 +384,7 @@ impl Rebuilder {
                 *after = bytes;
             }
         }
-        let csv_ends = csvs.into_iter().map(|c| c.map(|(_, ends)| ends));
+        let csv_ends = csvs.into_iter().map(|c| c.map(|c| c.ends));
 
         // Parts no longer in the site, and the old files of those rendered again.
         let keep: HashSet<&Key> = wanted.iter().map(|w| &w.key).collect();

@@ -24,8 +24,10 @@ use crate::app::site::{Inputs, SiteSink, stream_parts};
 use crate::app::sources::{Sourced, Sources};
 use crate::store::Digest;
 
-/// The manifest a build leaves in the output folder for the next one.
-pub(crate) const MANIFEST: &str = ".sitegen-reuse.json";
+/// The manifest a build leaves in the output folder for the next one: the
+/// inodes and times of the files it wrote, different from one build to the
+/// next (not a page).
+pub const MANIFEST: &str = ".sitegen-reuse.json";
 
 /// The manifest's form; another is not read (everything is rendered).
 const MANIFEST_VERSION: u32 = 1;

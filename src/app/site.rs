@@ -269,6 +269,7 @@ impl Inputs<'_> {
         vec![(Self::series_csv_path(s), bytes)]
     }
 
+    /// Where a series' CSV is, beside its pages.
     pub(crate) fn series_csv_path(s: &crate::judge::series::Series) -> String {
         format!("{}series.csv", render::series_page::series_path(s))
     }

@@ -363,18 +363,13 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
     (tmp, out)
 }
 
-/// What a build leaves in the site for the next build (src/app/reuse.rs):
-/// the inodes and times of the files it wrote, different from one build to
-/// the next. Not a page; left out of [`files_under`].
-pub const REUSE_MANIFEST: &str = ".sitegen-reuse.json";
-
 /// Every file under `dir` as (relative path, bytes), sorted; the reuse
 /// manifest left out.
 pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
         .into_iter()
         .map(|e| e.unwrap())
-        .filter(|e| e.file_type().is_file() && e.file_name() != REUSE_MANIFEST)
+        .filter(|e| e.file_type().is_file() && e.file_name() != sitegen::app::reuse::MANIFEST)
         .map(|e| {
             let rel = e
                 .path()

@@ -141,7 +141,7 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
     assert_eq!(renamed.reused, 0);
 
     // A manifest that is not one, or that points outside the site: no harm.
-    let manifest = out.join(common::REUSE_MANIFEST);
+    let manifest = out.join(sitegen::app::reuse::MANIFEST);
     let text = std::fs::read_to_string(&manifest).unwrap();
     assert!(text.contains("runs/run-00002/index.html"));
     std::fs::write(
