@@ -83,7 +83,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 rule,
                 fresh: args.fresh,
             };
-            let data = match sitegen::app::pipeline::load(&args.data, opts) {
+            let data = match sitegen::app::pipeline::load_over(&args.data, opts, Some(&args.out)) {
                 Ok(data) => data,
                 // With --check, the gate's own code: CI tells "cannot read" from "slower".
                 Err(e) if args.check => {
@@ -101,11 +101,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 sitegen::model::format::counted(summary.runs, "run page"),
                 sitegen::model::format::counted(summary.files, "file"),
                 args.out.display(),
-                match summary.reused {
-                    0 => String::new(),
-                    n => format!(
-                        " ({} unchanged since the last build, kept)",
-                        sitegen::model::format::count(n as u64)
+                match (summary.runs_unchanged, summary.reused) {
+                    (0, 0) => String::new(),
+                    (runs, files) => format!(
+                        " (unchanged since the last build: {} read from its copy, {} kept)",
+                        sitegen::model::format::counted(runs, "run"),
+                        sitegen::model::format::counted(files, "file"),
                     ),
                 }
             );

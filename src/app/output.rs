@@ -45,6 +45,11 @@ enum Item {
         stamp: Stamp,
         part: Digest,
     },
+    /// A file of the previous build put in place again, not for the manifest.
+    Linked {
+        rel: String,
+        from: std::path::PathBuf,
+    },
 }
 
 /// What the writer thread stamped: each file of a part that may be reused,
@@ -67,7 +72,7 @@ fn write_files(
     let mut stamped = Stamped::default();
     for item in files {
         let rel = match &item {
-            Item::Bytes { rel, .. } | Item::Reused { rel, .. } => rel,
+            Item::Bytes { rel, .. } | Item::Reused { rel, .. } | Item::Linked { rel, .. } => rel,
         };
         let path = root.join(rel);
         if let Some(dir) = path.parent()
@@ -91,6 +96,11 @@ fn write_files(
                 // The stamp as the file stands written (fstat, no second lookup).
                 if let Some(stamp) = Stamp::of(&file.metadata().with_context(cannot_write)?) {
                     stamped.files.push((part, rel, stamp));
+                }
+            }
+            Item::Linked { from, .. } => {
+                if fs::hard_link(&from, &path).is_err() {
+                    fs::copy(&from, &path).with_context(cannot_write)?;
                 }
             }
             Item::Reused {
@@ -207,6 +217,11 @@ impl SiteWriter {
             stamp,
             part,
         })
+    }
+
+    /// Puts a file of the previous build in place again, as it is.
+    pub(crate) fn link(&mut self, rel: String, from: std::path::PathBuf) -> anyhow::Result<()> {
+        self.send(Item::Linked { rel, from })
     }
 
     /// Waits for the writer thread to write what it was given, and returns

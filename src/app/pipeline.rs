@@ -12,6 +12,9 @@ pub struct BuildSummary {
     pub files: usize,
     /// Of `files`, those taken unchanged from the previous build (src/app/reuse.rs).
     pub reused: usize,
+    /// Of `runs`, those whose files were as the previous build read them,
+    /// read from its copy (src/store/kept.rs).
+    pub runs_unchanged: usize,
     /// Things that do not stop the build but leave something out (a run
     /// with unknown hardware is not paired automatically), one line each.
     pub warnings: Vec<String>,
@@ -63,6 +66,17 @@ impl Loaded {
 /// Reads and checks every run under `data_dir`. Every problem of the data is
 /// reported together.
 pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
+    load_over(data_dir, opts, None)
+}
+
+/// [`load`] for a build into `out`: each run whose files are as the last
+/// build there read them is read from its copy (src/store/kept.rs), one
+/// file instead of each of its files.
+pub fn load_over(
+    data_dir: &Path,
+    opts: BuildOptions,
+    out: Option<&Path>,
+) -> anyhow::Result<Loaded> {
     // The data folder's own files hashed before they are read: one edited
     // between the two is then read newer than hashed, and the next build
     // renders again what it touches rather than keep pages made from it.
@@ -74,7 +88,8 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     } else {
         None
     };
-    let runs = store::read_runs(data_dir, digest);
+    let kept_dir = out.map(|out| out.join(crate::app::reuse::KEPT_RUNS));
+    let runs = store::read_runs_kept(data_dir, digest, kept_dir.as_deref());
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
     let slo = store::load_slo(data_dir);
@@ -88,17 +103,27 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
             return Err(StoreError::from_list(errors).expect("one failed").into());
         }
     };
-    let run_digests = runs
-        .iter()
-        .filter_map(|(r, d)| Some((r.id.clone(), (*d)?)))
+    let mut run_digests = std::collections::HashMap::new();
+    let mut kept = Vec::new();
+    let runs = runs
+        .into_iter()
+        .map(|read| {
+            if let Some(digest) = read.digest {
+                run_digests.insert(read.run.id.clone(), digest);
+            }
+            if let Some(copy) = read.kept {
+                kept.push((read.run.id.clone(), copy));
+            }
+            read.run
+        })
         .collect();
-    let runs = runs.into_iter().map(|(r, _)| r).collect();
     let mut loaded =
         assemble(data_dir, runs, &file, prices, slo, opts, &[]).map_err(|refused| refused.error)?;
     loaded.digests = data_digest.map(|data| crate::app::reuse::Digests {
         data,
         runs: run_digests,
         options: format!("{opts:?}"),
+        kept,
     });
     Ok(loaded)
 }
@@ -202,6 +227,12 @@ fn summary_of(data: &Loaded, files: usize, reused: usize) -> BuildSummary {
         runs: data.runs.len(),
         files,
         reused,
+        runs_unchanged: data.digests.as_ref().map_or(0, |d| {
+            d.kept
+                .iter()
+                .filter(|(_, copy)| matches!(copy, crate::store::kept::KeptRun::Unchanged(_)))
+                .count()
+        }),
         warnings: data
             .left_out
             .iter()
@@ -225,7 +256,7 @@ pub fn build_site_with(
     out: &Path,
     opts: BuildOptions,
 ) -> anyhow::Result<BuildSummary> {
-    write_site(&load(data_dir, opts)?, out)
+    write_site(&load_over(data_dir, opts, Some(out))?, out)
 }
 
 /// Renders data already read into `out` (`build --check` reads once for both).

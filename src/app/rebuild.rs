@@ -253,6 +253,7 @@ impl Rebuilder {
             runs: self.loaded.runs.len(),
             files: self.site.files.len(),
             reused: 0,
+            runs_unchanged: 0,
             warnings: self
                 .loaded
                 .left_out

@@ -23,11 +23,16 @@ use crate::app::output::SiteWriter;
 use crate::app::site::{Inputs, SiteSink, stream_parts};
 use crate::app::sources::{Sourced, Sources};
 use crate::store::Digest;
+use crate::store::kept::KeptRun;
 
 /// The manifest a build leaves in the output folder for the next one: the
 /// inodes and times of the files it wrote, different from one build to the
 /// next (not a page).
 pub const MANIFEST: &str = ".sitegen-reuse.json";
+
+/// The folder of the output where a build keeps a copy of each run it read
+/// (src/store/kept.rs), for the next build: not a page.
+pub const KEPT_RUNS: &str = ".sitegen-runs";
 
 /// The manifest's form; another is not read (everything is rendered).
 const MANIFEST_VERSION: u32 = 1;
@@ -40,6 +45,8 @@ pub struct Digests {
     pub runs: HashMap<String, Digest>,
     /// The build's options in words (the rule series are judged by).
     pub options: String,
+    /// What the next build keeps of each run, by id.
+    pub(crate) kept: Vec<(String, crate::store::kept::KeptRun)>,
 }
 
 /// A file as it was written: while its inode, size and modification time
@@ -219,6 +226,23 @@ pub(crate) fn write_site(
         None => (vec![None; parts.len()], Manifest::default()),
     };
     let out = writer.out().to_path_buf();
+    // Copies of the runs, beside the pages and not counted with them: one
+    // after each part, while the writer would wait for the next.
+    let mut copies = digests
+        .map(|d| d.kept.as_slice())
+        .unwrap_or_default()
+        .iter();
+    let mut write_copy = |writer: &mut SiteWriter| -> anyhow::Result<bool> {
+        let Some((id, copy)) = copies.next() else {
+            return Ok(false);
+        };
+        let rel = format!("{KEPT_RUNS}/{id}");
+        match copy {
+            KeptRun::Written(bytes) => writer.put(rel, bytes.clone())?,
+            KeptRun::Unchanged(from) => writer.link(rel, from.clone())?,
+        }
+        Ok(true)
+    };
     let mut written = Written {
         files: 0,
         reused: 0,
@@ -254,8 +278,10 @@ pub(crate) fn write_site(
                     }
                 }
             }
+            write_copy(writer)?;
             Ok(())
         },
     )?;
+    while write_copy(writer)? {}
     Ok(written)
 }

@@ -7,6 +7,7 @@
 //! first and is renamed into place, so nothing already written is half-overwritten.
 
 pub mod atomic;
+pub(crate) mod kept;
 pub mod schema;
 
 use std::collections::HashSet;
@@ -137,6 +138,31 @@ pub(crate) fn read_runs(
     data_dir: &Path,
     digest: bool,
 ) -> Result<Vec<(Run, Option<Digest>)>, StoreError> {
+    Ok(read_runs_kept(data_dir, digest, None)?
+        .into_iter()
+        .map(|r| (r.run, r.digest))
+        .collect())
+}
+
+/// A run read for a build that may keep pages of the last one.
+#[derive(Debug)]
+pub(crate) struct ReadRun {
+    pub run: Run,
+    /// Of every file's name and bytes (none unless asked for).
+    pub digest: Option<Digest>,
+    /// What the next build keeps of it (none unless a digest was asked for,
+    /// and where files have no stamps).
+    pub kept: Option<kept::KeptRun>,
+}
+
+/// [`read_runs`], each run read from the last build's copy of it in
+/// `kept_dir` (src/store/kept.rs) where its files are still as they were
+/// then, and with what the next build keeps of it.
+pub(crate) fn read_runs_kept(
+    data_dir: &Path,
+    digest: bool,
+    kept_dir: Option<&Path>,
+) -> Result<Vec<ReadRun>, StoreError> {
     if !data_dir.exists() {
         return Err(StoreError::NoDataFolder {
             path: data_dir.to_path_buf(),
@@ -154,7 +180,7 @@ pub(crate) fn read_runs(
     dirs.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
     // Every run is read, so that every broken file is reported at once; on
     // every core, in order.
-    let results = crate::threads::map_in_order(&dirs, |d| read_run(d, digest));
+    let results = crate::threads::map_in_order(&dirs, |d| read_run(d, digest, kept_dir));
     let mut runs = Vec::new();
     let mut errors = Vec::new();
     for result in results {
@@ -201,88 +227,192 @@ fn hash_named(hasher: &mut blake3::Hasher, pieces: &[&[u8]]) {
 
 /// Reads and validates one run directory.
 pub fn load_run(dir: &Path) -> Result<Run, StoreError> {
-    read_run(dir, false).map(|(run, _)| run)
+    read_run(dir, false, None).map(|r| r.run)
 }
 
-/// What a run was read from, in one hash: every file's name within the
-/// run's folder and its bytes. Two reads with the same digest read the same
-/// run; a build reuses the files of the previous build made from a run of
+/// What a run was read from, in one hash: its id and every file's folder,
+/// name and bytes (`kept::digest`). Two reads with the same digest read the
+/// same run; a build reuses the files of the previous build made from a run of
 /// the same digest (src/app/reuse.rs).
 pub type Digest = blake3::Hash;
 
-/// Reads a run's files, hashing each as it is read when asked to.
-struct Digester<'a> {
-    dir: &'a Path,
-    hasher: Option<blake3::Hasher>,
+/// A run's files, each folder's sorted by name: what a run is read from.
+struct RunFiles {
+    meta: PathBuf,
+    cells: Vec<PathBuf>,
+    paced: Vec<PathBuf>,
+    sessions: Vec<PathBuf>,
+    notes: Option<PathBuf>,
+    /// The digest of every file's name and stamp, in order (src/store/kept.rs),
+    /// when asked for; none where a file has no stamp.
+    stamps: Option<Digest>,
 }
 
-impl Digester<'_> {
-    /// The text of a run's file, its name (in its folder) and bytes hashed.
-    fn read(&mut self, folder: &str, path: &Path) -> std::io::Result<String> {
-        let text = read_small_file(path)?;
-        if let Some(hasher) = &mut self.hasher {
-            let name = path.file_name().unwrap_or_default().as_encoded_bytes();
-            hash_named(hasher, &[folder.as_bytes(), name, text.as_bytes()]);
-        }
-        Ok(text)
+impl RunFiles {
+    fn of(dir: &Path, id: &str, stamped: bool) -> Result<RunFiles, StoreError> {
+        let notes = Some(dir.join(NOTES_FILE)).filter(|notes| notes.is_file());
+        let meta = dir.join(RUN_FILE);
+        let [cells, paced, sessions] = [CELLS_DIR, PACED_DIR, SESSIONS_DIR]
+            .map(|folder| json_files(&dir.join(folder), stamped));
+        let (cells, paced, sessions) = (cells?, paced?, sessions?);
+        let stamp = |path: &Path| fs::symlink_metadata(path).ok();
+        let stamps = stamped.then(|| {
+            let mut hasher = blake3::Hasher::new();
+            hash_named(&mut hasher, &[id.as_bytes()]);
+            let mut stamp_file = |folder: &str, path: &Path, meta: Option<fs::Metadata>| {
+                hash_named(&mut hasher, &[folder.as_bytes(), file_name(path)]);
+                kept::hash_stamp(&mut hasher, &meta?)
+            };
+            stamp_file("", &meta, stamp(&meta))?;
+            for (folder, files) in [
+                (CELLS_DIR, &cells),
+                (PACED_DIR, &paced),
+                (SESSIONS_DIR, &sessions),
+            ] {
+                for (path, meta) in files {
+                    stamp_file(folder, path, meta.clone())?;
+                }
+            }
+            if let Some(notes) = &notes {
+                stamp_file("", notes, stamp(notes))?;
+            }
+            Some(hasher.finalize())
+        });
+        let paths = |files: Vec<(PathBuf, Option<fs::Metadata>)>| {
+            files.into_iter().map(|(p, _)| p).collect()
+        };
+        Ok(RunFiles {
+            meta,
+            cells: paths(cells),
+            paced: paths(paced),
+            sessions: paths(sessions),
+            notes,
+            stamps: stamps.flatten(),
+        })
+    }
+
+    /// Each file with its folder in the run, in the order they are read.
+    fn in_order(&self) -> impl Iterator<Item = (&'static str, &Path)> {
+        std::iter::once(("", self.meta.as_path()))
+            .chain(self.cells.iter().map(|p| (CELLS_DIR, p.as_path())))
+            .chain(self.paced.iter().map(|p| (PACED_DIR, p.as_path())))
+            .chain(self.sessions.iter().map(|p| (SESSIONS_DIR, p.as_path())))
+            .chain(self.notes.iter().map(|p| ("", p.as_path())))
+    }
+
+    /// Whether `files` are these files, in order, by folder and name.
+    fn named_as(&self, files: &[kept::File]) -> bool {
+        files.len() == self.in_order().count()
+            && self.in_order().zip(files).all(|((folder, path), f)| {
+                folder == f.folder && file_name(path) == f.name.as_bytes()
+            })
     }
 }
 
-/// [`load_run`], with the digest of what it read when `digest`.
-fn read_run(dir: &Path, digest: bool) -> Result<(Run, Option<Digest>), StoreError> {
+fn file_name(path: &Path) -> &[u8] {
+    path.file_name().unwrap_or_default().as_encoded_bytes()
+}
+
+/// Reads the texts of a run's files: from the files, or from the last
+/// build's copy of them where they are still as they were then. Keeps the
+/// texts it read from the files when asked to (for the run's digest).
+struct Texts<'a> {
+    /// The last build's copy, each file's text in the order they are read.
+    kept: Option<std::vec::IntoIter<kept::File<'a>>>,
+    /// The files read, each with its folder and name.
+    read: Option<Vec<(&'static str, String, String)>>,
+    /// The text last read, where they are not kept.
+    last: String,
+}
+
+impl Texts<'_> {
+    fn read(&mut self, folder: &'static str, path: &Path) -> std::io::Result<&str> {
+        // The same name in the same place: checked before reading.
+        if let Some(file) = self.kept.as_mut().and_then(Iterator::next) {
+            return Ok(file.text);
+        }
+        let text = read_small_file(path)?;
+        Ok(match &mut self.read {
+            Some(read) => {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                read.push((folder, name.into_owned(), text));
+                &read.last().expect("just read").2
+            }
+            None => {
+                self.last = text;
+                &self.last
+            }
+        })
+    }
+}
+
+/// [`load_run`], with the digest of what it read when `digest`, and what the
+/// next build keeps of it; read from its copy in `kept_dir` where that is
+/// of the files as they stand.
+fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun, StoreError> {
     let id = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     check_run_id(&id).map_err(|_| field_err(dir, "run id", format!("directory name {id:?} is not a valid run id (lowercase letters, digits, '.', '_', '-')")))?;
-    let meta_path = dir.join(RUN_FILE);
-    if !meta_path.is_file() {
+    if !dir.join(RUN_FILE).is_file() {
         return Err(StoreError::NotARun {
             path: dir.to_path_buf(),
         });
     }
-    let mut digester = Digester {
-        dir,
-        hasher: digest.then(|| {
-            let mut hasher = blake3::Hasher::new();
-            hash_named(&mut hasher, &[id.as_bytes()]);
-            hasher
-        }),
+    let files = RunFiles::of(dir, &id, digest)?;
+    // Stamped before anything is read: a file written meanwhile is read
+    // newer than stamped, and the next build reads it again.
+    let stamps = files.stamps;
+    let kept_path = kept_dir.map(|d| d.join(&id));
+    let kept_bytes = match (&stamps, &kept_path) {
+        (Some(_), Some(path)) => fs::read(path).ok(),
+        _ => None,
+    };
+    let (kept_files, kept_blob) = match (&kept_bytes, &stamps) {
+        (Some(bytes), Some(stamps)) => kept::decode(bytes, stamps)
+            .filter(|(kept, _)| files.named_as(kept))
+            .map_or((None, None), |(kept, blob)| (Some(kept), Some(blob))),
+        _ => (None, None),
+    };
+    let mut texts = Texts {
+        kept: kept_files.map(Vec::into_iter),
+        read: (digest && kept_blob.is_none()).then(Vec::new),
+        last: String::new(),
     };
     let mut errors = Vec::new();
-    let meta: Option<RunMeta> = digester
-        .read("", &meta_path)
-        .map_err(io_err(&meta_path))
-        .and_then(|text| parse_json(&meta_path, &text))
-        .and_then(|m: RunMeta| validate_meta(&meta_path, &m).map(|()| m))
+    let meta_path = &files.meta;
+    let meta: Option<RunMeta> = texts
+        .read("", meta_path)
+        .map_err(io_err(meta_path))
+        .and_then(|text| parse_json(meta_path, text))
+        .and_then(|m: RunMeta| validate_meta(meta_path, &m).map(|()| m))
         .map_err(|e| errors.push(e))
         .ok();
 
     let mut cells: Vec<(PathBuf, Cell)> = Vec::new();
-    for path in json_files(&dir.join(CELLS_DIR))? {
-        let read = digester
-            .read(CELLS_DIR, &path)
-            .map_err(io_err(&path))
-            .and_then(|text| parse_cell(&path, &text));
+    for path in &files.cells {
+        let read = texts
+            .read(CELLS_DIR, path)
+            .map_err(io_err(path))
+            .and_then(|text| parse_cell(path, text));
         match read {
-            Ok(cell) => cells.push((path, cell)),
+            Ok(cell) => cells.push((path.clone(), cell)),
             Err(e) => errors.push(e),
         }
     }
     sort_unique(&mut cells, Cell::key, describe_key, &mut errors);
 
-    let paced: Vec<PacedPoint> = read_records(&mut digester, &mut errors)?;
-    let sessions: Vec<SessionWindow> = read_records(&mut digester, &mut errors)?;
+    let paced: Vec<PacedPoint> = read_records(&mut texts, &files.paced, &mut errors);
+    let sessions: Vec<SessionWindow> = read_records(&mut texts, &files.sessions, &mut errors);
 
-    let notes_path = dir.join(NOTES_FILE);
-    let notes_markdown = if notes_path.is_file() {
-        digester
-            .read("", &notes_path)
-            .map_err(|e| errors.push(io_err(&notes_path)(e)))
+    let notes_markdown = files.notes.as_ref().and_then(|notes_path| {
+        texts
+            .read("", notes_path)
+            .map(str::to_owned)
+            .map_err(|e| errors.push(io_err(notes_path)(e)))
             .ok()
-    } else {
-        None
-    };
+    });
     if let Some(e) = StoreError::from_list(errors) {
         return Err(e);
     }
@@ -294,29 +424,53 @@ fn read_run(dir: &Path, digest: bool) -> Result<(Run, Option<Digest>), StoreErro
         sessions,
         notes_markdown,
     };
-    Ok((run, digester.hasher.map(|h| h.finalize())))
+    let (digest, kept) = match (kept_blob, texts.read.take()) {
+        (Some(blob), _) => (
+            Some(kept::digest(&run.id, blob)),
+            kept_path.map(kept::KeptRun::Unchanged),
+        ),
+        (None, Some(read)) => {
+            let files: Vec<kept::File> = read
+                .iter()
+                .map(|(folder, name, text)| kept::File { folder, name, text })
+                .collect();
+            let blob = kept::files_blob(&files);
+            (
+                Some(kept::digest(&run.id, &blob)),
+                stamps.map(|stamps| kept::KeptRun::Written(kept::encode(&stamps, &blob))),
+            )
+        }
+        (None, None) => (None, None),
+    };
+    Ok(ReadRun { run, digest, kept })
 }
 
-/// The `.json` files directly in `folder`, sorted; none when it is absent.
-fn json_files(folder: &Path) -> Result<Vec<PathBuf>, StoreError> {
+/// The `.json` files directly in `folder`, sorted by name, each with its
+/// metadata when `stamped`; none when the folder is absent.
+fn json_files(
+    folder: &Path,
+    stamped: bool,
+) -> Result<Vec<(PathBuf, Option<fs::Metadata>)>, StoreError> {
     if !folder.is_dir() {
         return Ok(Vec::new());
     }
-    let mut paths: Vec<PathBuf> = walkdir::WalkDir::new(folder)
-        .min_depth(1)
-        .max_depth(1)
+    let mut files = Vec::new();
+    for entry in fs::read_dir(folder).map_err(io_err(folder))? {
+        let entry = entry.map_err(io_err(folder))?;
+        let name = entry.file_name();
+        if Path::new(&name).extension().is_some_and(|x| x == "json") {
+            // Asked of the open folder by name: a stat of the whole path
+            // spent half its time walking the path again.
+            let meta = if stamped { entry.metadata().ok() } else { None };
+            files.push((name, entry.path(), meta));
+        }
+    }
+    // By name, without taking each path apart again to compare.
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(files
         .into_iter()
-        .map(|e| e.map(|e| e.into_path()))
-        .collect::<Result<_, _>>()
-        .map_err(|e| StoreError::Io {
-            path: folder.to_path_buf(),
-            error: e.into(),
-        })?;
-    paths.retain(|p| p.extension().is_some_and(|x| x == "json"));
-    // All in one folder: by name, the order of whole paths without
-    // comparing their components (which was 2% of a large build).
-    paths.sort_unstable_by(|a, b| a.file_name().cmp(&b.file_name()));
-    Ok(paths)
+        .map(|(_, path, meta)| (path, meta))
+        .collect())
 }
 
 /// A record kept one per file in a folder of its own beside `cells/`:
@@ -397,25 +551,26 @@ fn sort_unique<T, K: Ord>(
     }
 }
 
-/// Every record of kind `R` in run directory `dir`, sorted by key; errors
-/// (unreadable files, two files of one key) go to `errors`.
+/// The records of kind `R` in `paths` (its folder's files), sorted by key;
+/// errors (unreadable files, two files of one key) go to `errors`.
 fn read_records<R: Record>(
-    digester: &mut Digester,
+    texts: &mut Texts,
+    paths: &[PathBuf],
     errors: &mut Vec<StoreError>,
-) -> Result<Vec<R>, StoreError> {
+) -> Vec<R> {
     let mut records: Vec<(PathBuf, R)> = Vec::new();
-    for path in json_files(&digester.dir.join(R::DIR))? {
-        let read = digester
-            .read(R::DIR, &path)
-            .map_err(io_err(&path))
-            .and_then(|text| parse_record(&path, &text));
+    for path in paths {
+        let read = texts
+            .read(R::DIR, path)
+            .map_err(io_err(path))
+            .and_then(|text| parse_record(path, text));
         match read {
-            Ok(r) => records.push((path, r)),
+            Ok(r) => records.push((path.clone(), r)),
             Err(e) => errors.push(e),
         }
     }
     sort_unique(&mut records, R::record_key, R::describe, errors);
-    Ok(records.into_iter().map(|(_, r)| r).collect())
+    records.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Reads one record file (`paced/*.json`, `sessions/*.json`), validated.
@@ -1099,7 +1254,7 @@ mod tests {
         let (mut cells, mut taken) = (0, 0);
         for run in fs::read_dir(&data).unwrap() {
             let cells_dir = run.unwrap().path().join(CELLS_DIR);
-            for path in json_files(&cells_dir).unwrap() {
+            for (path, _) in json_files(&cells_dir, false).unwrap() {
                 let text = fs::read_to_string(&path).unwrap();
                 let serde_json::Value::Object(object) = serde_json::from_str(&text).unwrap() else {
                     panic!("{}: not an object", path.display())

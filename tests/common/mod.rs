@@ -364,12 +364,19 @@ pub fn build_site_with_imported_runs() -> (tempfile::TempDir, PathBuf) {
 }
 
 /// Every file under `dir` as (relative path, bytes), sorted; the reuse
-/// manifest left out.
+/// manifest and the runs a build keeps for the next left out.
 pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut files: Vec<(String, Vec<u8>)> = walkdir::WalkDir::new(dir)
         .into_iter()
         .map(|e| e.unwrap())
         .filter(|e| e.file_type().is_file() && e.file_name() != sitegen::app::reuse::MANIFEST)
+        // The runs a build read, kept for the next one: not pages.
+        .filter(|e| {
+            !e.path()
+                .strip_prefix(dir)
+                .unwrap()
+                .starts_with(sitegen::app::reuse::KEPT_RUNS)
+        })
         .map(|e| {
             let rel = e
                 .path()
@@ -537,6 +544,15 @@ pub fn many_runs_of(data: &Path, count: usize, setups: Setups) {
                 .or_else(|_| std::fs::copy(&cell, &link).map(drop))
                 .unwrap();
         }
+    }
+}
+
+/// Makes every file under `dir` a file of its own, not a hard link to
+/// data/ as `many_runs` makes them: a file's change time moves whenever a
+/// link to it is made or removed, by any test running meanwhile.
+pub fn own_files(dir: &Path) {
+    for (rel, bytes) in files_under(dir) {
+        save(&dir.join(rel), &bytes);
     }
 }
 

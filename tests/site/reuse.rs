@@ -8,7 +8,7 @@ use crate::common;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use sitegen::app::pipeline::{BuildOptions, BuildSummary, load, write_site};
+use sitegen::app::pipeline::{BuildOptions, BuildSummary, load_over, write_site};
 
 /// Every file of the site but the marker (the manifest is left out by
 /// `files_under`).
@@ -24,7 +24,7 @@ fn build(data: &Path, out: &Path, fresh: bool) -> BuildSummary {
         fresh,
         ..Default::default()
     };
-    write_site(&load(data, opts).unwrap(), out).unwrap()
+    write_site(&load_over(data, opts, Some(out)).unwrap(), out).unwrap()
 }
 
 /// Builds `data` over the site in `out`, holds it to a build from scratch
@@ -35,6 +35,7 @@ fn build_over(data: &Path, out: &Path, step: &str) -> BuildSummary {
     let fresh_out = scratch.path().join("site");
     let fresh = build(data, &fresh_out, true);
     assert_eq!(fresh.reused, 0, "{step}: --fresh takes nothing");
+    assert_eq!(fresh.runs_unchanged, 0, "{step}: --fresh reads every file");
     assert_eq!(summary.files, fresh.files, "{step}: the same files");
     let (got, want) = (pages(out), pages(&fresh_out));
     if got != want {
@@ -66,6 +67,8 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
     let out = tmp.path().join("site");
     // Two series of 12 runs (GLM even, Step odd), and a comparison.
     common::many_runs(&data, 24);
+    // Each run's files its own (src/store/kept.rs stamps them).
+    common::own_files(&data);
     let comparisons = |title: &str| {
         format!(
             r#"{{"comparisons": [{{"title": "{title}", "runs": ["run-00000", "run-00001"]}}]}}"#
@@ -75,11 +78,14 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
 
     let first = build(&data, &out, false);
     assert_eq!(first.reused, 0, "nothing to take from");
+    assert_eq!(first.runs_unchanged, 0, "no run read before");
     let page = |id: &str| out.join(format!("runs/{id}/index.html"));
     let old_page = inode(&page("run-00002"));
 
-    // Nothing changed: everything but the lists taken, the same files.
+    // Nothing changed: everything but the lists taken, the same files,
+    // every run read from the last build's copy.
     let again = build_over(&data, &out, "nothing changed");
+    assert_eq!(again.runs_unchanged, 24);
     assert!(
         again.reused * 10 > again.files * 9,
         "nothing changed, yet only {} of {} files were kept",
@@ -97,12 +103,57 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
     common::copy_run(&data, "run-00022", "run-00024", "2026-01-13T02:00:00Z");
     let new_run = build_over(&data, &out, "a new run");
     assert!(new_run.reused > 0 && new_run.reused < new_run.files);
+    assert_eq!(
+        new_run.runs_unchanged, 24,
+        "the new run read from its files"
+    );
     assert_eq!(inode(&page("run-00002")), old_page);
 
     // A run in the middle of a series and in the comparison made slower.
     common::scale_total(&data.join("run-00000/cells/decode-00008192-x001.json"), 0.5);
     let slower = build_over(&data, &out, "a slower cell");
     assert!(slower.reused > 0);
+    assert_eq!(
+        slower.runs_unchanged, 24,
+        "the edited run read from its files"
+    );
+
+    // A cell written over in place, its size, inode and modification time
+    // as they were: only its change time tells (src/store/kept.rs), and the
+    // page shows the new figure (build_over holds it to a build from scratch).
+    let cell = data.join("run-00006/cells/decode-00008192-x001.json");
+    let text = std::fs::read_to_string(&cell).unwrap();
+    let written = text.replacen(
+        "\"total_tok_per_s\": 175.8",
+        "\"total_tok_per_s\": 125.8",
+        1,
+    );
+    assert!(written != text && written.len() == text.len());
+    let before = std::fs::metadata(&cell).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let file = std::fs::OpenOptions::new().write(true).open(&cell).unwrap();
+    std::io::Write::write_all(&mut &file, written.as_bytes()).unwrap();
+    file.set_modified(before.modified().unwrap()).unwrap();
+    drop(file);
+    let after = std::fs::metadata(&cell).unwrap();
+    assert_eq!(
+        (after.ino(), after.len(), after.modified().unwrap()),
+        (before.ino(), before.len(), before.modified().unwrap())
+    );
+    let in_place = build_over(&data, &out, "a cell written over in place");
+    assert_eq!(in_place.runs_unchanged, 24, "run-00006 read from its files");
+    assert!(
+        std::fs::read_to_string(page("run-00006"))
+            .unwrap()
+            .contains("125.8")
+    );
+
+    // A copy of a run that is not one: the run is read from its files.
+    let copy = out.join(sitegen::app::reuse::KEPT_RUNS).join("run-00008");
+    let bytes = std::fs::read(&copy).unwrap();
+    std::fs::write(&copy, &bytes[..bytes.len() / 2]).unwrap();
+    let broken_copy = build_over(&data, &out, "a broken copy of a run");
+    assert_eq!(broken_copy.runs_unchanged, 24);
 
     // A run removed, and a run's folder emptied of cells (left out).
     std::fs::remove_dir_all(data.join("run-00010")).unwrap();
