@@ -103,6 +103,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 args.out.display(),
                 match (summary.runs_unchanged, summary.reused) {
                     (0, 0) => String::new(),
+                    (0, files) => format!(
+                        " (unchanged since the last build: {} kept)",
+                        sitegen::model::format::counted(files, "file"),
+                    ),
                     (runs, files) => format!(
                         " (unchanged since the last build: {} read from its copy, {} kept)",
                         sitegen::model::format::counted(runs, "run"),

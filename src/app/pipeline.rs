@@ -69,9 +69,10 @@ pub fn load(data_dir: &Path, opts: BuildOptions) -> anyhow::Result<Loaded> {
     load_over(data_dir, opts, None)
 }
 
-/// [`load`] for a build into `out`: each run whose files are as the last
-/// build there read them is read from its copy (src/store/kept.rs), one
-/// file instead of each of its files.
+/// [`load`] for a build into `out`: where `out` holds a site, each run whose
+/// files are as the last build there read them is read from its copy
+/// (src/store/kept.rs), one file instead of each of its files, and copies
+/// are kept for the next build.
 pub fn load_over(
     data_dir: &Path,
     opts: BuildOptions,
@@ -88,7 +89,12 @@ pub fn load_over(
     } else {
         None
     };
-    let kept_dir = out.map(|out| out.join(crate::app::reuse::KEPT_RUNS));
+    // Copies of the runs are kept only in a folder that holds a site
+    // already, one likely built over again: a build into a new folder (a CI
+    // job's clean checkout) neither holds nor writes them.
+    let kept_dir = out
+        .filter(|out| out.join(output::MARKER).is_file())
+        .map(|out| out.join(crate::app::reuse::KEPT_RUNS));
     let runs = store::read_runs_kept(data_dir, digest, kept_dir.as_deref());
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);

@@ -59,6 +59,30 @@ pub(crate) fn digest(id: &str, blob: &[u8]) -> Digest {
     hasher.finalize()
 }
 
+/// [`digest`] of a run's files hashed one by one as they are read, none of
+/// them held: the bytes [`files_blob`] would encode them in.
+pub(crate) struct Digester(blake3::Hasher);
+
+impl Digester {
+    /// For run `id` of `count` files.
+    pub(crate) fn new(id: &str, count: usize) -> Digester {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(&(id.len() as u64).to_le_bytes());
+        hasher.update(id.as_bytes());
+        // A sequence's length, as postcard writes it before the items.
+        postcard::to_io(&count, &mut hasher).expect("a hasher takes every write");
+        Digester(hasher)
+    }
+
+    pub(crate) fn add(&mut self, file: &File) {
+        postcard::to_io(file, &mut self.0).expect("a hasher takes every write");
+    }
+
+    pub(crate) fn finish(self) -> Digest {
+        self.0.finalize()
+    }
+}
+
 /// A run's files ([`files_blob`]) kept under the digest of their stamps.
 pub(crate) fn encode(stamps: &Digest, blob: &[u8]) -> Vec<u8> {
     let mut bytes = postcard::to_stdvec(&Header {
@@ -148,6 +172,31 @@ mod tests {
             digest("run-1", &blob),
             digest("run-1", &files_blob(&files()))
         );
+    }
+
+    #[test]
+    fn a_run_hashed_file_by_file_has_the_digest_of_its_encoding() {
+        // 200 files: a length postcard writes in two bytes.
+        let texts: Vec<String> = (0..200).map(|i| "x".repeat(i * 3)).collect();
+        let names: Vec<String> = (0..200).map(|i| format!("c{i}.json")).collect();
+        for count in [0, 1, 2, 200] {
+            let files: Vec<File> = (0..count)
+                .map(|i| File {
+                    folder: "cells",
+                    name: &names[i],
+                    text: &texts[i],
+                })
+                .collect();
+            let mut one_by_one = Digester::new("run-1", files.len());
+            for file in &files {
+                one_by_one.add(file);
+            }
+            assert_eq!(
+                one_by_one.finish(),
+                digest("run-1", &files_blob(&files)),
+                "{count} files"
+            );
+        }
     }
 
     #[test]

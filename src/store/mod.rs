@@ -150,8 +150,8 @@ pub(crate) struct ReadRun {
     pub run: Run,
     /// Of every file's name and bytes (none unless asked for).
     pub digest: Option<Digest>,
-    /// What the next build keeps of it (none unless a digest was asked for,
-    /// and where files have no stamps).
+    /// What the next build keeps of it (only in a build over the last one,
+    /// and where files have stamps).
     pub kept: Option<kept::KeptRun>,
 }
 
@@ -314,13 +314,15 @@ fn file_name(path: &Path) -> &[u8] {
 }
 
 /// Reads the texts of a run's files: from the files, or from the last
-/// build's copy of them where they are still as they were then. Keeps the
-/// texts it read from the files when asked to (for the run's digest).
+/// build's copy of them where they are still as they were then. Hashes
+/// them, or keeps those it read from the files for a copy, as asked.
 struct Texts<'a> {
     /// The last build's copy, each file's text in the order they are read.
     kept: Option<std::vec::IntoIter<kept::File<'a>>>,
-    /// The files read, each with its folder and name.
+    /// The files read, each with its folder and name, for a copy.
     read: Option<Vec<(&'static str, String, String)>>,
+    /// The run's digest, hashed as the files are read (no copy is made).
+    digester: Option<kept::Digester>,
     /// The text last read, where they are not kept.
     last: String,
 }
@@ -332,6 +334,13 @@ impl Texts<'_> {
             return Ok(file.text);
         }
         let text = read_small_file(path)?;
+        if let Some(digester) = &mut self.digester {
+            digester.add(&kept::File {
+                folder,
+                name: &path.file_name().unwrap_or_default().to_string_lossy(),
+                text: &text,
+            });
+        }
         Ok(match &mut self.read {
             Some(read) => {
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
@@ -346,9 +355,9 @@ impl Texts<'_> {
     }
 }
 
-/// [`load_run`], with the digest of what it read when `digest`, and what the
-/// next build keeps of it; read from its copy in `kept_dir` where that is
-/// of the files as they stand.
+/// [`load_run`], with the digest of what it read when `digest`; with a
+/// `kept_dir` (a build over the last one), read from its copy there where
+/// that is of the files as they stand, and with what the next build keeps.
 fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun, StoreError> {
     let id = dir
         .file_name()
@@ -360,7 +369,8 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
             path: dir.to_path_buf(),
         });
     }
-    let files = RunFiles::of(dir, &id, digest)?;
+    let copies = digest && kept_dir.is_some();
+    let files = RunFiles::of(dir, &id, copies)?;
     // Stamped before anything is read: a file written meanwhile is read
     // newer than stamped, and the next build reads it again.
     let stamps = files.stamps;
@@ -377,7 +387,8 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
     };
     let mut texts = Texts {
         kept: kept_files.map(Vec::into_iter),
-        read: (digest && kept_blob.is_none()).then(Vec::new),
+        read: (copies && kept_blob.is_none()).then(Vec::new),
+        digester: (digest && !copies).then(|| kept::Digester::new(&id, files.in_order().count())),
         last: String::new(),
     };
     let mut errors = Vec::new();
@@ -424,6 +435,13 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
         sessions,
         notes_markdown,
     };
+    if let Some(digester) = texts.digester.take() {
+        return Ok(ReadRun {
+            run,
+            digest: Some(digester.finish()),
+            kept: None,
+        });
+    }
     let (digest, kept) = match (kept_blob, texts.read.take()) {
         (Some(blob), _) => (
             Some(kept::digest(&run.id, blob)),

@@ -79,6 +79,12 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
     let first = build(&data, &out, false);
     assert_eq!(first.reused, 0, "nothing to take from");
     assert_eq!(first.runs_unchanged, 0, "no run read before");
+    // A new folder: no copy of the runs kept. A build over a site keeps them.
+    let kept = out.join(sitegen::app::reuse::KEPT_RUNS);
+    assert!(!kept.exists());
+    let second = build_over(&data, &out, "the second build");
+    assert_eq!(second.runs_unchanged, 0);
+    assert_eq!(std::fs::read_dir(&kept).unwrap().count(), 24);
     let page = |id: &str| out.join(format!("runs/{id}/index.html"));
     let old_page = inode(&page("run-00002"));
 
