@@ -109,8 +109,8 @@ pub(crate) fn decode<'a>(bytes: &'a [u8], stamps: &Digest) -> Option<(Vec<File<'
     Some((postcard::from_bytes(blob).ok()?, blob))
 }
 
-/// Hashes the stamp of a file, from its metadata (not following a link):
-/// none where there are no inodes (then nothing is kept).
+/// Hashes the stamp of a file, from its metadata (of the file itself, a
+/// link followed): none where there are no inodes (then nothing is kept).
 pub(crate) fn hash_stamp(hasher: &mut blake3::Hasher, meta: &std::fs::Metadata) -> Option<()> {
     #[cfg(unix)]
     {

@@ -255,7 +255,8 @@ impl RunFiles {
         let [cells, paced, sessions] = [CELLS_DIR, PACED_DIR, SESSIONS_DIR]
             .map(|folder| json_files(&dir.join(folder), stamped));
         let (cells, paced, sessions) = (cells?, paced?, sessions?);
-        let stamp = |path: &Path| fs::symlink_metadata(path).ok();
+        // Of the file a link points to: editing it changes nothing of the link.
+        let stamp = |path: &Path| fs::metadata(path).ok();
         let stamps = stamped.then(|| {
             let mut hasher = blake3::Hasher::new();
             hash_named(&mut hasher, &[id.as_bytes()]);
@@ -478,8 +479,13 @@ fn json_files(
         let name = entry.file_name();
         if Path::new(&name).extension().is_some_and(|x| x == "json") {
             // Asked of the open folder by name: a stat of the whole path
-            // spent half its time walking the path again.
-            let meta = if stamped { entry.metadata().ok() } else { None };
+            // spent half its time walking the path again. A link is
+            // followed: editing the file it points to changes nothing of it.
+            let meta = match entry.file_type() {
+                _ if !stamped => None,
+                Ok(kind) if !kind.is_symlink() => entry.metadata().ok(),
+                _ => fs::metadata(entry.path()).ok(),
+            };
             files.push((name, entry.path(), meta));
         }
     }

@@ -154,6 +154,18 @@ fn a_build_over_the_last_one_is_a_build_from_scratch() {
             .contains("125.8")
     );
 
+    // A cell that is a link to a file elsewhere, that file replaced: the
+    // link's own stamp is the same, the file's is not.
+    let cell = data.join("run-00008/cells/decode-00008192-x001.json");
+    let elsewhere = tmp.path().join("elsewhere.json");
+    std::fs::rename(&cell, &elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &cell).unwrap();
+    build_over(&data, &out, "a cell made a link");
+    build_over(&data, &out, "a cell made a link, its run's copy kept");
+    common::scale_total(&elsewhere, 0.5);
+    let linked = build_over(&data, &out, "the file a cell links to replaced");
+    assert_eq!(linked.runs_unchanged, 24, "run-00008 read from its files");
+
     // A copy of a run that is not one: the run is read from its files.
     let copy = out.join(sitegen::app::reuse::KEPT_RUNS).join("run-00008");
     let bytes = std::fs::read(&copy).unwrap();
