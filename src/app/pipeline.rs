@@ -95,7 +95,7 @@ pub fn load_over(
     let kept_dir = out
         .filter(|out| out.join(output::MARKER).is_file())
         .map(|out| out.join(crate::app::reuse::KEPT_RUNS));
-    let runs = store::read_runs_kept(data_dir, digest, kept_dir.as_deref());
+    let runs = store::read_runs(data_dir, digest, kept_dir.as_deref());
     let file = store::load_comparisons(data_dir);
     let prices = store::load_prices(data_dir);
     let slo = store::load_slo(data_dir);

@@ -27,7 +27,7 @@ pub(crate) enum KeptRun {
     Unchanged(PathBuf),
 }
 
-/// A kept run: this header, then its files ([`files_blob`]).
+/// A kept run: this header, then its files (encoded by [`Digester`]).
 #[derive(Serialize, Deserialize)]
 struct Header {
     version: u32,
@@ -35,7 +35,7 @@ struct Header {
 }
 
 /// A file of a run: its folder in the run (`""`, `cells`, ...), name and text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct File<'a> {
     pub folder: &'a str,
     pub name: &'a str,
@@ -43,7 +43,8 @@ pub(crate) struct File<'a> {
 }
 
 /// A run's files in the order read, each name and text after its length:
-/// what the run's digest is of ([`digest`]).
+/// what [`Digester`] makes of them one by one.
+#[cfg(test)]
 pub(crate) fn files_blob(files: &[File]) -> Vec<u8> {
     postcard::to_stdvec(files).expect("strings encode")
 }
@@ -59,9 +60,11 @@ pub(crate) fn digest(id: &str, blob: &[u8]) -> Digest {
     hasher.finalize()
 }
 
-/// [`digest`] of a run's files encoded one by one as they are read, none of
-/// them held: the bytes [`files_blob`] would encode them in, hashed at once
-/// (a file at a time, a few hundred bytes each, hashed on one lane).
+/// A run's files encoded one by one as they are read, none of them held
+/// (the bytes of `postcard` for the sequence of [`File`]s, which [`decode`]
+/// reads back): what a copy keeps ([`encode`]) and the run's [`digest`] is
+/// of, hashed at once (a file at a time, a few hundred bytes each, hashed
+/// on one lane).
 pub(crate) struct Digester {
     id: String,
     blob: Vec<u8>,
@@ -82,12 +85,13 @@ impl Digester {
         postcard::to_io(file, &mut self.blob).expect("a vector takes every write");
     }
 
-    pub(crate) fn finish(self) -> Digest {
-        digest(&self.id, &self.blob)
+    /// The run's digest, and its files' encoding for a copy.
+    pub(crate) fn finish(self) -> (Digest, Vec<u8>) {
+        (digest(&self.id, &self.blob), self.blob)
     }
 }
 
-/// A run's files ([`files_blob`]) kept under the digest of their stamps.
+/// A run's files (encoded by [`Digester`]) kept under the digest of their stamps.
 pub(crate) fn encode(stamps: &Digest, blob: &[u8]) -> Vec<u8> {
     let mut bytes = postcard::to_stdvec(&Header {
         version: VERSION,
@@ -197,7 +201,7 @@ mod tests {
             }
             assert_eq!(
                 one_by_one.finish(),
-                digest("run-1", &files_blob(&files)),
+                (digest("run-1", &files_blob(&files)), files_blob(&files)),
                 "{count} files"
             );
         }

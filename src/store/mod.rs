@@ -126,21 +126,9 @@ pub(crate) fn check_run_id(id: &str) -> Result<(), StoreError> {
 /// Reads every run under `data_dir`, sorted by id. Directories whose name
 /// starts with '.' are skipped (temporary folders of an interrupted write).
 pub(crate) fn load_runs(data_dir: &Path) -> Result<Vec<Run>, StoreError> {
-    Ok(read_runs(data_dir, false)?
+    Ok(read_runs(data_dir, false, None)?
         .into_iter()
-        .map(|(run, _)| run)
-        .collect())
-}
-
-/// [`load_runs`], each run with the digest of what it was read from when
-/// `digest` (only a build that may keep pages of the last one needs it).
-pub(crate) fn read_runs(
-    data_dir: &Path,
-    digest: bool,
-) -> Result<Vec<(Run, Option<Digest>)>, StoreError> {
-    Ok(read_runs_kept(data_dir, digest, None)?
-        .into_iter()
-        .map(|r| (r.run, r.digest))
+        .map(|read| read.run)
         .collect())
 }
 
@@ -155,10 +143,12 @@ pub(crate) struct ReadRun {
     pub kept: Option<kept::KeptRun>,
 }
 
-/// [`read_runs`], each run read from the last build's copy of it in
-/// `kept_dir` (src/store/kept.rs) where its files are still as they were
-/// then, and with what the next build keeps of it.
-pub(crate) fn read_runs_kept(
+/// [`load_runs`], each run with the digest of what it was read from when
+/// `digest` (only a build that may keep pages of the last one needs it);
+/// with a `kept_dir`, each read from the last build's copy of it there
+/// (src/store/kept.rs) where its files are still as they were then, and
+/// with what the next build keeps of it.
+pub(crate) fn read_runs(
     data_dir: &Path,
     digest: bool,
     kept_dir: Option<&Path>,
@@ -260,22 +250,22 @@ impl RunFiles {
         let stamps = stamped.then(|| {
             let mut hasher = blake3::Hasher::new();
             hash_named(&mut hasher, &[id.as_bytes()]);
-            let mut stamp_file = |folder: &str, path: &Path, meta: Option<fs::Metadata>| {
+            let mut stamp_file = |folder: &str, path: &Path, meta: Option<&fs::Metadata>| {
                 hash_named(&mut hasher, &[folder.as_bytes(), file_name(path)]);
-                kept::hash_stamp(&mut hasher, &meta?)
+                kept::hash_stamp(&mut hasher, meta?)
             };
-            stamp_file("", &meta, stamp(&meta))?;
+            stamp_file("", &meta, stamp(&meta).as_ref())?;
             for (folder, files) in [
                 (CELLS_DIR, &cells),
                 (PACED_DIR, &paced),
                 (SESSIONS_DIR, &sessions),
             ] {
                 for (path, meta) in files {
-                    stamp_file(folder, path, meta.clone())?;
+                    stamp_file(folder, path, meta.as_ref())?;
                 }
             }
             if let Some(notes) = &notes {
-                stamp_file("", notes, stamp(notes))?;
+                stamp_file("", notes, stamp(notes).as_ref())?;
             }
             Some(hasher.finalize())
         });
@@ -315,16 +305,14 @@ fn file_name(path: &Path) -> &[u8] {
 }
 
 /// Reads the texts of a run's files: from the files, or from the last
-/// build's copy of them where they are still as they were then. Hashes
-/// them, or keeps those it read from the files for a copy, as asked.
+/// build's copy of them where they are still as they were then; encodes
+/// those it read from the files when asked to (for the run's digest and a
+/// copy).
 struct Texts<'a> {
     /// The last build's copy, each file's text in the order they are read.
     kept: Option<std::vec::IntoIter<kept::File<'a>>>,
-    /// The files read, each with its folder and name, for a copy.
-    read: Option<Vec<(&'static str, String, String)>>,
-    /// The run's digest, hashed as the files are read (no copy is made).
     digester: Option<kept::Digester>,
-    /// The text last read, where they are not kept.
+    /// The text last read from a file.
     last: String,
 }
 
@@ -334,25 +322,15 @@ impl Texts<'_> {
         if let Some(file) = self.kept.as_mut().and_then(Iterator::next) {
             return Ok(file.text);
         }
-        let text = read_small_file(path)?;
+        self.last = read_small_file(path)?;
         if let Some(digester) = &mut self.digester {
             digester.add(&kept::File {
                 folder,
                 name: &path.file_name().unwrap_or_default().to_string_lossy(),
-                text: &text,
+                text: &self.last,
             });
         }
-        Ok(match &mut self.read {
-            Some(read) => {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                read.push((folder, name.into_owned(), text));
-                &read.last().expect("just read").2
-            }
-            None => {
-                self.last = text;
-                &self.last
-            }
-        })
+        Ok(&self.last)
     }
 }
 
@@ -388,8 +366,8 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
     };
     let mut texts = Texts {
         kept: kept_files.map(Vec::into_iter),
-        read: (copies && kept_blob.is_none()).then(Vec::new),
-        digester: (digest && !copies).then(|| kept::Digester::new(&id, files.in_order().count())),
+        digester: (digest && kept_blob.is_none())
+            .then(|| kept::Digester::new(&id, files.in_order().count())),
         last: String::new(),
     };
     let mut errors = Vec::new();
@@ -436,28 +414,16 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
         sessions,
         notes_markdown,
     };
-    if let Some(digester) = texts.digester.take() {
-        return Ok(ReadRun {
-            run,
-            digest: Some(digester.finish()),
-            kept: None,
-        });
-    }
-    let (digest, kept) = match (kept_blob, texts.read.take()) {
+    let (digest, kept) = match (kept_blob, texts.digester) {
         (Some(blob), _) => (
             Some(kept::digest(&run.id, blob)),
             kept_path.map(kept::KeptRun::Unchanged),
         ),
-        (None, Some(read)) => {
-            let files: Vec<kept::File> = read
-                .iter()
-                .map(|(folder, name, text)| kept::File { folder, name, text })
-                .collect();
-            let blob = kept::files_blob(&files);
-            (
-                Some(kept::digest(&run.id, &blob)),
-                stamps.map(|stamps| kept::KeptRun::Written(kept::encode(&stamps, &blob))),
-            )
+        (None, Some(digester)) => {
+            let (digest, blob) = digester.finish();
+            // Stamps only where copies are kept.
+            let copy = stamps.map(|stamps| kept::KeptRun::Written(kept::encode(&stamps, &blob)));
+            (Some(digest), copy)
         }
         (None, None) => (None, None),
     };
