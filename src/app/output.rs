@@ -99,9 +99,7 @@ fn write_files(
                 }
             }
             Item::Linked { from, .. } => {
-                if fs::hard_link(&from, &path).is_err() {
-                    fs::copy(&from, &path).with_context(cannot_write)?;
-                }
+                link_or_copy(&from, &path).with_context(cannot_write)?;
             }
             Item::Reused {
                 rel,
@@ -109,14 +107,12 @@ fn write_files(
                 stamp,
                 part,
             } => {
-                // A link is the same file: the same stamp. Where a link
-                // cannot be made, a copy, with a stamp of its own.
-                let stamp = match fs::hard_link(&from, &path) {
-                    Ok(()) => Some(stamp),
-                    Err(_) => {
-                        fs::copy(&from, &path).with_context(cannot_write)?;
-                        Stamp::of(&fs::symlink_metadata(&path).with_context(cannot_write)?)
-                    }
+                // A link is the same file: the same stamp. A copy has a
+                // stamp of its own.
+                let stamp = if link_or_copy(&from, &path).with_context(cannot_write)? {
+                    Some(stamp)
+                } else {
+                    Stamp::of(&fs::symlink_metadata(&path).with_context(cannot_write)?)
                 };
                 if let Some(stamp) = stamp {
                     stamped.files.push((part, rel, stamp));
@@ -125,6 +121,15 @@ fn write_files(
         }
     }
     Ok(stamped)
+}
+
+/// Puts the file `from` at `to` as a hard link, or where a link cannot be
+/// made, a copy; whether it was linked.
+fn link_or_copy(from: &Path, to: &Path) -> std::io::Result<bool> {
+    if fs::hard_link(from, to).is_ok() {
+        return Ok(true);
+    }
+    fs::copy(from, to).map(|_| false)
 }
 
 impl SiteWriter {
