@@ -354,16 +354,16 @@ fn read_run(dir: &Path, digest: bool, kept_dir: Option<&Path>) -> Result<ReadRun
     // newer than stamped, and the next build reads it again.
     let stamps = files.stamps;
     let kept_path = kept_dir.map(|d| d.join(&id));
-    let kept_bytes = match (&stamps, &kept_path) {
-        (Some(_), Some(path)) => fs::read(path).ok(),
-        _ => None,
-    };
-    let (kept_files, kept_blob) = match (&kept_bytes, &stamps) {
-        (Some(bytes), Some(stamps)) => kept::decode(bytes, stamps)
-            .filter(|(kept, _)| files.named_as(kept))
-            .map_or((None, None), |(kept, blob)| (Some(kept), Some(blob))),
-        _ => (None, None),
-    };
+    // The copy is read only where the files have stamps to hold it to.
+    let kept_bytes = stamps
+        .and(kept_path.as_ref())
+        .and_then(|path| fs::read(path).ok());
+    let (kept_files, kept_blob) = kept_bytes
+        .as_deref()
+        .zip(stamps.as_ref())
+        .and_then(|(bytes, stamps)| kept::decode(bytes, stamps))
+        .filter(|(kept, _)| files.named_as(kept))
+        .unzip();
     let mut texts = Texts {
         kept: kept_files.map(Vec::into_iter),
         digester: (digest && kept_blob.is_none())
