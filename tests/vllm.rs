@@ -307,14 +307,20 @@ fn sessions_find_their_history_in_vllm_s_cache_and_its_counters_agree(tools: &To
             .filter(|d| d.turn >= 2 && d.ttft_ms.is_some())
             .collect();
         assert!(!later.is_empty(), "x{s}: no later turn in the window");
+        // One session's later turns compute a tenth of their context: 0.32-0.35x
+        // a cold prompt here and in CI. Two at once share the engine's steps, a
+        // turn waiting for the other's prefill: 0.37-0.51x. Without the cache
+        // one session's turns cost 0.7-1x, two sessions' more.
+        let bound = if s == 1 { 0.5 } else { 0.75 };
         for d in later {
             let (ttft, cold) = (d.ttft_median_ms().unwrap(), d.cold_ttft_ms.unwrap());
             eprintln!(
-                "x{s} turn {} at {}: TTFT {ttft:.0} ms, cold {cold:.0} ms",
-                d.turn, d.context_tokens
+                "x{s} turn {} at {}: TTFT {ttft:.0} ms, cold {cold:.0} ms (median of {:?})",
+                d.turn, d.context_tokens, d.cold_prompts
             );
+            assert_eq!(d.cold_prompts, Some(3), "x{s} turn {}", d.turn);
             assert!(
-                ttft < cold / 2.0,
+                ttft < bound * cold,
                 "x{s} turn {}: {ttft} ms against cold {cold} ms",
                 d.turn
             );
@@ -366,10 +372,12 @@ fn without_the_prefix_cache_sessions_pay_a_cold_prompt_a_turn_and_the_page_says_
     assert_eq!(w.status, Status::Valid, "{:?}", w.reason);
     let said_cached: u64 = w.depths.iter().filter_map(|d| d.cached_tokens).sum();
     assert_eq!(said_cached, 0, "no prefix cache, nothing found in it");
-    // Each cold prompt is one request on a busy 2-core machine (±30% seen),
-    // and CI saw later turns at 0.80-0.87x their cold prompt: every later
-    // turn is far above the cached 0.11-0.23x, and their median nearer a
-    // cold prompt than a cached one.
+    // A depth's cold figure is the median of 3 cold prompts: one alone, the
+    // first of its length on this fresh server or caught by a moment's load,
+    // was up to 2x slower in CI (later turns at 0.48-0.79x it), and 1.6x
+    // here. Later turns are at 0.85-1.16x their median: every one is far
+    // above the cached 0.32-0.51x, and their median nearer a cold prompt
+    // than a cached one.
     let mut ratios = Vec::new();
     for d in w
         .depths

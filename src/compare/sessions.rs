@@ -54,6 +54,19 @@ pub fn cold_ratio(d: &SessionDepth) -> Option<f64> {
     (cold > 0.0).then(|| ttft / cold)
 }
 
+/// How many cold prompts each depth's cold figure is the median of, when
+/// every depth with one says, and says the same; `None` otherwise (runs
+/// that did not say measured one).
+pub fn cold_prompts(windows: &[SessionWindow]) -> Option<u32> {
+    let mut said = windows
+        .iter()
+        .flat_map(|w| &w.depths)
+        .filter(|d| d.cold_ttft_ms.is_some())
+        .map(|d| d.cold_prompts);
+    let first = said.next()??;
+    said.all(|n| n == Some(first)).then_some(first)
+}
+
 /// Where a window's cached share was read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CacheSource {
@@ -329,6 +342,7 @@ pub(crate) mod tests {
                 d.turns = Some(10);
                 d.ttft_ms = Some(q(ttft, ttft * 2.0, 10));
                 d.cold_ttft_ms = Some(cold);
+                d.cold_prompts = Some(3);
                 d.cached_tokens = Some(cached);
                 d.prompt_tokens = Some(prompt);
                 d
@@ -346,6 +360,24 @@ pub(crate) mod tests {
         );
         run.sessions = windows;
         run
+    }
+
+    #[test]
+    fn the_cold_prompts_are_named_only_when_every_depth_says_the_same_number() {
+        let w = window(1, &THREE_TURNS, 500.0, 30);
+        assert_eq!(cold_prompts(std::slice::from_ref(&w)), Some(3));
+        let mut one_silent = w.clone();
+        one_silent.depths[1].cold_prompts = None;
+        assert_eq!(cold_prompts(&[w.clone(), one_silent]), None);
+        let mut two = w.clone();
+        two.depths[2].cold_prompts = Some(2);
+        assert_eq!(cold_prompts(&[two]), None);
+        // A depth without a cold figure has nothing to say.
+        let mut cold_less = w.clone();
+        cold_less.depths[0].cold_ttft_ms = None;
+        cold_less.depths[0].cold_prompts = None;
+        assert_eq!(cold_prompts(&[cold_less]), Some(3));
+        assert_eq!(cold_prompts(&[]), None);
     }
 
     #[test]

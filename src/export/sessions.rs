@@ -6,7 +6,7 @@ use crate::model::Run;
 use crate::model::sessions::{SessionDepth, SessionWindow};
 
 /// The header, then one row per depth.
-const HEADER: [&str; 27] = [
+const HEADER: [&str; 28] = [
     "shared_prefix_tokens",
     "user_tokens_per_turn",
     "answer_tokens",
@@ -30,6 +30,7 @@ const HEADER: [&str; 27] = [
     "ttft_p90_ms",
     "ttft_p99_ms",
     "cold_ttft_ms",
+    "cold_prompts",
     "prompt_tokens",
     "cached_tokens",
     "cached_tokens_from",
@@ -65,6 +66,7 @@ fn row(w: &SessionWindow, d: &SessionDepth) -> Vec<String> {
         ttft(90),
         ttft(99),
         num(d.cold_ttft_ms),
+        d.cold_prompts.map_or_else(String::new, |n| n.to_string()),
         int(d.prompt_tokens),
         int(d.cached_tokens),
         w.cached_tokens_from
@@ -116,6 +118,7 @@ mod tests {
         assert_eq!(&rows[1][col("turn")], "2");
         assert_eq!(&rows[1][col("ttft_p50_ms")], "100");
         assert_eq!(&rows[1][col("cold_ttft_ms")], "500");
+        assert_eq!(&rows[1][col("cold_prompts")], "3");
         assert_eq!(&rows[1][col("cached_tokens")], "1280");
         assert_eq!(
             &rows[1][col("cached_tokens_from")],

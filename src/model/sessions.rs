@@ -78,11 +78,16 @@ pub struct SessionDepth {
     /// One session's decode speed: 1000 / median time per output token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_session_tok_per_s: Option<f64>,
-    /// TTFT of one cold prompt of this context, measured as a prefill cell
+    /// TTFT of a cold prompt of this context, measured as a prefill cell
     /// is (proven cold by the server's counters where it has them): what
-    /// the turn would cost without the cache.
+    /// the turn would cost without the cache. The median of
+    /// `cold_prompts` such prompts where that is stated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cold_ttft_ms: Option<f64>,
+    /// How many Valid cold prompts `cold_ttft_ms` is the median of; absent
+    /// in runs that did not say (before sitegen measured several: one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cold_prompts: Option<u32>,
 }
 
 impl SessionDepth {
@@ -104,6 +109,7 @@ impl SessionDepth {
             cached_tokens: None,
             per_session_tok_per_s: None,
             cold_ttft_ms: None,
+            cold_prompts: None,
         }
     }
 

@@ -280,6 +280,21 @@ pub fn sessions(window: &crate::model::sessions::SessionWindow) -> Result<(), In
         ] {
             check_number(&at(field), v)?;
         }
+        match (d.cold_prompts, d.cold_ttft_ms) {
+            (Some(0), _) => {
+                return Err(invalid(
+                    &at("cold_prompts"),
+                    "expected at least 1 (the prompts cold_ttft_ms is the median of)",
+                ));
+            }
+            (Some(_), None) => {
+                return Err(invalid(
+                    &at("cold_prompts"),
+                    "expected only with cold_ttft_ms, the median of those prompts",
+                ));
+            }
+            _ => {}
+        }
         figure_presence(
             &at("ttft_ms"),
             d.status,
@@ -395,4 +410,40 @@ pub fn paced(point: &crate::model::paced::PacedPoint) -> Result<(), Invalid> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::Status;
+    use crate::model::sessions::{SessionDepth, SessionWindow, SessionWorkload};
+
+    fn window(cold_ttft_ms: Option<f64>, cold_prompts: Option<u32>) -> SessionWindow {
+        let workload = SessionWorkload {
+            shared_prefix_tokens: 1024,
+            user_tokens_per_turn: 128,
+            answer_tokens: 64,
+            turns: 1,
+            think_time_ms: 0,
+        };
+        let mut w = SessionWindow::without_figures(workload, 1, 30.0, Status::Valid, None);
+        w.total_tok_per_s = Some(100.0);
+        let mut d = SessionDepth::without_figures(1, 1152, Status::Valid, None);
+        d.turns = Some(1);
+        d.ttft_ms = crate::model::slo::Quantiles::of(&[100.0]);
+        (d.cold_ttft_ms, d.cold_prompts) = (cold_ttft_ms, cold_prompts);
+        w.depths = vec![d];
+        w
+    }
+
+    #[test]
+    fn a_count_of_cold_prompts_needs_their_median_and_at_least_one() {
+        super::sessions(&window(Some(50.0), Some(3))).unwrap();
+        assert!(super::sessions(&window(Some(50.0), None)).is_ok());
+        assert!(super::sessions(&window(None, None)).is_ok());
+        let e = super::sessions(&window(None, Some(3))).unwrap_err();
+        assert_eq!(e.field, "depths[0].cold_prompts", "{e:?}");
+        assert!(e.message.contains("only with cold_ttft_ms"), "{e:?}");
+        let e = super::sessions(&window(Some(50.0), Some(0))).unwrap_err();
+        assert!(e.message.contains("at least 1"), "{e:?}");
+    }
 }

@@ -6,7 +6,8 @@
 //! in tables.
 
 use crate::compare::sessions::{
-    CacheSource, SessionCapacity, SessionSweep, benefit, cache_share, capacity, cold_ratio, sweeps,
+    CacheSource, SessionCapacity, SessionSweep, benefit, cache_share, capacity, cold_prompts,
+    cold_ratio, sweeps,
 };
 use crate::model::format;
 use crate::model::sessions::{SessionDepth, SessionWindow, SessionWorkload};
@@ -229,9 +230,15 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<SessionsSection>, Char
     let several = sweeps.len() > 1;
     let workloads: Vec<String> = sweeps.iter().map(|s| workload_words(&s.workload)).collect();
     let lead = format!(
-        "Sessions as agents and chats send them: each turn resends the whole history ({}), so a server with a prefix cache computes only what the session added since its last turn. A window of {} keeps that many sessions running, a finished session replaced at once; every turn begun inside it is counted. Each depth's TTFT is set against a cold prompt of the same context, measured as a prefill is.",
+        "Sessions as agents and chats send them: each turn resends the whole history ({}), so a server with a prefix cache computes only what the session added since its last turn. A window of {} keeps that many sessions running, a finished session replaced at once; every turn begun inside it is counted. Each depth's TTFT is set against {}.",
         format::or_list(&workloads),
-        format::seconds_setting(run.sessions[0].window_s)
+        format::seconds_setting(run.sessions[0].window_s),
+        match cold_prompts(&run.sessions) {
+            Some(n) if n > 1 => format!(
+                "the median of {n} cold prompts of the same context, each measured as a prefill is"
+            ),
+            _ => "a cold prompt of the same context, measured as a prefill is".into(),
+        }
     );
     let findings = sweeps
         .iter()
@@ -276,7 +283,7 @@ pub fn section(run: &Run, slo: &SloFile) -> Result<Option<SessionsSection>, Char
         capacity,
         chart_svg,
         chart_note,
-        chart_caption: "Median TTFT by the context a turn had reached: a line per number of sessions (its Valid depths), and the thin line of one cold prompt of each context. The gap between them is what the cache spared.",
+        chart_caption: "Median TTFT by the context a turn had reached: a line per number of sessions (its Valid depths), and a thin line for the cold prompts of each context. The gap between them is what the cache spared.",
         windows,
         depths,
     }))
@@ -426,5 +433,33 @@ mod tests {
                 .unwrap()
                 .is_none()
         );
+    }
+
+    /// The lead names the median of several cold prompts only where every
+    /// depth says it measured that many; a run that did not say had one.
+    #[test]
+    fn the_lead_says_how_many_cold_prompts_each_figure_is_the_median_of() {
+        let d = [(300.0, 400.0, 1024, 1280), (100.0, 500.0, 1280, 1600)];
+        let lead = |windows| {
+            section(&run(windows), &SloFile::defaults())
+                .unwrap()
+                .unwrap()
+                .lead
+        };
+        let said = lead(vec![window(1, &d, 500.0, 700)]);
+        assert!(
+            said.contains("against the median of 3 cold prompts of the same context"),
+            "{said}"
+        );
+        let mut silent = window(1, &d, 500.0, 700);
+        for d in &mut silent.depths {
+            d.cold_prompts = None;
+        }
+        let said = lead(vec![silent]);
+        assert!(
+            said.contains("against a cold prompt of the same context"),
+            "{said}"
+        );
+        assert!(!said.contains("median"), "{said}");
     }
 }
