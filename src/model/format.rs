@@ -15,14 +15,7 @@ const COMPACT_FROM: f64 = 10_000.0;
 
 /// Inserts a comma between groups of three digits of an unsigned integer string.
 fn group_digits(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
+    grouped_digits(digits.as_bytes(), 0, false)
 }
 
 /// `value` with `decimals` decimals and thousands separators: 1412.44 -> "1,412.4".
@@ -33,24 +26,56 @@ fn group_digits(digits: &str) -> String {
 /// does the same operations, and tests/browser_conformance.rs holds it to this.
 pub(crate) fn grouped(value: f64, decimals: usize) -> String {
     let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
-    // An integral f64 below 2^64 is exactly that u64, whose digits are
-    // written without the float formatter's slow exact path.
-    let digits = if scaled < u64::MAX as f64 {
-        (scaled as u64).to_string()
-    } else {
-        format!("{scaled:.0}")
-    };
-    let digits = format!("{digits:0>width$}", width = decimals + 1);
-    let (int_part, frac_part) = digits.split_at(digits.len() - decimals);
-    let mut out = String::new();
     // "-0.0" is not a useful thing to show.
-    if value < 0.0 && scaled > 0.0 {
+    let negative = value < 0.0 && scaled > 0.0;
+    // An integral f64 below 2^64 is exactly that u64, whose digits are
+    // written here, on the stack: a page shows thousands of figures, and the
+    // float formatter's exact path and a string per step cost more than the
+    // rest of a figure's rendering.
+    if scaled < u64::MAX as f64 {
+        let mut n = scaled as u64;
+        let mut buf = [0u8; 20];
+        let mut start = buf.len();
+        loop {
+            start -= 1;
+            buf[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        grouped_digits(&buf[start..], decimals, negative)
+    } else {
+        grouped_digits(format!("{scaled:.0}").as_bytes(), decimals, negative)
+    }
+}
+
+/// `digits` (ASCII) zero-padded to at least `decimals + 1`, the last
+/// `decimals` after a point, the rest grouped by threes.
+fn grouped_digits(digits: &[u8], decimals: usize, negative: bool) -> String {
+    let width = digits.len().max(decimals + 1);
+    let padding = width - digits.len();
+    let int_len = width - decimals;
+    let digit = |i: usize| {
+        if i < padding {
+            '0'
+        } else {
+            char::from(digits[i - padding])
+        }
+    };
+    let mut out = String::with_capacity(width + int_len / 3 + 2);
+    if negative {
         out.push('-');
     }
-    out.push_str(&group_digits(int_part));
+    for i in 0..int_len {
+        if i > 0 && (int_len - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(digit(i));
+    }
     if decimals > 0 {
         out.push('.');
-        out.push_str(frac_part);
+        out.extend((int_len..width).map(digit));
     }
     out
 }
@@ -584,6 +609,76 @@ mod tests {
         // The product is rounded, not the decimal written: 1.005 is
         // 1.00499999999999989... and × 100 gives 100.49999999999999.
         assert_eq!(ratio(1.005), "1.00×");
+    }
+
+    /// `grouped` as it was first written, one string per step: the
+    /// stack-buffer version must write the same text for every value.
+    fn grouped_by_strings(value: f64, decimals: usize) -> String {
+        let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
+        let digits = if scaled < u64::MAX as f64 {
+            (scaled as u64).to_string()
+        } else {
+            format!("{scaled:.0}")
+        };
+        let digits = format!("{digits:0>width$}", width = decimals + 1);
+        let (int_part, frac_part) = digits.split_at(digits.len() - decimals);
+        let mut out = String::new();
+        if value < 0.0 && scaled > 0.0 {
+            out.push('-');
+        }
+        let mut int_grouped = String::new();
+        for (i, ch) in int_part.chars().enumerate() {
+            if i > 0 && (int_part.len() - i).is_multiple_of(3) {
+                int_grouped.push(',');
+            }
+            int_grouped.push(ch);
+        }
+        out.push_str(&int_grouped);
+        if decimals > 0 {
+            out.push('.');
+            out.push_str(frac_part);
+        }
+        out
+    }
+
+    #[test]
+    fn grouped_writes_what_the_string_by_string_version_wrote() {
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.004,
+            0.5,
+            0.9995,
+            999.95,
+            1_000.0,
+            123_456.789,
+            1e15,
+            1.8e19,
+            u64::MAX as f64,
+            1e20,
+            1e300,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        // A sweep over magnitudes, with fractions that round either way.
+        let mut v = 0.000_123_4;
+        while v < 1e22 {
+            values.push(v);
+            values.push(v * 1.5 + 0.05);
+            v *= 7.3;
+        }
+        values.extend(values.clone().iter().map(|v| -v));
+        for &v in &values {
+            for decimals in 0..=4 {
+                assert_eq!(
+                    grouped(v, decimals),
+                    grouped_by_strings(v, decimals),
+                    "{v} to {decimals} decimals"
+                );
+            }
+        }
+        assert_eq!(group_digits("1234567"), "1,234,567");
+        assert_eq!(group_digits("123"), "123");
     }
 
     #[test]
