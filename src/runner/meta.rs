@@ -73,6 +73,9 @@ pub(crate) struct HowMeasured {
     pub max_output: u32,
     pub endpoint: crate::model::ApiEndpoint,
     pub token_count: crate::model::TokenCount,
+    /// `None` when no prefill cell is measured (`--sessions-only`): the
+    /// Run card then says nothing of a prefill the run did not make.
+    pub prefill_mode: Option<PrefillMode>,
 }
 
 pub(crate) fn build_meta(
@@ -137,7 +140,7 @@ pub(crate) fn build_meta(
                 version: Some(env!("CARGO_PKG_VERSION").into()),
             }),
             decode_test: DecodeTest::FixedDuration,
-            prefill_mode: Some(PrefillMode::DecodeWarmup),
+            prefill_mode: how.prefill_mode,
             seconds_per_measurement: Some(how.window_s),
             max_output_tokens: Some(how.max_output),
             endpoint: Some(how.endpoint),
@@ -213,6 +216,7 @@ mod tests {
                     max_output: 4096,
                     endpoint: ApiEndpoint::Completions,
                     token_count: crate::model::TokenCount::StreamUsage,
+                    prefill_mode: Some(PrefillMode::DecodeWarmup),
                 },
                 meta_file,
             )

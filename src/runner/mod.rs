@@ -178,15 +178,16 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             max_output: opts.max_output,
             endpoint,
             token_count,
+            prefill_mode: (!sessions_only).then_some(crate::model::PrefillMode::DecodeWarmup),
         },
         opts.meta_file.as_deref(),
     )?;
-    // A resumed run keeps the time it was first measured.
     let mut meta = meta;
-    if let Ok(before) = store::read_json::<crate::model::RunMeta>(&run_dir.join(store::RUN_FILE))
-        && before.measured_at.is_some()
-    {
-        meta.measured_at = before.measured_at;
+    if let Ok(before) = store::read_json::<crate::model::RunMeta>(&run_dir.join(store::RUN_FILE)) {
+        // A resumed run keeps the time it was first measured, and a sessions
+        // pass over a run whose matrix was measured keeps its prefill mode.
+        meta.measured_at = before.measured_at.or(meta.measured_at);
+        meta.run.prefill_mode = meta.run.prefill_mode.or(before.run.prefill_mode);
     }
     if meta.hardware.gpu == crate::model::UNKNOWN {
         eprintln!(

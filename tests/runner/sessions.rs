@@ -6,8 +6,8 @@ use crate::{SERIAL, emulator, run_cli};
 
 use emulator::EmulatorConfig;
 use run_cli::{data_dir, load, sitegen_run};
-use sitegen::model::Status;
 use sitegen::model::sessions::SessionWindow;
+use sitegen::model::{PrefillMode, Status};
 
 /// What the engine logged of one window's turns at about `context` prompt
 /// tokens: (prompt tokens, cached tokens, arrival to first token in ms) per
@@ -70,6 +70,10 @@ async fn each_depth_s_turns_ttft_and_cached_tokens_are_the_engine_s() {
     assert!(out.success, "{}", out.stderr);
     let run = load(&data);
     assert!(run.cells.is_empty(), "--sessions-only measures no matrix");
+    assert_eq!(
+        run.meta.run.prefill_mode, None,
+        "no prefill was measured, so the Run card names no prefill mode"
+    );
     assert_eq!(run.sessions.len(), 2);
     for w in &run.sessions {
         let s = w.sessions;
@@ -141,4 +145,45 @@ async fn each_depth_s_turns_ttft_and_cached_tokens_are_the_engine_s() {
             "x{s}"
         );
     }
+}
+
+/// A sessions pass over a run whose matrix was measured before keeps what
+/// the Run card says of that matrix's prefill; a sessions-only run says
+/// nothing of one (the test above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_pass_over_a_measured_matrix_keeps_its_prefill_mode() {
+    let _serial = SERIAL.lock().await;
+    let emu = emulator::start(EmulatorConfig {
+        max_model_len: 8192,
+        prompt_tokens_details: true,
+        ..Default::default()
+    })
+    .await;
+    let (_tmp, data) = data_dir();
+    let matrix = ["--contexts", "1K", "--concurrency", "1", "--duration", "1s"];
+    let out = sitegen_run(&emu.url, &data, &matrix, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let warmup = Some(PrefillMode::DecodeWarmup);
+    assert_eq!(load(&data).meta.run.prefill_mode, warmup);
+    let sessions = [
+        "--sessions",
+        "1",
+        "--session-prefix",
+        "512",
+        "--session-user",
+        "128",
+        "--session-answer",
+        "16",
+        "--session-turns",
+        "2",
+        "--duration",
+        "1s",
+        "--sessions-only",
+    ];
+    let out = sitegen_run(&emu.url, &data, &sessions, &[]).await;
+    assert!(out.success, "{}", out.stderr);
+    let run = load(&data);
+    assert_eq!(run.sessions.len(), 1);
+    assert!(!run.cells.is_empty(), "the matrix's cells are kept");
+    assert_eq!(run.meta.run.prefill_mode, warmup);
 }
