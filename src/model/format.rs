@@ -13,11 +13,6 @@ pub(crate) const TOKENS_PER_K: u64 = 1024;
 /// Throughputs at or above this are written in thousands ("18.9K").
 const COMPACT_FROM: f64 = 10_000.0;
 
-/// Inserts a comma between groups of three digits of an unsigned integer string.
-fn group_digits(digits: &str) -> String {
-    grouped_digits(digits.as_bytes(), 0, false)
-}
-
 /// `value` with `decimals` decimals and thousands separators: 1412.44 -> "1,412.4".
 ///
 /// The one rounding rule of every figure shown (docs/measurement.md): the
@@ -28,23 +23,16 @@ pub(crate) fn grouped(value: f64, decimals: usize) -> String {
     let scaled = (value.abs() * 10f64.powi(decimals as i32)).round();
     // "-0.0" is not a useful thing to show.
     let negative = value < 0.0 && scaled > 0.0;
-    // An integral f64 below 2^64 is exactly that u64, whose digits are
-    // written here, on the stack: a page shows thousands of figures, and the
-    // float formatter's exact path and a string per step cost more than the
-    // rest of a figure's rendering.
+    // An integral f64 below 2^64 is exactly that u64, whose digits itoa
+    // writes on the stack: a page shows thousands of figures, and the float
+    // formatter's exact path and a string per step cost more than the rest
+    // of a figure's rendering.
     if scaled < u64::MAX as f64 {
-        let mut n = scaled as u64;
-        let mut buf = [0u8; 20];
-        let mut start = buf.len();
-        loop {
-            start -= 1;
-            buf[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        grouped_digits(&buf[start..], decimals, negative)
+        grouped_digits(
+            itoa::Buffer::new().format(scaled as u64).as_bytes(),
+            decimals,
+            negative,
+        )
     } else {
         grouped_digits(format!("{scaled:.0}").as_bytes(), decimals, negative)
     }
@@ -109,7 +97,7 @@ pub fn counted(n: usize, noun: &str) -> String {
 
 /// An integer count with separators: 5272 -> "5,272".
 pub fn count(n: u64) -> String {
-    group_digits(&n.to_string())
+    grouped_digits(itoa::Buffer::new().format(n).as_bytes(), 0, false)
 }
 
 /// Thousands with one decimal, a trailing ".0" dropped: 18919 -> "18.9K", 35012 -> "35K".
@@ -677,8 +665,8 @@ mod tests {
                 );
             }
         }
-        assert_eq!(group_digits("1234567"), "1,234,567");
-        assert_eq!(group_digits("123"), "123");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(123), "123");
     }
 
     #[test]

@@ -73,8 +73,8 @@ pub(crate) struct HowMeasured {
     pub max_output: u32,
     pub endpoint: crate::model::ApiEndpoint,
     pub token_count: crate::model::TokenCount,
-    /// `None` when no prefill cell is measured (`--sessions-only`): the
-    /// Run card then says nothing of a prefill the run did not make.
+    /// `None` when the plan measures no prefill cell (`--sessions-only`):
+    /// the Run card then says nothing of a prefill the run did not make.
     pub prefill_mode: Option<PrefillMode>,
 }
 

@@ -178,7 +178,8 @@ pub async fn run(opts: RunOptions) -> anyhow::Result<()> {
             max_output: opts.max_output,
             endpoint,
             token_count,
-            prefill_mode: (!sessions_only).then_some(crate::model::PrefillMode::DecodeWarmup),
+            prefill_mode: (!plan.prefill.is_empty())
+                .then_some(crate::model::PrefillMode::DecodeWarmup),
         },
         opts.meta_file.as_deref(),
     )?;
